@@ -1,0 +1,127 @@
+#include "db/migrations.h"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <string>
+
+namespace tpuemu::db {
+namespace {
+
+// v1: TPU nodes and long-running operations.
+// `seq` (insertion order; listings and page tokens) is the rowid, declared AUTOINCREMENT so SQLite
+// never reuses a value, even after the newest row is deleted (the high-water mark lives in
+// sqlite_sequence). `name` is the resource key: NOT NULL UNIQUE rather than a TEXT PRIMARY KEY, so
+// each insert touches one table b-tree appended in seq order plus two indexes, instead of a
+// separate rowid b-tree and a seq index as well (about 4 fewer page writes per create).
+constexpr std::string_view kV1 = R"sql(
+CREATE TABLE nodes (
+  name              TEXT NOT NULL UNIQUE,  -- "projects/p/locations/z/nodes/n"
+  project           TEXT NOT NULL,
+  zone              TEXT NOT NULL,
+  node_id           TEXT NOT NULL,
+  uid               TEXT NOT NULL,
+  state             TEXT NOT NULL,
+  accelerator_type  TEXT NOT NULL,
+  tensorcores       INTEGER NOT NULL,
+  create_time       TEXT NOT NULL,
+  update_time       TEXT NOT NULL,
+  resource_json     TEXT NOT NULL,         -- the full Node JSON the service renders (opaque here)
+  pending_operation TEXT,                  -- unfinished operation driving a transition, or NULL
+  pending_due_ms    INTEGER,               -- unix ms when that transition completes, or NULL
+  seq               INTEGER PRIMARY KEY AUTOINCREMENT
+);
+CREATE INDEX nodes_by_location ON nodes (project, zone, seq);
+
+CREATE TABLE operations (
+  name             TEXT NOT NULL UNIQUE,   -- "projects/p/locations/z/operations/operation-..."
+  project          TEXT NOT NULL,
+  zone             TEXT NOT NULL,
+  target           TEXT NOT NULL,          -- the resource the operation acts on
+  verb             TEXT NOT NULL,          -- "create", "delete", "start", "stop", ...
+  create_time      TEXT NOT NULL,
+  end_time         TEXT,
+  done             INTEGER NOT NULL DEFAULT 0,
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  error_code       INTEGER,                -- google.rpc.Code when done with an error
+  error_message    TEXT,
+  response_json    TEXT,                   -- the response Any's JSON when done with success
+  seq              INTEGER PRIMARY KEY AUTOINCREMENT
+);
+CREATE INDEX operations_by_location ON operations (project, zone, seq);
+)sql";
+
+// Add v2 here (jobs, job_logs, job_metrics, events ...) as `constexpr std::string_view kV2`, and
+// append {2, kV2} to kMigrations below. Tables with foreign keys are fine: WipeAll defers them.
+constexpr std::array kMigrations = {
+    Migration{1, kV1},
+};
+
+DbResult<int> UserVersion(sqlite3* db) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, "read user_version");
+  rc = sqlite3_step(stmt);
+  int version = rc == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : 0;
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_ROW) return SqliteError(db, rc, "read user_version");
+  return version;
+}
+
+DbStatus Exec(sqlite3* db, const std::string& sql, std::string_view context) {
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+  return SqliteError(db, rc, context);
+}
+
+DbStatus NewerSchema(int found, int latest) {
+  return DbStatus::Corruption("database schema version " + std::to_string(found) +
+                              " is newer than this tpuemud (" + std::to_string(latest) + ")");
+}
+
+// One migration and its user_version bump, atomically. The version is re-read under the write
+// lock so two processes opening a fresh file at once do not both apply it.
+DbStatus ApplyOne(sqlite3* db, const Migration& m, int latest) {
+  TPUEMU_DB_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE", "begin migration"));
+  const std::string context = "migration to schema version " + std::to_string(m.version);
+  DbStatus status;
+  DbResult<int> current = UserVersion(db);
+  if (!current.ok()) {
+    status = current.status();
+  } else if (*current > latest) {
+    status = NewerSchema(*current, latest);
+  } else if (*current < m.version) {
+    status = Exec(db, std::string(m.sql), context);
+    if (status.ok()) {
+      status = Exec(db, "PRAGMA user_version = " + std::to_string(m.version), context);
+    }
+  }
+  if (status.ok()) status = Exec(db, "COMMIT", context);
+  if (!status.ok()) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  return status;
+}
+
+}  // namespace
+
+std::span<const Migration> Migrations() { return kMigrations; }
+
+int LatestSchemaVersion() { return kMigrations.back().version; }
+
+DbStatus Migrate(sqlite3* db, std::span<const Migration> migrations) {
+  const int latest = migrations.empty() ? 0 : migrations.back().version;
+  for (size_t i = 0; i < migrations.size(); ++i) {
+    if (migrations[i].version != static_cast<int>(i) + 1) {
+      return DbStatus::Invalid("migration list out of order at version " +
+                               std::to_string(migrations[i].version));
+    }
+  }
+  DbResult<int> current = UserVersion(db);
+  if (!current.ok()) return current.status();
+  if (*current > latest) return NewerSchema(*current, latest);
+  for (const Migration& m : migrations) {
+    if (m.version <= *current) continue;
+    TPUEMU_DB_RETURN_IF_ERROR(ApplyOne(db, m, latest));
+  }
+  return DbStatus::Ok();
+}
+
+}  // namespace tpuemu::db

@@ -1,0 +1,84 @@
+// NodeRepository: typed access to the `nodes` table (one row per TPU VM node).
+//
+// Writes take a Txn& so the caller can change a node and its operation in one transaction
+// (Store::Transaction). Every read has a Txn& form, for read-modify-write and quota checks inside
+// a transaction, and a convenience form that runs its own Store::Read. The repository holds no
+// state besides the Store reference (not owned; the Store must outlive it), so it is as
+// thread-safe as the Store. Errors: kNotFound for a missing row, kAlreadyExists for a duplicate
+// name, and whatever the Store reports (kBusy, kIoError, ...).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/db_status.h"
+#include "db/store.h"
+
+namespace tpuemu::db {
+
+struct NodeRow {
+  std::string name;  // "projects/p/locations/z/nodes/n"
+  std::string project;
+  std::string zone;
+  std::string node_id;
+  std::string uid;
+  std::string state;  // "CREATING", "READY", ... as the service spells it
+  std::string accelerator_type;
+  int64_t tensorcores = 0;
+  std::string create_time;
+  std::string update_time;
+  std::string resource_json;  // opaque to db/
+  std::optional<std::string> pending_operation;
+  std::optional<int64_t> pending_due_ms;
+  int64_t seq = 0;  // assigned by Insert (the input's value is ignored); never changed by Update
+
+  friend bool operator==(const NodeRow&, const NodeRow&) = default;
+};
+
+class NodeRepository {
+ public:
+  // Zone value meaning "every zone of the project" (Google's `locations/-`).
+  static constexpr std::string_view kAllZones = "-";
+
+  explicit NodeRepository(Store& store) : store_(store) {}
+
+  // Inserts `row` with a fresh seq and returns that seq. kAlreadyExists if the name is taken.
+  DbResult<int64_t> Insert(Txn& txn, const NodeRow& row) const;
+  // Replaces every column but name and seq of the row named row.name. kNotFound if absent.
+  DbStatus Update(Txn& txn, const NodeRow& row) const;
+  // kNotFound if absent.
+  DbStatus Delete(Txn& txn, std::string_view name) const;
+
+  DbResult<NodeRow> Get(Txn& txn, std::string_view name) const;
+  DbResult<NodeRow> Get(std::string_view name) const;
+
+  // Up to `limit` rows (no limit when limit <= 0) of `project` in `zone` (kAllZones for all) with
+  // seq > after_seq, ordered by seq. The next page starts after the last row's seq.
+  DbResult<std::vector<NodeRow>> List(Txn& txn, std::string_view project, std::string_view zone,
+                                      int64_t after_seq, int limit) const;
+  DbResult<std::vector<NodeRow>> List(std::string_view project, std::string_view zone,
+                                      int64_t after_seq, int limit) const;
+
+  // Rows with a pending_operation, soonest pending_due_ms first (recovery after a restart).
+  DbResult<std::vector<NodeRow>> ListPending(Txn& txn) const;
+  DbResult<std::vector<NodeRow>> ListPending() const;
+
+  // Sum of tensorcores over every node of `project` in `zone` (kAllZones for all), any state.
+  DbResult<int64_t> SumTensorCores(Txn& txn, std::string_view project, std::string_view zone) const;
+  DbResult<int64_t> SumTensorCores(std::string_view project, std::string_view zone) const;
+  // Sum of tensorcores over every node in `zone`, all projects (the zone's physical capacity).
+  DbResult<int64_t> SumTensorCoresInZone(Txn& txn, std::string_view zone) const;
+
+  // Number of nodes per state, over all projects (states with no node are absent).
+  DbResult<std::map<std::string, int64_t>> CountByState(Txn& txn) const;
+  DbResult<std::map<std::string, int64_t>> CountByState() const;
+
+ private:
+  Store& store_;
+};
+
+}  // namespace tpuemu::db

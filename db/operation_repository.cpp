@@ -1,0 +1,144 @@
+#include "db/operation_repository.h"
+
+#include <string>
+
+namespace tpuemu::db {
+namespace {
+
+// Column order shared by every SELECT below and by ReadRow.
+// Every column but seq, which INSERT leaves to AUTOINCREMENT.
+#define TPUEMU_OPERATION_INSERT_COLUMNS                                                \
+  "name, project, zone, target, verb, create_time, end_time, done, cancel_requested, " \
+  "error_code, error_message, response_json"
+#define TPUEMU_OPERATION_COLUMNS TPUEMU_OPERATION_INSERT_COLUMNS ", seq"
+
+OperationRow ReadRow(const Statement& s) {
+  OperationRow row;
+  row.name = s.ColumnText(0);
+  row.project = s.ColumnText(1);
+  row.zone = s.ColumnText(2);
+  row.target = s.ColumnText(3);
+  row.verb = s.ColumnText(4);
+  row.create_time = s.ColumnText(5);
+  row.end_time = s.ColumnOptionalText(6);
+  row.done = s.ColumnInt64(7) != 0;
+  row.cancel_requested = s.ColumnInt64(8) != 0;
+  if (std::optional<int64_t> code = s.ColumnOptionalInt64(9)) {
+    row.error_code = static_cast<int32_t>(*code);
+  }
+  row.error_message = s.ColumnOptionalText(10);
+  row.response_json = s.ColumnOptionalText(11);
+  row.seq = s.ColumnInt64(12);
+  return row;
+}
+
+// Binds ?2..?12 (every column but name and seq) in table order.
+void BindBody(Statement& s, const OperationRow& row) {
+  s.Bind(2, row.project)
+      .Bind(3, row.zone)
+      .Bind(4, row.target)
+      .Bind(5, row.verb)
+      .Bind(6, row.create_time)
+      .Bind(7, row.end_time)
+      .Bind(8, row.done)
+      .Bind(9, row.cancel_requested)
+      .Bind(10, row.error_code)
+      .Bind(11, row.error_message)
+      .Bind(12, row.response_json);
+}
+
+}  // namespace
+
+DbResult<int64_t> OperationRepository::Insert(Txn& txn, const OperationRow& row) const {
+  DbResult<Statement*> stmt =
+      txn.Prepare("INSERT INTO operations (" TPUEMU_OPERATION_INSERT_COLUMNS
+                  ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING seq");
+  if (!stmt.ok()) return stmt.status();
+  Statement& s = **stmt;
+  s.Bind(1, row.name);
+  BindBody(s, row);
+  DbResult<bool> inserted = s.Step();
+  DbStatus status = inserted.ok() ? DbStatus::Ok() : inserted.status();
+  if (status.code() == DbCode::kAlreadyExists) {
+    return DbStatus::AlreadyExists("operation '" + row.name + "' already exists");
+  }
+  if (!status.ok()) return status;
+  if (!*inserted) return DbStatus::IoError("insert: RETURNING produced no row");
+  int64_t seq = s.ColumnInt64(0);
+  TPUEMU_DB_RETURN_IF_ERROR(s.Run());  // finish the statement
+  return seq;
+}
+
+DbStatus OperationRepository::Update(Txn& txn, const OperationRow& row) const {
+  DbResult<Statement*> stmt = txn.Prepare(
+      "UPDATE operations SET project = ?2, zone = ?3, target = ?4, verb = ?5, create_time = ?6, "
+      "end_time = ?7, done = ?8, cancel_requested = ?9, error_code = ?10, error_message = ?11, "
+      "response_json = ?12 WHERE name = ?1");
+  if (!stmt.ok()) return stmt.status();
+  Statement& s = **stmt;
+  s.Bind(1, row.name);
+  BindBody(s, row);
+  TPUEMU_DB_RETURN_IF_ERROR(s.Run());
+  if (txn.Changes() == 0) return DbStatus::NotFound("operation '" + row.name + "' not found");
+  return DbStatus::Ok();
+}
+
+DbStatus OperationRepository::Delete(Txn& txn, std::string_view name) const {
+  DbResult<Statement*> stmt = txn.Prepare("DELETE FROM operations WHERE name = ?1");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, name);
+  TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
+  if (txn.Changes() == 0) {
+    return DbStatus::NotFound("operation '" + std::string(name) + "' not found");
+  }
+  return DbStatus::Ok();
+}
+
+DbResult<OperationRow> OperationRepository::Get(Txn& txn, std::string_view name) const {
+  DbResult<Statement*> stmt =
+      txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS " FROM operations WHERE name = ?1");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, name);
+  DbResult<bool> row = (*stmt)->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return DbStatus::NotFound("operation '" + std::string(name) + "' not found");
+  return ReadRow(**stmt);
+}
+
+DbResult<OperationRow> OperationRepository::Get(std::string_view name) const {
+  return store_.ReadResult<OperationRow>([&](Txn& txn) { return Get(txn, name); });
+}
+
+DbResult<std::vector<OperationRow>> OperationRepository::List(Txn& txn, std::string_view project,
+                                                              std::string_view zone,
+                                                              int64_t after_seq, int limit) const {
+  // Two texts so the one-zone case seeks the (project, zone, seq) index in seq order.
+  const bool all_zones = zone == kAllZones;
+  DbResult<Statement*> stmt =
+      all_zones ? txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS
+                              " FROM operations WHERE project = ?1 AND seq > ?3 "
+                              "ORDER BY seq LIMIT ?4")
+                : txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS
+                              " FROM operations WHERE project = ?1 AND zone = ?2 AND seq > ?3 "
+                              "ORDER BY seq LIMIT ?4");
+  if (!stmt.ok()) return stmt.status();
+  Statement& s = **stmt;
+  s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : int64_t{-1});
+  if (!all_zones) s.Bind(2, zone);
+  std::vector<OperationRow> rows;
+  for (;;) {
+    DbResult<bool> more = s.Step();
+    if (!more.ok()) return more.status();
+    if (!*more) return rows;
+    rows.push_back(ReadRow(s));
+  }
+}
+
+DbResult<std::vector<OperationRow>> OperationRepository::List(std::string_view project,
+                                                              std::string_view zone,
+                                                              int64_t after_seq, int limit) const {
+  return store_.ReadResult<std::vector<OperationRow>>(
+      [&](Txn& txn) { return List(txn, project, zone, after_seq, limit); });
+}
+
+}  // namespace tpuemu::db

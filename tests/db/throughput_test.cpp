@@ -1,0 +1,65 @@
+// Prints durable-create throughput (one txn = node row + operation row, WAL + synchronous=NORMAL
+// on a file). Speed is only printed, never asserted; the assertions check that every row landed.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include "db/node_repository.h"
+#include "db/operation_repository.h"
+#include "tests/db/rows.h"
+#include "tests/db/temp_dir.h"
+
+namespace tpuemu::db {
+namespace {
+
+using testing::MakeNode;
+using testing::MakeOperation;
+using testing::TempDir;
+
+void RunCreates(int threads, int per_thread) {
+  TempDir dir;
+  DbResult<std::unique_ptr<Store>> opened = Store::Open(dir.File("bench.db"));
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Store& store = **opened;
+  NodeRepository nodes(store);
+  OperationRepository ops(store);
+  std::atomic<int> failures{0};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      for (int i = 0; i < per_thread; ++i) {
+        const std::string id = "t" + std::to_string(t) + "-" + std::to_string(i);
+        NodeRow node = MakeNode("p", "z", id);
+        node.pending_operation = "projects/p/locations/z/operations/op-" + id;
+        node.pending_due_ms = 1000 + i;
+        DbStatus s = store.Transaction([&](Txn& txn) -> DbStatus {
+          TPUEMU_DB_RETURN_IF_ERROR(nodes.Insert(txn, node).status());
+          return ops.Insert(txn, MakeOperation("p", "z", "op-" + id, node.name)).status();
+        });
+        if (!s.ok()) ++failures;
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(failures.load(), 0);
+  DbResult<std::vector<NodeRow>> all = nodes.List("p", "z", 0, 0);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), static_cast<size_t>(threads) * per_thread);
+  EXPECT_EQ(ops.List("p", "-", 0, 0)->size(), static_cast<size_t>(threads) * per_thread);
+  std::cout << "[ throughput ] " << threads << " thread(s) x " << per_thread
+            << " creates: " << static_cast<int64_t>(threads * per_thread / seconds)
+            << " durable creates/s (" << seconds << " s)\n";
+}
+
+TEST(ThroughputTest, OneThread) { RunCreates(1, 5000); }
+TEST(ThroughputTest, FourThreads) { RunCreates(4, 5000); }
+
+}  // namespace
+}  // namespace tpuemu::db
