@@ -1,0 +1,30 @@
+// Registration of every REST resource on the router. Each routes_*.cpp file owns one resource
+// family.
+#pragma once
+
+#include <atomic>
+#include <functional>
+
+#include "api/router.h"
+#include "engine/status.h"
+#include "service/catalog.h"
+#include "service/node_manager.h"
+
+namespace tpuemu::api {
+
+// nodes.* (v2): list, get, create, delete, patch, start, stop, getGuestAttributes.
+void RegisterNodeRoutes(Router& router, service::NodeManager& nodes);
+// operations.* under /v2 (and /v1, /v1alpha1, /v2alpha1, which the service config also binds).
+void RegisterOperationRoutes(Router& router, service::NodeManager& nodes);
+// acceleratorTypes, runtimeVersions, locations (also /v1), generateServiceIdentity; queuedResources
+// answer 501 UNIMPLEMENTED naming the method.
+void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog);
+
+// /healthz, /readyz (200 only once `ready` is true) and POST /_emulator/reset (calls `reset`).
+struct EmulatorHooks {
+  const std::atomic<bool>* ready = nullptr;
+  std::function<Status()> reset;
+};
+void RegisterEmulatorRoutes(Router& router, EmulatorHooks hooks);
+
+}  // namespace tpuemu::api

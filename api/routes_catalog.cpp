@@ -1,0 +1,169 @@
+// acceleratorTypes, runtimeVersions, locations and the methods tpuemu does not emulate.
+#include <charconv>
+
+#include "api/api_common.h"
+#include "api/google_error.h"
+#include "api/list_filter.h"
+#include "api/routes.h"
+
+namespace tpuemu::api {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kLocation[] = "/v2/projects/{project}/locations/{location}";
+
+// Filters, orders and pages a fully built catalog list. Page tokens are offsets ("o<N>").
+HttpResponse ListReply(const HttpRequest& req, const char* key, std::vector<json> items,
+                       bool unreachable) {
+  Result<service::PageRequest> page = ParsePage(req);
+  if (!page.ok()) return ErrorResponse(page.status());
+  Result<ListFilter> filter = ListFilter::Parse(req.Query("filter").value_or(""));
+  if (!filter.ok()) return ErrorResponse(filter.status());
+  std::vector<json> kept;
+  for (json& item : items) {
+    if (filter->Matches(item)) kept.push_back(std::move(item));
+  }
+  if (std::optional<std::string> order = req.Query("orderBy"); order && !order->empty()) {
+    Status s = SortByOrder(*order, kept);
+    if (!s.ok()) return ErrorResponse(s);
+  }
+  std::size_t offset = 0;
+  if (!page->page_token.empty()) {
+    const std::string& t = page->page_token;
+    auto [end, ec] = std::from_chars(t.data() + 1, t.data() + t.size(), offset);
+    if (t[0] != 'o' || ec != std::errc() || end != t.data() + t.size() || offset > kept.size()) {
+      return ErrorResponse(
+          Status::InvalidArgument("Invalid value for field 'pageToken': '" + t + "'"));
+    }
+  }
+  std::size_t size = page->page_size <= 0 ? 500 : std::min(page->page_size, 1000);
+  json list = json::array();
+  for (std::size_t i = offset; i < kept.size() && i < offset + size; ++i) list.push_back(kept[i]);
+  json out = {{key, list}};
+  if (offset + size < kept.size()) out["nextPageToken"] = "o" + std::to_string(offset + size);
+  if (unreachable) out["unreachable"] = json::array();
+  return JsonResponse(200, out);
+}
+
+json AcceleratorTypeJson(const std::string& parent, const engine::AcceleratorType& t) {
+  return {
+      {"name", parent + "/acceleratorTypes/" + t.name},
+      {"type", t.name},
+      {"acceleratorConfigs",
+       json::array({{{"type", engine::Spec(t.generation).api_type}, {"topology", t.topology}}})}};
+}
+
+json LocationJson(const std::string& project, const service::Zone& zone) {
+  return {{"name", "projects/" + project + "/locations/" + zone.id},
+          {"locationId", zone.id},
+          {"displayName", zone.id},
+          {"labels", {{"region", zone.region}}}};
+}
+
+Status ZoneNotFound(const PathParams& p) {
+  return Status::NotFound("Resource '" + ParentName(p) + "' was not found");
+}
+
+void RegisterLocations(Router& router, const service::Catalog& catalog,
+                       const std::string& version) {
+  std::string base = "/" + version + "/projects/{project}/locations";
+  router.Add("GET", base, [&catalog](const HttpRequest& req, const PathParams& p) {
+    std::vector<json> items;
+    for (const service::Zone& z : catalog.zones())
+      items.push_back(LocationJson(p.at("project"), z));
+    return ListReply(req, "locations", std::move(items), /*unreachable=*/false);
+  });
+  router.Add("GET", base + "/{location}", [&catalog](const HttpRequest&, const PathParams& p) {
+    const service::Zone* zone = catalog.FindZone(p.at("location"));
+    if (zone == nullptr) return ErrorResponse(ZoneNotFound(p));
+    return JsonResponse(200, LocationJson(p.at("project"), *zone));
+  });
+}
+
+// Methods of the v2 surface that tpuemu does not emulate: a clear 501 naming the method.
+void RegisterUnimplemented(Router& router) {
+  struct Method {
+    const char* verb;
+    const char* pattern;
+    const char* rpc;
+  };
+  static const Method kMethods[] = {
+      {"GET", "/v2/projects/{project}/locations/{location}/queuedResources", "ListQueuedResources"},
+      {"POST", "/v2/projects/{project}/locations/{location}/queuedResources",
+       "CreateQueuedResource"},
+      {"GET", "/v2/projects/{project}/locations/{location}/queuedResources/{qr}",
+       "GetQueuedResource"},
+      {"DELETE", "/v2/projects/{project}/locations/{location}/queuedResources/{qr}",
+       "DeleteQueuedResource"},
+      {"POST", "/v2/projects/{project}/locations/{location}/queuedResources/{qr}:reset",
+       "ResetQueuedResource"},
+  };
+  for (const Method& m : kMethods) {
+    std::string rpc = m.rpc;
+    router.Add(m.verb, m.pattern, [rpc](const HttpRequest&, const PathParams&) {
+      return ErrorResponse(Status::Unimplemented(
+          "Method google.cloud.tpu.v2.Tpu." + rpc +
+          " is not implemented by tpuemu. Emulated: nodes, operations, acceleratorTypes, "
+          "runtimeVersions, locations and the tpuemu jobs extension."));
+    });
+  }
+}
+
+}  // namespace
+
+void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog) {
+  router.Add("GET", std::string(kLocation) + "/acceleratorTypes",
+             [&catalog](const HttpRequest& req, const PathParams& p) {
+               if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
+               std::vector<json> items;
+               for (const engine::AcceleratorType& t : catalog.TypesInZone(p.at("location"))) {
+                 items.push_back(AcceleratorTypeJson(ParentName(p), t));
+               }
+               return ListReply(req, "acceleratorTypes", std::move(items), true);
+             });
+  router.Add("GET", std::string(kLocation) + "/acceleratorTypes/{type}",
+             [&catalog](const HttpRequest&, const PathParams& p) {
+               if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
+               std::string name = ParentName(p) + "/acceleratorTypes/" + p.at("type");
+               Result<engine::AcceleratorType> t = engine::FindAcceleratorType(p.at("type"));
+               if (!t.ok() || !catalog.Offers(p.at("location"), *t)) {
+                 return ErrorResponse(Status::NotFound("Resource '" + name + "' was not found"));
+               }
+               return JsonResponse(200, AcceleratorTypeJson(ParentName(p), *t));
+             });
+  router.Add(
+      "GET", std::string(kLocation) + "/runtimeVersions",
+      [&catalog](const HttpRequest& req, const PathParams& p) {
+        if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
+        std::vector<json> items;
+        for (const std::string& v : catalog.runtime_versions()) {
+          items.push_back({{"name", ParentName(p) + "/runtimeVersions/" + v}, {"version", v}});
+        }
+        return ListReply(req, "runtimeVersions", std::move(items), true);
+      });
+  router.Add("GET", std::string(kLocation) + "/runtimeVersions/{version}",
+             [&catalog](const HttpRequest&, const PathParams& p) {
+               if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
+               std::string name = ParentName(p) + "/runtimeVersions/" + p.at("version");
+               if (!catalog.HasRuntimeVersion(p.at("version"))) {
+                 return ErrorResponse(Status::NotFound("Resource '" + name + "' was not found"));
+               }
+               return JsonResponse(200, json{{"name", name}, {"version", p.at("version")}});
+             });
+  router.Add(
+      "POST", std::string(kLocation) + ":generateServiceIdentity",
+      [&catalog](const HttpRequest&, const PathParams& p) {
+        if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
+        uint64_t n = std::hash<std::string>{}(p.at("project")) % 900000000000ull + 100000000000ull;
+        return JsonResponse(200, json{{"identity",
+                                       {{"email", "service-" + std::to_string(n) +
+                                                      "@cloud-tpu.iam.gserviceaccount.com"}}}});
+      });
+  for (const char* version : {"v2", "v1", "v1alpha1", "v2alpha1"}) {
+    RegisterLocations(router, catalog, version);
+  }
+  RegisterUnimplemented(router);
+}
+
+}  // namespace tpuemu::api

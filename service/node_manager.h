@@ -1,0 +1,117 @@
+// NodeManager: the nodes and operations of the Cloud TPU API, with their life cycle.
+//
+// Every mutating call validates against the catalog and the state machine, then writes the node and
+// its Operation in ONE transaction and returns the Operation (not done). The Scheduler completes
+// the transition after the configured delay, again in one transaction, and marks the Operation done
+// with the Node (or Empty, for delete) as its response. Due times are persisted with the node, so
+// Recover() after a restart resumes every unfinished transition.
+//
+// Thread-safe: mutations (API calls and scheduled completions) are serialised by mu_; reads go
+// straight to the store. The store and scheduler are borrowed and must outlive the manager.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "db/node_repository.h"
+#include "db/operation_repository.h"
+#include "db/store.h"
+#include "engine/status.h"
+#include "service/catalog.h"
+#include "service/node.h"
+#include "service/node_state_machine.h"
+#include "service/operation.h"
+#include "service/scheduler.h"
+
+namespace tpuemu::service {
+
+struct NodeManagerOptions {
+  int64_t provisioning_delay_ms = 1000;  // CREATING -> READY
+  int64_t transition_delay_ms = 500;     // STARTING, STOPPING, DELETING, update
+  // TensorCores one zone can hold across all projects; a create past it fails its Operation with
+  // RESOURCE_EXHAUSTED (code 8) like the real service.
+  int64_t zone_capacity_tensorcores = 65536;
+};
+
+struct NodePage {
+  std::vector<Node> nodes;
+  std::string next_page_token;  // empty on the last page
+};
+
+struct OperationPage {
+  std::vector<Operation> operations;
+  std::string next_page_token;
+};
+
+// Parsed page request (AIP-158): 0 = default; negative is INVALID_ARGUMENT; above max is coerced.
+struct PageRequest {
+  int page_size = 0;
+  std::string page_token;
+};
+
+class NodeManager {
+ public:
+  NodeManager(db::Store& store, Scheduler& scheduler, const Catalog& catalog,
+              NodeManagerOptions options);
+
+  // Schedules the completion of every transition that was running when the process stopped.
+  Status Recover();
+
+  Result<Operation> Create(const NodeKey& key, const NodeSpec& spec);
+  Result<Node> Get(const NodeKey& key) const;
+  // zone "-" lists every zone.
+  Result<NodePage> List(const std::string& project, const std::string& zone,
+                        const PageRequest& page) const;
+  Result<Operation> Delete(const NodeKey& key);
+  Result<Operation> Start(const NodeKey& key);
+  Result<Operation> Stop(const NodeKey& key);
+  // `patch` holds new values for the masked fields (proto3 JSON names); `mask` are the updateMask
+  // paths in snake_case or camelCase. Unsupported paths are INVALID_ARGUMENT.
+  Result<Operation> Update(const NodeKey& key, const nlohmann::json& patch,
+                           const std::vector<std::string>& mask);
+  // {"guestAttributes": [{queryPath, queryValue: {items: [...]}, workerId?}]}, one per worker.
+  Result<nlohmann::json> GuestAttributes(const NodeKey& key, const std::string& query_path,
+                                         const std::vector<std::string>& worker_ids) const;
+
+  Result<Operation> GetOperation(const std::string& name) const;
+  Result<OperationPage> ListOperations(const std::string& project, const std::string& zone,
+                                       const PageRequest& page) const;
+  Status DeleteOperation(const std::string& name);
+  Status CancelOperation(const std::string& name);
+
+  // TensorCores held by nodes in `zone` (all projects; every state but gone).
+  Result<int64_t> TensorCoresInZone(const std::string& zone) const;
+  // Wipes every node and operation (POST /_emulator/reset).
+  Status Reset();
+
+  // Called after each committed node state change, outside mu_ (events and metrics hang here).
+  using StateObserver = std::function<void(const Node& node, NodeState previous)>;
+  void SetStateObserver(StateObserver observer);
+
+ private:
+  Result<Operation> BeginTransition(const NodeKey& key, NodeVerb verb,
+                                    const std::function<Status(Node&)>& mutate);
+  void Schedule(const std::string& node_name, int64_t due_ms);
+  void CompleteTransition(const std::string& node_name);
+  Status ResolveAcceleratorType(const NodeKey& key, const NodeSpec& spec,
+                                engine::AcceleratorType* type) const;
+  void Notify(const Node& node, NodeState previous);
+
+  db::Store& store_;
+  Scheduler& scheduler_;
+  const Catalog& catalog_;
+  const NodeManagerOptions options_;
+  db::NodeRepository nodes_;
+  db::OperationRepository operations_;
+
+  std::mutex mu_;  // serialises every read-check-write of nodes and operations
+  std::mutex observer_mu_;
+  StateObserver observer_;  // guarded by observer_mu_
+};
+
+}  // namespace tpuemu::service

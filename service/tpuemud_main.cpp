@@ -1,0 +1,183 @@
+// tpuemud: the composition root. The one file in service/ that may include api/: it opens the
+// store, builds the managers, registers the routes, serves HTTP and shuts everything down in order.
+#include <csignal>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "api/http_server.h"
+#include "api/router.h"
+#include "api/routes.h"
+#include "db/store.h"
+#include "service/catalog.h"
+#include "service/db_translate.h"
+#include "service/node_manager.h"
+#include "service/scheduler.h"
+
+namespace {
+
+using namespace tpuemu;  // NOLINT: main is the one place that sees every layer
+
+struct Flags {
+  std::string host = "127.0.0.1";
+  int port = 8470;
+  std::string data_dir = "data";
+  std::string db_path;  // default: <data_dir>/tpuemu.db
+  int64_t provisioning_delay_ms = 1000;
+  int64_t transition_delay_ms = 500;
+  int64_t zone_capacity_tensorcores = 65536;
+  std::string log_level = "info";
+  int io_threads = 2;
+  std::size_t body_limit_bytes = 1 << 20;
+  std::size_t header_limit_bytes = 16 << 10;
+  int64_t read_timeout_ms = 30000;
+  int64_t idle_timeout_ms = 60000;
+  int max_connections = 1024;
+};
+
+void AddFlags(CLI::App& app, Flags& f) {
+  app.add_option("--host", f.host, "Address to listen on")
+      ->envname("TPUEMU_HOST")
+      ->capture_default_str();
+  app.add_option("--port", f.port, "Port to listen on (0 = any free port)")
+      ->envname("TPUEMU_PORT")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--data-dir", f.data_dir, "Folder for the SQLite database")
+      ->envname("TPUEMU_DATA_DIR")
+      ->capture_default_str();
+  app.add_option("--db", f.db_path,
+                 "SQLite file (default <data-dir>/tpuemu.db); ':memory:' for a "
+                 "throwaway store")
+      ->envname("TPUEMU_DB");
+  app.add_option("--provisioning-delay-ms", f.provisioning_delay_ms, "CREATING -> READY delay")
+      ->envname("TPUEMU_PROVISIONING_DELAY_MS")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
+      ->capture_default_str();
+  app.add_option("--transition-delay-ms", f.transition_delay_ms,
+                 "Delay of start, stop, delete and update operations")
+      ->envname("TPUEMU_TRANSITION_DELAY_MS")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
+      ->capture_default_str();
+  app.add_option("--zone-capacity-tensorcores", f.zone_capacity_tensorcores,
+                 "TensorCores one zone holds; creates past it fail with RESOURCE_EXHAUSTED")
+      ->envname("TPUEMU_ZONE_CAPACITY_TENSORCORES")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--log-level", f.log_level, "trace, debug, info, warn, error, off")
+      ->envname("TPUEMU_LOG_LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  app.add_option("--io-threads", f.io_threads, "HTTP IO threads")
+      ->envname("TPUEMU_IO_THREADS")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--body-limit-bytes", f.body_limit_bytes, "Largest request body (413 past it)")
+      ->envname("TPUEMU_BODY_LIMIT_BYTES")
+      ->capture_default_str();
+  app.add_option("--header-limit-bytes", f.header_limit_bytes,
+                 "Largest request header (431 past it)")
+      ->envname("TPUEMU_HEADER_LIMIT_BYTES")
+      ->capture_default_str();
+  app.add_option("--read-timeout-ms", f.read_timeout_ms, "Time to receive one whole request")
+      ->envname("TPUEMU_READ_TIMEOUT_MS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--idle-timeout-ms", f.idle_timeout_ms, "Idle keep-alive connection timeout")
+      ->envname("TPUEMU_IDLE_TIMEOUT_MS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--max-connections", f.max_connections, "Open connections (503 past it)")
+      ->envname("TPUEMU_MAX_CONNECTIONS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
+// Blocks SIGINT/SIGTERM in every thread (call before starting any) so one sigwait() sees them.
+sigset_t BlockShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tpuemud: a local emulator of Google Cloud TPU VMs (Cloud TPU API v2)"};
+  Flags flags;
+  AddFlags(app, flags);
+  CLI11_PARSE(app, argc, argv);
+
+  spdlog::set_level(spdlog::level::from_str(flags.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  sigset_t signals = BlockShutdownSignals();
+
+  std::string db_path = flags.db_path;
+  if (db_path.empty()) db_path = (std::filesystem::path(flags.data_dir) / "tpuemu.db").string();
+  spdlog::info(
+      "This is the Cloud TPU emulator. Implementation may be incomplete or differ from the "
+      "real system.");
+
+  std::atomic<bool> ready{false};
+  db::DbResult<std::unique_ptr<db::Store>> store = db::Store::Open(db_path);
+  if (!store.ok()) {
+    spdlog::critical("cannot open the store at {}: {}", db_path, store.status().ToString());
+    return 1;
+  }
+  service::Scheduler scheduler;
+  service::NodeManager nodes(**store, scheduler, service::Catalog::Default(),
+                             {.provisioning_delay_ms = flags.provisioning_delay_ms,
+                              .transition_delay_ms = flags.transition_delay_ms,
+                              .zone_capacity_tensorcores = flags.zone_capacity_tensorcores});
+
+  api::Router router;
+  api::RegisterEmulatorRoutes(router, {.ready = &ready, .reset = [&] { return nodes.Reset(); }});
+  api::RegisterNodeRoutes(router, nodes);
+  api::RegisterOperationRoutes(router, nodes);
+  api::RegisterCatalogRoutes(router, service::Catalog::Default());
+
+  api::HttpServerOptions http;
+  http.host = flags.host;
+  http.port = static_cast<uint16_t>(flags.port);
+  http.io_threads = flags.io_threads;
+  http.body_limit_bytes = flags.body_limit_bytes;
+  http.header_limit_bytes = flags.header_limit_bytes;
+  http.read_timeout = std::chrono::milliseconds(flags.read_timeout_ms);
+  http.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);
+  http.max_connections = flags.max_connections;
+  api::HttpServer server(http, router.AsHandler(), [](const api::AccessLogEntry& e) {
+    spdlog::info("{} {} => {} ({:.3f} ms)", e.method, e.route.empty() ? "-" : e.route, e.status,
+                 e.latency_seconds * 1000);
+  });
+  if (Status s = server.Start(); !s.ok()) {
+    spdlog::critical("{}", s.ToString());
+    return 1;
+  }
+  // Serve /healthz while recovering; /readyz turns 200 only after recovery.
+  if (Status s = nodes.Recover(); !s.ok()) {
+    spdlog::critical("recovery failed: {}", s.ToString());
+    return 1;
+  }
+  ready = true;
+  spdlog::info("tpuemud listening on http://{}:{} (store {})", flags.host, server.port(), db_path);
+  // A line tests and scripts can wait for when --port 0 picks the port.
+  std::printf("tpuemud ready on port %u\n", server.port());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  spdlog::info("signal {}: shutting down (finishing in-flight requests)", signal_number);
+  ready = false;
+  server.Stop(std::chrono::seconds(10));
+  scheduler.Stop();
+  db::DbStatus closed = (*store)->Close();
+  if (!closed.ok()) spdlog::error("closing the store: {}", closed.ToString());
+  spdlog::info("bye");
+  return 0;
+}
