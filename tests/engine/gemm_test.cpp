@@ -1,0 +1,286 @@
+#include "engine/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/gemm_onednn.h"
+#include "engine/numerics.h"
+
+namespace tpuemu::engine {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr double kF32Eps = 0x1p-24;  // unit roundoff of f32
+// Worst-case scaled errors of one product (see ErrorAgainstDoubleIsOrderedByPrecision), with a
+// little room for the f32 accumulation of short sums.
+constexpr double kDefaultBound = 0x1p-7 * 1.01;
+constexpr double kHighBound = 0x1p-13;
+constexpr double kHighestBound = 0x1p-20;
+
+std::vector<float> RandomMatrix(int64_t rows, int64_t cols, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<std::size_t>(rows * cols));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Runs Matmul into a C pre-filled with NaN, so a path that forgets to write C shows.
+std::vector<float> RunMatmul(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
+                             int64_t n, int64_t k, Precision precision, GemmBackend backend) {
+  std::vector<float> c(static_cast<std::size_t>(m * n), std::nanf(""));
+  Matmul(a.data(), b.data(), c.data(), m, n, k, precision, backend);
+  return c;
+}
+
+// Exact-ish reference in double, and Σ|a||b| per element (the scale rounding errors live on).
+struct Reference {
+  std::vector<double> value;
+  std::vector<double> abs_scale;
+};
+Reference DoubleMatmul(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
+                       int64_t n, int64_t k) {
+  Reference r{std::vector<double>(static_cast<std::size_t>(m * n)),
+              std::vector<double>(static_cast<std::size_t>(m * n))};
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0, scale = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const double prod = static_cast<double>(a[i * k + p]) * b[p * n + j];
+        sum += prod;
+        scale += std::abs(prod);
+      }
+      r.value[i * n + j] = sum;
+      r.abs_scale[i * n + j] = scale;
+    }
+  }
+  return r;
+}
+
+// max_ij |c - ref| / Σ|a||b|: the error in units of the element's natural scale.
+double MaxScaledError(const std::vector<float>& c, const Reference& ref) {
+  double worst = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    worst = std::max(worst, std::abs(c[i] - ref.value[i]) / ref.abs_scale[i]);
+  }
+  return worst;
+}
+
+class GemmBackendTest : public ::testing::TestWithParam<GemmBackend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == GemmBackend::kOneDnn && !OneDnnAvailable()) {
+      GTEST_SKIP() << "oneDNN not compiled in or CPU lacks AVX512-BF16/AMX";
+    }
+  }
+};
+
+// jax-ml/jax#9973, reference §4.
+const std::vector<float> kJaxX = {0.3744f, 0.1656f, 0.4707f, 0.1663f};
+const std::vector<float> kJaxY = {0.3946f, 0.1186f, 0.1569f, 0.3145f};
+
+TEST_P(GemmBackendTest, DefaultReproducesJax9973TpuOutputBitExactly) {
+  const std::vector<float> c = RunMatmul(kJaxX, kJaxY, 2, 2, 2, Precision::kDefault, GetParam());
+  const std::vector<float> tpu = {0.17405128f, 0.09669876f, 0.21180916f, 0.10805416f};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(c[i], tpu[i]) << "element " << i;
+}
+
+TEST_P(GemmBackendTest, HighAndHighestMatchJax9973GoldenVectors) {
+  const std::vector<float> x3 = {0.17371905f, 0.09648438f, 0.21183129f, 0.10812623f};
+  const std::vector<float> x6 = {0.17372088f, 0.09648504f, 0.21183069f, 0.10812636f};
+  const std::vector<float> high = RunMatmul(kJaxX, kJaxY, 2, 2, 2, Precision::kHigh, GetParam());
+  const std::vector<float> highest =
+      RunMatmul(kJaxX, kJaxY, 2, 2, 2, Precision::kHighest, GetParam());
+  for (int i = 0; i < 4; ++i) {
+    // The golden values are printed to 8 digits: allow that rounding plus one ulp.
+    const double tol_high = 5e-9 + std::abs(x3[i]) * 0x1p-23;
+    const double tol_highest = 5e-9 + std::abs(x6[i]) * 0x1p-23;
+    EXPECT_NEAR(high[i], x3[i], tol_high) << "HIGH element " << i;
+    EXPECT_NEAR(highest[i], x6[i], tol_highest) << "HIGHEST element " << i;
+  }
+  // HIGH must not be HIGHEST in disguise: element 0 differs by ~1.8e-6 between them.
+  EXPECT_GT(std::abs(high[0] - highest[0]), 1e-6);
+}
+
+TEST_P(GemmBackendTest, ErrorAgainstDoubleIsOrderedByPrecision) {
+  const int64_t m = 64, n = 64, k = 256;
+  const std::vector<float> a = RandomMatrix(m, k, 1), b = RandomMatrix(k, n, 2);
+  const Reference ref = DoubleMatmul(a, b, m, n, k);
+  const double e_default =
+      MaxScaledError(RunMatmul(a, b, m, n, k, Precision::kDefault, GetParam()), ref);
+  const double e_high = MaxScaledError(RunMatmul(a, b, m, n, k, Precision::kHigh, GetParam()), ref);
+  const double e_highest =
+      MaxScaledError(RunMatmul(a, b, m, n, k, Precision::kHighest, GetParam()), ref);
+  const double e_f32 = MaxScaledError(RunMatmul(a, b, m, n, k, Precision::kF32, GetParam()), ref);
+  // Rigorous worst cases (u = 2^-24 for f32, bf16 keeps 8 significant bits):
+  // DEFAULT: two RNE roundings of 2^-8 each -> 2^-7 of Σ|a||b|. Random signs average it down
+  // (6e-4 seen), but never to the f32 level.
+  EXPECT_LT(e_default, kDefaultBound);
+  EXPECT_GT(e_default, 1e-4);
+  // HIGH: hi + lo keeps 16 bits (2^-16 each) and drops lo·lo (up to 2^-14): < 2^-13. Seen 4e-6,
+  // far below DEFAULT and far above f32.
+  EXPECT_LT(e_high, kHighBound);
+  EXPECT_GT(e_high, 1e-6);
+  // HIGHEST: exact split, dropped terms <= 2^-21, then f32 accumulation, whose random-sign error
+  // on this scale is a few u (seen 1.1u); 16u lets nothing with a 16-bit operand through.
+  EXPECT_LT(e_highest, 16 * kF32Eps);
+  EXPECT_LT(e_f32, 16 * kF32Eps);
+  EXPECT_GT(e_default, 100 * e_highest);
+  EXPECT_GT(e_high, 4 * e_highest);
+  EXPECT_GT(e_default, 10 * e_high);
+}
+
+TEST_P(GemmBackendTest, OddShapesMatchDoubleReference) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (Shape s :
+       {Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{1, 33, 70}, Shape{9, 1, 130}, Shape{17, 19, 1}}) {
+    const std::vector<float> a = RandomMatrix(s.m, s.k, 5), b = RandomMatrix(s.k, s.n, 6);
+    const Reference ref = DoubleMatmul(a, b, s.m, s.n, s.k);
+    const std::string shape =
+        std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    EXPECT_LT(MaxScaledError(RunMatmul(a, b, s.m, s.n, s.k, Precision::kDefault, GetParam()), ref),
+              kDefaultBound)
+        << shape;
+    EXPECT_LT(MaxScaledError(RunMatmul(a, b, s.m, s.n, s.k, Precision::kHigh, GetParam()), ref),
+              kHighBound)
+        << shape;
+    EXPECT_LT(MaxScaledError(RunMatmul(a, b, s.m, s.n, s.k, Precision::kHighest, GetParam()), ref),
+              kHighestBound)
+        << shape;
+  }
+}
+
+TEST_P(GemmBackendTest, OneByOneIsTheRoundedProduct) {
+  const std::vector<float> a = {1.0f + 0x1p-8f}, b = {3.0f};
+  // DEFAULT rounds 1 + 2^-8 to 1 (tie to even); HIGH and HIGHEST keep it.
+  EXPECT_EQ(RunMatmul(a, b, 1, 1, 1, Precision::kDefault, GetParam())[0], 3.0f);
+  EXPECT_EQ(RunMatmul(a, b, 1, 1, 1, Precision::kHigh, GetParam())[0], 3.0f + 3 * 0x1p-8f);
+  EXPECT_EQ(RunMatmul(a, b, 1, 1, 1, Precision::kHighest, GetParam())[0], 3.0f + 3 * 0x1p-8f);
+  EXPECT_EQ(RunMatmul(a, b, 1, 1, 1, Precision::kF32, GetParam())[0], 3.0f + 3 * 0x1p-8f);
+}
+
+TEST_P(GemmBackendTest, EmptyContractionGivesZeros) {
+  std::vector<float> c(6, std::nanf(""));
+  Matmul(nullptr, nullptr, c.data(), 2, 3, 0, Precision::kHighest, GetParam());
+  for (float v : c) EXPECT_EQ(v, 0.0f);
+}
+
+TEST_P(GemmBackendTest, InfinityPropagatesAtEveryPrecision) {
+  // Row 0 of A holds +inf; B is finite and non-zero. The split's inf - inf = NaN lands in the
+  // low passes only, and nan_to_zero keeps it out of the result: C row 0 is ±inf, never NaN.
+  const std::vector<float> a = {kInf, 1.0f, 0.5f, 2.0f};
+  const std::vector<float> b = {2.0f, -3.0f, 1.0f, 1.0f};
+  for (Precision p :
+       {Precision::kDefault, Precision::kHigh, Precision::kHighest, Precision::kF32}) {
+    const std::vector<float> c = RunMatmul(a, b, 2, 2, 2, p, GetParam());
+    EXPECT_EQ(c[0], kInf) << PrecisionName(p);
+    EXPECT_EQ(c[1], -kInf) << PrecisionName(p);
+    EXPECT_EQ(c[2], 3.0f) << PrecisionName(p);
+    EXPECT_EQ(c[3], 0.5f) << PrecisionName(p);
+  }
+}
+
+TEST_P(GemmBackendTest, NanAndInfTimesZeroGiveNan) {
+  const std::vector<float> a = {std::nanf(""), 1.0f, kInf, 1.0f, 1.0f, 2.0f};  // 3x2
+  const std::vector<float> b = {0.0f, 1.0f, 1.0f, 1.0f};                       // 2x2
+  for (Precision p :
+       {Precision::kDefault, Precision::kHigh, Precision::kHighest, Precision::kF32}) {
+    const std::vector<float> c = RunMatmul(a, b, 3, 2, 2, p, GetParam());
+    EXPECT_TRUE(std::isnan(c[0]) && std::isnan(c[1])) << PrecisionName(p) << ": NaN row";
+    EXPECT_TRUE(std::isnan(c[2])) << PrecisionName(p) << ": inf·0";
+    EXPECT_EQ(c[3], kInf) << PrecisionName(p);
+    EXPECT_EQ(c[4], 2.0f) << PrecisionName(p);  // finite rows are untouched by NaN elsewhere
+    EXPECT_EQ(c[5], 3.0f) << PrecisionName(p);
+  }
+}
+
+TEST_P(GemmBackendTest, BfloatOverflowOnlyHitsDefault) {
+  // FLT_MAX rounds to inf in bf16 (DEFAULT); the splits keep it finite (hi = trunc).
+  const std::vector<float> a = {std::numeric_limits<float>::max()}, b = {0.5f};
+  EXPECT_EQ(RunMatmul(a, b, 1, 1, 1, Precision::kDefault, GetParam())[0], kInf);
+  for (Precision p : {Precision::kHighest, Precision::kF32}) {
+    EXPECT_FLOAT_EQ(RunMatmul(a, b, 1, 1, 1, p, GetParam())[0],
+                    std::numeric_limits<float>::max() / 2)
+        << PrecisionName(p);
+  }
+  EXPECT_TRUE(std::isfinite(RunMatmul(a, b, 1, 1, 1, Precision::kHigh, GetParam())[0]));
+}
+
+TEST_P(GemmBackendTest, ConcurrentCallsAgreeWithSerialOnes) {
+  const int64_t m = 24, n = 40, k = 96;
+  const std::vector<float> a = RandomMatrix(m, k, 8), b = RandomMatrix(k, n, 9);
+  const std::vector<float> serial = RunMatmul(a, b, m, n, k, Precision::kHighest, GetParam());
+  std::vector<std::vector<float>> results(4);
+  std::vector<std::thread> threads;
+  for (auto& result : results) {
+    threads.emplace_back([&, out = &result] {
+      for (int rep = 0; rep < 5; ++rep) {
+        *out = RunMatmul(a, b, m, n, k, Precision::kHighest, GetParam());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const auto& result : results) EXPECT_EQ(result, serial);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, GemmBackendTest,
+                         ::testing::Values(GemmBackend::kEigen, GemmBackend::kOneDnn),
+                         [](const auto& info) { return std::string(GemmBackendName(info.param)); });
+
+// Eigen and oneDNN sum the same exact bf16 products in different orders: they may differ only
+// by f32 re-association, a few units of 2^-24·Σ|a||b|.
+TEST(GemmCrossBackendTest, EigenAndOneDnnAgreeForEveryPrecision) {
+  if (!OneDnnAvailable()) GTEST_SKIP() << "oneDNN not available here";
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (Shape s : {Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{1, 64, 33}, Shape{17, 1, 130},
+                  Shape{64, 48, 256}, Shape{128, 96, 512}}) {
+    const std::vector<float> a = RandomMatrix(s.m, s.k, 21), b = RandomMatrix(s.k, s.n, 22);
+    const Reference ref = DoubleMatmul(a, b, s.m, s.n, s.k);
+    for (Precision p :
+         {Precision::kDefault, Precision::kHigh, Precision::kHighest, Precision::kF32}) {
+      const std::vector<float> e = RunMatmul(a, b, s.m, s.n, s.k, p, GemmBackend::kEigen);
+      const std::vector<float> o = RunMatmul(a, b, s.m, s.n, s.k, p, GemmBackend::kOneDnn);
+      double worst = 0;
+      for (std::size_t i = 0; i < e.size(); ++i) {
+        worst = std::max(worst, std::abs(static_cast<double>(e[i]) - o[i]) / ref.abs_scale[i]);
+      }
+      EXPECT_LE(worst, 4 * kF32Eps * std::sqrt(static_cast<double>(s.k)))
+          << PrecisionName(p) << " " << s.m << "x" << s.n << "x" << s.k;
+    }
+  }
+}
+
+TEST(GemmCrossBackendTest, RepeatedShapesReuseCachedPrimitives) {
+  if (!OneDnnAvailable()) GTEST_SKIP() << "oneDNN not available here";
+  const std::vector<float> a = RandomMatrix(7, 13, 1), b = RandomMatrix(13, 11, 2);
+  RunMatmul(a, b, 7, 11, 13, Precision::kHighest, GemmBackend::kOneDnn);
+  const std::size_t after_first = onednn::CachedPrimitives();
+  EXPECT_GE(after_first, 2u);  // the overwrite pass and the accumulate pass
+  RunMatmul(a, b, 7, 11, 13, Precision::kHighest, GemmBackend::kOneDnn);
+  RunMatmul(a, b, 7, 11, 13, Precision::kDefault, GemmBackend::kOneDnn);
+  EXPECT_EQ(onednn::CachedPrimitives(), after_first);
+}
+
+TEST(GemmBackendResolutionTest, EigenIsAlwaysHonouredAndOneDnnNeedsTheCpu) {
+  EXPECT_EQ(ResolveBackend(GemmBackend::kEigen), GemmBackend::kEigen);
+  const GemmBackend expected = OneDnnAvailable() ? GemmBackend::kOneDnn : GemmBackend::kEigen;
+  EXPECT_EQ(ResolveBackend(GemmBackend::kOneDnn), expected);
+  EXPECT_NE(ResolveBackend(GemmBackend::kAuto), GemmBackend::kAuto);
+#ifndef TPUEMU_HAVE_ONEDNN
+  EXPECT_FALSE(OneDnnAvailable());
+#endif
+}
+
+}  // namespace
+}  // namespace tpuemu::engine
