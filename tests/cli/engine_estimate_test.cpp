@@ -1,0 +1,179 @@
+// Runs the real tpuemu-engine binary: exit codes, JSON fields, and that its numbers are the
+// timing model's.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "engine/hardware.h"
+#include "engine/timing.h"
+
+namespace tpuemu::cli {
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `tpuemu-engine <args>` through the shell; args are trusted test literals.
+RunResult RunEngine(const std::string& args) {
+  char err_path[] = "/tmp/tpuemu_engine_err_XXXXXX";
+  const int fd = mkstemp(err_path);
+  if (fd >= 0) close(fd);
+  const std::string cmd = std::string(TPUEMU_ENGINE_BIN) + " " + args + " 2>" + err_path;
+  RunResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err_file(err_path);
+  std::stringstream ss;
+  ss << err_file.rdbuf();
+  r.err = ss.str();
+  std::remove(err_path);
+  return r;
+}
+
+nlohmann::json RunJson(const std::string& args) {
+  const RunResult r = RunEngine(args + " --format json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+}
+
+TEST(EngineEstimate, GemmOnDefaultSliceReportsTheCostModel) {
+  const nlohmann::json j = RunJson("estimate --gemm 4096,4096,4096");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["accelerator_type"], "v4-8");
+  EXPECT_EQ(j["tensorcores"], 8);
+  const engine::OpCost want =
+      engine::DotCost(engine::Spec(engine::Generation::kV4), 1, {4096, 4096, 4096}, 1, 2, 8);
+  EXPECT_EQ(j["cycles"].get<int64_t>(), want.cycles);
+  EXPECT_DOUBLE_EQ(j["seconds"].get<double>(), want.seconds);
+  EXPECT_DOUBLE_EQ(j["flops"].get<double>(), 2.0 * 4096.0 * 4096.0 * 4096.0);
+  EXPECT_DOUBLE_EQ(j["hbm_bytes"].get<double>(), want.hbm_bytes);
+  EXPECT_GT(j["mxu_utilization"].get<double>(), 0.9);
+  EXPECT_EQ(j["bound"], "compute");
+}
+
+TEST(EngineEstimate, ScaleSimOnABareArrayEqualsScaleSimGemm) {
+  for (const char* df : {"ws", "os", "is"}) {
+    SCOPED_TRACE(df);
+    const nlohmann::json j = RunJson(std::string("estimate --gemm 300,200,100 --array 32x16 ") +
+                                     "--timing scalesim --dataflow " + df);
+    ASSERT_TRUE(j.is_object());
+    const engine::GemmTiming want =
+        engine::ScaleSimGemm({300, 200, 100}, {32, 16}, *engine::ParseDataflow(df));
+    EXPECT_EQ(j["cycles"].get<int64_t>(), want.cycles);
+    EXPECT_EQ(j["folds"].get<int64_t>(), want.folds);
+    EXPECT_DOUBLE_EQ(j["mapping_efficiency"].get<double>(), want.mapping_efficiency);
+    EXPECT_DOUBLE_EQ(j["compute_utilization"].get<double>(), want.compute_utilization);
+    EXPECT_DOUBLE_EQ(j["seconds"].get<double>(), static_cast<double>(want.cycles) / 1e9);
+  }
+}
+
+TEST(EngineEstimate, TpuTimingOnABareArrayEqualsTpuMxuGemm) {
+  const nlohmann::json j = RunJson("estimate --gemm 256,256,256 --array 128x128 --clock-hz 2e9");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["cycles"].get<int64_t>(), 1406);  // tests/engine/timing_test.cpp, by hand
+  EXPECT_DOUBLE_EQ(j["seconds"].get<double>(), 1406 / 2e9);
+}
+
+TEST(EngineEstimate, ConvWithSamePaddingMapsToTheIm2colGemm) {
+  const nlohmann::json j = RunJson(
+      "estimate --conv 224,224,3,7,7,64,2 --padding same --batch 2 "
+      "--accelerator-type v5litepod-8");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["out_h"], 112);
+  EXPECT_EQ(j["m"], 2 * 112 * 112);
+  EXPECT_EQ(j["k"], 7 * 7 * 3);
+  EXPECT_EQ(j["n"], 64);
+  EXPECT_EQ(j["generation"], "v5e");
+  EXPECT_DOUBLE_EQ(j["flops"].get<double>(), 2.0 * 2 * 112 * 112 * 64 * 147);
+}
+
+TEST(EngineEstimate, HigherPrecisionCostsMoreCyclesForTheSameFlops) {
+  const nlohmann::json fast = RunJson("estimate --gemm 2048,2048,2048 --cores 1");
+  const nlohmann::json slow =
+      RunJson("estimate --gemm 2048,2048,2048 --cores 1 --precision highest");
+  EXPECT_EQ(fast["flops"], slow["flops"]);
+  EXPECT_EQ(slow["passes"], 6);
+  EXPECT_GT(slow["cycles"].get<int64_t>(), 5 * fast["cycles"].get<int64_t>());
+}
+
+TEST(EngineEstimate, TableIsAlignedKeyValueLines) {
+  const RunResult r = RunEngine("estimate --gemm 128,128,128");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  size_t value_column = std::string::npos;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    const size_t space = line.find(' ');
+    ASSERT_NE(space, std::string::npos) << line;
+    const size_t value = line.find_first_not_of(' ', space);
+    if (value_column == std::string::npos) value_column = value;
+    EXPECT_EQ(value, value_column) << line;
+    ++count;
+  }
+  EXPECT_GT(count, 10);
+  EXPECT_NE(r.out.find("\ncycles "), std::string::npos);
+  EXPECT_NE(r.out.find("mxu_utilization"), std::string::npos);
+  EXPECT_NE(r.out.find("hbm_bytes"), std::string::npos);
+}
+
+struct BadCase {
+  const char* args;
+  const char* must_mention;
+};
+
+class BadArguments : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadArguments, FailWithAOneLineMessageNamingTheFlag) {
+  const BadCase c = GetParam();
+  const RunResult r = RunEngine(c.args);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find(c.must_mention), std::string::npos) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, BadArguments,
+    ::testing::Values(
+        BadCase{"estimate --gemm 1,x,3", "--gemm"}, BadCase{"estimate --gemm 0,4,4", "--gemm"},
+        BadCase{"estimate --gemm=-1,4,4", "--gemm"}, BadCase{"estimate --gemm 4,4", "--gemm"},
+        BadCase{"estimate --gemm 4,4,4,4", "--gemm"},
+        BadCase{"estimate --gemm 4,4,4 --accelerator-type v9-8", "--accelerator-type"},
+        BadCase{"estimate --gemm 4,4,4 --timing scalesim --dataflow xs", "--dataflow"},
+        BadCase{"estimate --gemm 4,4,4 --dataflow os", "--dataflow"},
+        BadCase{"estimate --gemm 4,4,4 --conv 8,8,3,3,3,4", "--conv"},
+        BadCase{"estimate", "--gemm"}, BadCase{"estimate --gemm 4,4,4 --batch 0", "--batch"},
+        BadCase{"estimate --gemm 4,4,4 --batch abc", "--batch"},
+        BadCase{"estimate --gemm 4,4,4 --cores 64", "--cores"},
+        BadCase{"estimate --gemm 4,4,4 --array 0x8", "--array"},
+        BadCase{"estimate --gemm 4,4,4 --array 8x8 --clock-hz 0", "--clock-hz"},
+        BadCase{"estimate --gemm 4,4,4 --precision low", "--precision"},
+        BadCase{"estimate --gemm 4,4,4 --format xml", "--format"},
+        BadCase{"estimate --conv 2,2,1,3,3,4", "--conv"},
+        BadCase{"estimate --conv 8,8,1,3,3,4 --padding full", "--padding"}),
+    [](const auto& info) { return "Case" + std::to_string(info.index); });
+
+TEST(EngineEstimate, UnknownSubcommandOrFlagIsAParseError) {
+  EXPECT_NE(RunEngine("frobnicate").exit_code, 0);
+  EXPECT_NE(RunEngine("estimate --gemm 4,4,4 --bogus 1").exit_code, 0);
+  EXPECT_NE(RunEngine("").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace tpuemu::cli
