@@ -1,0 +1,75 @@
+// HTTP/1.1 server on Boost.Beast (kept out of this header: see http_server.cpp).
+//
+// Keep-alive; pipelined requests are answered in order (up to 16 outstanding per connection).
+// Limits on everything a client controls: body size (413), header size (431), malformed HTTP
+// (400) — each answered in Google's error envelope, then the connection is closed; a request that
+// does not arrive whole within read_timeout, or a keep-alive connection silent for idle_timeout,
+// is closed; beyond max_connections a new connection gets 503 + `Connection: close`.
+//
+// The handler runs on the connection's strand (an IO thread: it must not block); the Responder it
+// receives may be called from ANY thread, later (long-polls). A Responder keeps its connection
+// alive until it is called or destroyed; if the client is gone by then, the response is dropped.
+// `on_access` is called once per answered request from IO threads (must be thread-safe).
+//
+// Lifecycle: Start() once; Stop() (also run by the destructor) stops accepting, lets in-flight
+// requests finish for up to `drain`, closes idle keep-alive connections, then joins the IO
+// threads. Responses arriving after the drain are dropped.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "api/http_types.h"
+#include "engine/status.h"
+
+namespace tpuemu::api {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;  // 0 = ephemeral; see HttpServer::port()
+  int io_threads = 2;
+  std::size_t body_limit_bytes = 1 << 20;
+  std::size_t header_limit_bytes = 16 << 10;
+  std::chrono::milliseconds read_timeout{30000};   // to receive one whole request once it started
+  std::chrono::milliseconds idle_timeout{60000};   // keep-alive connection with no request
+  std::chrono::milliseconds write_timeout{30000};  // to hand one response to a slow reader
+  int max_connections = 1024;
+};
+
+struct AccessLogEntry {
+  std::string method;
+  std::string route;   // matched pattern ("" when none), never the raw path
+  std::string target;  // raw target, for humans
+  int status = 0;
+  double latency_seconds = 0;  // request fully read -> response handed to the connection
+};
+
+class HttpServer {
+ public:
+  HttpServer(HttpServerOptions options, AsyncHandlerFn handler,
+             std::function<void(const AccessLogEntry&)> on_access = {});
+  ~HttpServer();  // Stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds, listens and starts the IO threads. Errors (UNAVAILABLE, message naming host:port):
+  // bad host, port in use, ... FAILED_PRECONDITION when called twice.
+  Status Start();
+  // The bound port (after a successful Start), 0 before.
+  uint16_t port() const;
+  // Graceful and idempotent; see the header comment.
+  void Stop(std::chrono::milliseconds drain = std::chrono::seconds(10));
+  // Connections currently open and counted against max_connections.
+  int active_connections() const;
+
+  struct Impl;  // public only so that http_server.cpp's session type can name it
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tpuemu::api

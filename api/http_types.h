@@ -1,0 +1,67 @@
+// Plain HTTP request/response values shared by the router, the handlers and the server.
+//
+// No Beast or Asio here on purpose: every handler file includes this header, and Beast costs
+// seconds per translation unit. api/http_server.cpp converts between these and Beast's messages.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tpuemu::api {
+
+struct HttpRequest {
+  std::string method;  // "GET"
+  std::string target;  // raw request target, "/v2/projects/p/...?pageSize=2"
+  std::string path;    // percent-decoded path, no query
+  std::multimap<std::string, std::string> query;  // percent-decoded ('+' = space), repeats kept
+  std::map<std::string, std::string> headers;     // names lower-cased; repeats joined by ", "
+  std::string body;
+  std::string remote_address;  // "127.0.0.1:53122"; empty for requests built in tests
+
+  // First value of a query parameter; nullopt when absent.
+  std::optional<std::string> Query(std::string_view key) const;
+  // Header by lower-case name; nullopt when absent.
+  std::optional<std::string> Header(std::string_view lower_name) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+  std::string route;  // matched route pattern for logs/metrics (not sent); "" when none matched
+};
+
+HttpResponse JsonResponse(int status, const nlohmann::json& body);
+HttpResponse JsonResponse(int status, std::string body);  // body is already serialized JSON
+inline HttpResponse JsonResponse(int status, const char* body) {
+  return JsonResponse(status, std::string(body));
+}
+
+// Values of the `{var}` segments of the matched route pattern, percent-decoded.
+using PathParams = std::map<std::string, std::string, std::less<>>;
+
+// Completes a request exactly once, from any thread (long-polls complete later from a
+// timer/worker). Copyable; calling it a second time is a bug that is logged and ignored.
+using Responder = std::function<void(HttpResponse)>;
+using Handler = std::function<HttpResponse(const HttpRequest&, const PathParams&)>;  // sync
+using AsyncHandler = std::function<void(const HttpRequest&, const PathParams&, Responder)>;
+// What the server calls for every request: Router::Dispatch bound to a router.
+using AsyncHandlerFn = std::function<void(const HttpRequest&, Responder)>;
+
+// "%41b+c" -> "Ab c" when plus_is_space, "Ab+c" otherwise. Malformed escapes ("%4", "%zz") are
+// kept verbatim. The result may contain '/', NUL, ...: callers that build paths must check.
+std::string PercentDecode(std::string_view text, bool plus_is_space);
+
+// Builds a request from method + raw target (+ body): fills target, path and query.
+// Used by the server for every request and by tests that call Router::Handle directly.
+HttpRequest MakeRequest(std::string method, std::string target, std::string body = "");
+
+}  // namespace tpuemu::api

@@ -1,0 +1,334 @@
+// HttpServer over real sockets on ephemeral ports. No sleeps to synchronise: every wait is a read
+// with a deadline or a future with a timeout.
+#include "api/http_server.h"
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "api/router.h"
+#include "tests/support/http_client.h"
+
+namespace tpuemu::api {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ClientResponse;
+using testing::HttpClient;
+using testing::RawConnection;
+
+constexpr auto kDeadline = 10s;
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    router_.Add("GET", "/echo/{id}", [](const HttpRequest& r, const PathParams& p) {
+      return JsonResponse(200, nlohmann::json{{"id", p.at("id")},
+                                              {"q", r.Query("q").value_or("")},
+                                              {"remote", r.remote_address}});
+    });
+    router_.Add("POST", "/echo", [](const HttpRequest& r, const PathParams&) {
+      return JsonResponse(200, nlohmann::json{{"size", r.body.size()},
+                                              {"ua", r.Header("user-agent").value_or("")}});
+    });
+  }
+
+  void TearDown() override {
+    if (server_) server_->Stop(5s);
+    for (std::thread& t : workers_) t.join();
+  }
+
+  void StartServer(HttpServerOptions options = {}) {
+    server_ = std::make_unique<HttpServer>(std::move(options), router_.AsHandler(),
+                                           [this](const AccessLogEntry& entry) {
+                                             std::lock_guard lock(log_mu_);
+                                             log_.push_back(entry);
+                                           });
+    ASSERT_TRUE(server_->Start().ok());
+    ASSERT_NE(server_->port(), 0);
+  }
+
+  std::string Raw(std::string bytes) {
+    HttpClient client("127.0.0.1", server_->port());
+    return client.RawExchange(std::move(bytes));
+  }
+
+  Router router_;  // declared before server_: outlives it
+  std::unique_ptr<HttpServer> server_;
+  std::vector<std::thread> workers_;  // joined after the server stopped
+  std::mutex log_mu_;
+  std::vector<AccessLogEntry> log_;  // guarded by log_mu_
+};
+
+TEST_F(HttpServerTest, KeepAliveReusesOneConnection) {
+  StartServer();
+  HttpClient client("127.0.0.1", server_->port());
+  std::string remote;
+  for (int i = 0; i < 5; ++i) {
+    Result<ClientResponse> response =
+        client.Request("GET", "/echo/" + std::to_string(i) + "?q=x+y");
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+    EXPECT_EQ(response->status, 200);
+    EXPECT_EQ(response->Header("server"), "tpuemud");
+    EXPECT_EQ(response->Header("content-type"), "application/json");
+    nlohmann::json body = response->Json();
+    EXPECT_EQ(body["id"], std::to_string(i));
+    EXPECT_EQ(body["q"], "x y");
+    if (i == 0) remote = body["remote"];
+    EXPECT_EQ(body["remote"], remote);  // same client port: same TCP connection
+  }
+  EXPECT_EQ(client.connections_opened(), 1);
+  EXPECT_EQ(server_->active_connections(), 1);
+
+  std::lock_guard lock(log_mu_);
+  ASSERT_EQ(log_.size(), 5u);
+  EXPECT_EQ(log_[0].method, "GET");
+  EXPECT_EQ(log_[0].route, "/echo/{id}");
+  EXPECT_EQ(log_[0].target, "/echo/0?q=x+y");
+  EXPECT_EQ(log_[0].status, 200);
+  EXPECT_GE(log_[0].latency_seconds, 0.0);
+}
+
+TEST_F(HttpServerTest, PipelinedResponsesKeepRequestOrder) {
+  // Request 1 is answered only after request 2 has been handled, so responses complete out of
+  // order; the wire must still carry them in request order.
+  auto second_handled = std::make_shared<std::promise<void>>();
+  std::shared_future<void> second = second_handled->get_future().share();
+  router_.AddAsync(
+      "GET", "/p/{id}",
+      [&, second_handled, second](const HttpRequest&, const PathParams& p, Responder respond) {
+        std::string id = p.at("id");
+        if (id == "1") {
+          workers_.emplace_back([respond, second] {
+            bool ok = second.wait_for(kDeadline) == std::future_status::ready;
+            respond(JsonResponse(200, nlohmann::json{{"id", "1"}, {"waited", ok}}));
+          });
+        } else {
+          respond(JsonResponse(200, nlohmann::json{{"id", id}}));
+          if (id == "2") second_handled->set_value();
+        }
+      });
+  StartServer();
+  RawConnection connection("127.0.0.1", server_->port());
+  ASSERT_TRUE(connection.Connect().ok());
+  ASSERT_TRUE(connection
+                  .Send("GET /p/1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "GET /p/2 HTTP/1.1\r\nHost: x\r\n\r\n"
+                        "GET /p/3 HTTP/1.1\r\nHost: x\r\n\r\n")
+                  .ok());
+  for (const char* id : {"1", "2", "3"}) {
+    Result<ClientResponse> response = connection.ReadResponse();
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+    EXPECT_EQ(response->Json()["id"], id);
+    if (std::string(id) == "1") {
+      EXPECT_EQ(response->Json()["waited"], true);
+    }
+  }
+}
+
+TEST_F(HttpServerTest, TooLargeBodyIs413AndCloses) {
+  HttpServerOptions options;
+  options.body_limit_bytes = 1024;
+  StartServer(options);
+  std::string reply = Raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n");
+  EXPECT_TRUE(reply.starts_with("HTTP/1.1 413")) << reply;
+  EXPECT_NE(reply.find("\"status\":\"INVALID_ARGUMENT\""), std::string::npos) << reply;
+
+  // With the body actually sent (unread bytes on the server), the 413 still arrives intact.
+  HttpClient client("127.0.0.1", server_->port());
+  Result<ClientResponse> response = client.Request("POST", "/echo", std::string(200000, 'x'));
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 413);
+  EXPECT_EQ(response->Json()["error"]["code"], 413);
+  // A body under the limit is fine.
+  HttpClient small("127.0.0.1", server_->port());
+  response = small.Request("POST", "/echo", std::string(1000, 'x'));
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->Json()["size"], 1000);
+}
+
+TEST_F(HttpServerTest, TooLargeHeaderIs431AndCloses) {
+  HttpServerOptions options;
+  options.header_limit_bytes = 1024;
+  StartServer(options);
+  std::string reply =
+      Raw("GET /echo/1 HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(4000, 'a') + "\r\n\r\n");
+  EXPECT_TRUE(reply.starts_with("HTTP/1.1 431")) << reply.substr(0, 200);
+  EXPECT_NE(reply.find("\"code\":431"), std::string::npos);
+  EXPECT_NE(reply.find("Connection: close"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, MalformedRequestIs400AndCloses) {
+  StartServer();
+  for (std::string garbage :
+       {std::string("GARBAGE\r\n\r\n"), std::string("GET /echo/1 HTTP/1.1\r\nHost x\r\n\r\n"),
+        std::string("GET /echo/1 HTTP/1.1\r\nContent-Length: -5\r\n\r\n")}) {
+    std::string reply = Raw(garbage);
+    EXPECT_TRUE(reply.starts_with("HTTP/1.1 400")) << garbage << " -> " << reply;
+    EXPECT_NE(reply.find("\"status\":\"INVALID_ARGUMENT\""), std::string::npos) << reply;
+  }
+  // The server is still healthy.
+  HttpClient client("127.0.0.1", server_->port());
+  EXPECT_EQ(client.Request("GET", "/echo/ok")->status, 200);
+}
+
+TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosed) {
+  HttpServerOptions options;
+  options.idle_timeout = 200ms;
+  StartServer(options);
+  RawConnection after_request("127.0.0.1", server_->port());
+  ASSERT_TRUE(after_request.Connect().ok());
+  ASSERT_TRUE(after_request.Send("GET /echo/1 HTTP/1.1\r\nHost: x\r\n\r\n").ok());
+  Result<ClientResponse> response = after_request.ReadResponse();
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->status, 200);
+  EXPECT_TRUE(after_request.WaitForClose(kDeadline).ok());
+
+  RawConnection silent("127.0.0.1", server_->port());
+  ASSERT_TRUE(silent.Connect().ok());
+  EXPECT_TRUE(silent.WaitForClose(kDeadline).ok());
+}
+
+TEST_F(HttpServerTest, SlowLorisIsCutAtReadTimeoutWhileOthersAreServed) {
+  HttpServerOptions options;
+  options.read_timeout = 300ms;
+  options.idle_timeout = 30s;  // must not be what cuts it
+  StartServer(options);
+  HttpClient other("127.0.0.1", server_->port());
+  RawConnection slow("127.0.0.1", server_->port());
+  ASSERT_TRUE(slow.Connect().ok());
+  std::string request = "GET /echo/1 HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(2000, 'a');
+  auto start = std::chrono::steady_clock::now();
+  bool closed = false;
+  int served = 0;
+  for (std::size_t i = 0; i < request.size() && !closed; ++i) {
+    if (!slow.Send(request.substr(i, 1)).ok()) {
+      closed = true;
+      break;
+    }
+    // Paces the slow client (20 ms per byte) and detects the close at the same time.
+    closed = slow.WaitForClose(20ms).ok();
+    Result<ClientResponse> response = other.Request("GET", "/echo/2");
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+    EXPECT_EQ(response->status, 200);
+    ++served;
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_GT(served, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);  // far below idle_timeout
+}
+
+TEST_F(HttpServerTest, ConnectionCapAnswers503AndKeepsExistingClients) {
+  HttpServerOptions options;
+  options.max_connections = 2;
+  StartServer(options);
+  HttpClient a("127.0.0.1", server_->port());
+  HttpClient b("127.0.0.1", server_->port());
+  ASSERT_EQ(a.Request("GET", "/echo/a")->status, 200);
+  ASSERT_EQ(b.Request("GET", "/echo/b")->status, 200);
+  EXPECT_EQ(server_->active_connections(), 2);
+
+  HttpClient c("127.0.0.1", server_->port());
+  Result<ClientResponse> rejected = c.Request("GET", "/echo/c");
+  ASSERT_TRUE(rejected.ok()) << rejected.status().ToString();
+  EXPECT_EQ(rejected->status, 503);
+  EXPECT_EQ(rejected->Header("connection"), "close");
+  EXPECT_EQ(rejected->Json()["error"]["status"], "UNAVAILABLE");
+
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(a.Request("GET", "/echo/a")->status, 200);
+    EXPECT_EQ(b.Request("GET", "/echo/b")->status, 200);
+  }
+  EXPECT_EQ(a.connections_opened(), 1);
+  EXPECT_EQ(b.connections_opened(), 1);
+}
+
+TEST_F(HttpServerTest, StopAnswersInFlightAsyncRequestAndClosesIdleOnes) {
+  std::promise<void> entered;
+  router_.AddAsync("GET", "/later", [&](const HttpRequest&, const PathParams&, Responder respond) {
+    entered.set_value();
+    workers_.emplace_back([respond] {
+      std::this_thread::sleep_for(200ms);  // the long-poll being simulated, not synchronisation
+      respond(JsonResponse(200, nlohmann::json{{"late", true}}));
+    });
+  });
+  StartServer();
+  RawConnection idle("127.0.0.1", server_->port());
+  ASSERT_TRUE(idle.Connect().ok());
+  ASSERT_TRUE(idle.Send("GET /echo/1 HTTP/1.1\r\nHost: x\r\n\r\n").ok());
+  ASSERT_TRUE(idle.ReadResponse().ok());
+
+  RawConnection busy("127.0.0.1", server_->port());
+  ASSERT_TRUE(busy.Connect().ok());
+  ASSERT_TRUE(busy.Send("GET /later HTTP/1.1\r\nHost: x\r\n\r\n").ok());
+  ASSERT_EQ(entered.get_future().wait_for(kDeadline), std::future_status::ready);
+
+  auto stopped = std::async(std::launch::async, [this] { server_->Stop(5s); });
+  Result<ClientResponse> response = busy.ReadResponse();
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->Json()["late"], true);
+  EXPECT_EQ(response->Header("connection"), "close");
+  EXPECT_TRUE(busy.WaitForClose(kDeadline).ok());
+  EXPECT_TRUE(idle.WaitForClose(kDeadline).ok());
+  ASSERT_EQ(stopped.wait_for(kDeadline), std::future_status::ready);
+  EXPECT_EQ(server_->active_connections(), 0);
+
+  // Stopped means stopped: new connections are refused.
+  RawConnection late("127.0.0.1", server_->port());
+  EXPECT_FALSE(late.Connect().ok());
+  server_->Stop();  // idempotent
+}
+
+TEST_F(HttpServerTest, ManyConcurrentClientsAllAnswered) {
+  StartServer();
+  constexpr int kClients = 32;
+  constexpr int kRequests = 50;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      HttpClient client("127.0.0.1", server_->port());
+      for (int i = 0; i < kRequests; ++i) {
+        std::string id = std::to_string(c) + "-" + std::to_string(i);
+        Result<ClientResponse> response = client.Request("GET", "/echo/" + id);
+        if (response.ok() && response->status == 200 && response->Json()["id"] == id) ++ok;
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(ok.load(), kClients * kRequests);
+  std::lock_guard lock(log_mu_);
+  EXPECT_EQ(log_.size(), static_cast<std::size_t>(kClients * kRequests));
+}
+
+TEST_F(HttpServerTest, ThrowingRawHandlerGives500) {
+  server_ = std::make_unique<HttpServer>(
+      HttpServerOptions{}, [](const HttpRequest&, Responder) { throw std::runtime_error("x"); });
+  ASSERT_TRUE(server_->Start().ok());
+  HttpClient client("127.0.0.1", server_->port());
+  Result<ClientResponse> response = client.Request("GET", "/anything");
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->status, 500);
+  EXPECT_EQ(response->Json()["error"]["status"], "INTERNAL");
+}
+
+TEST_F(HttpServerTest, StartFailsNamingHostAndPortWhenInUse) {
+  StartServer();
+  HttpServerOptions options;
+  options.port = server_->port();
+  HttpServer second(options, router_.AsHandler());
+  Status status = second.Start();
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+  EXPECT_NE(status.message().find("127.0.0.1:" + std::to_string(server_->port())),
+            std::string::npos)
+      << status.message();
+}
+
+}  // namespace
+}  // namespace tpuemu::api
