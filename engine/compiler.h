@@ -1,0 +1,96 @@
+// The compiler: validates a Graph against a Slice and CompileOptions and plans it.
+//
+// Per op an OpPlan: its cost from timing.h (dot/conv2d/conv2d_backprop_* on the MXUs with
+// MxuPasses(precision) bf16 passes, every other op on the vector unit with HBM traffic = input +
+// output bytes), the MXU folds (tiles), the TensorCores it is split over and how. Totals: cycles,
+// seconds, flops, HBM bytes, MXU utilization. Memory: peak live HBM bytes per TensorCore by
+// liveness over the topological order — parameters and constants live for the whole program, an
+// intermediate from its producer to its last consumer, outputs to the end — with every tensor
+// sharded evenly over the program's TensorCores. A program that does not fit gets XLA's
+// RESOURCE_EXHAUSTED text ("XLA:TPU compile permanent error. Ran out of memory in memory space
+// hbm. Used 18.52G of 15.48G hbm. Exceeded hbm capacity by 3.04G.", G = GiB) plus the largest
+// live tensors.
+//
+// A CompiledProgram depends on the graph's STRUCTURE only (kinds, ids, wiring, attributes, shapes,
+// dtypes), never on constant values or seeds: the executor takes those from the Graph it is
+// given, so one compiled program serves every graph with the same StructureKey (compile_cache.h).
+// Errors: INVALID_ARGUMENT (bad graph/options, a tensor above max_tensor_elements),
+// RESOURCE_EXHAUSTED (HBM). Compile is a pure function: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/hardware.h"
+#include "engine/ir.h"
+#include "engine/numerics.h"
+#include "engine/status.h"
+#include "engine/timing.h"
+
+namespace tpuemu::engine {
+
+struct CompileOptions {
+  Precision precision = Precision::kDefault;
+  int tensorcores = 1;  // TensorCores each op is split across; 1..slice.tensorcores()
+  TimingMode timing_mode = TimingMode::kTpu;
+  Dataflow dataflow = Dataflow::kWeightStationary;  // used by TimingMode::kScaleSim
+  int64_t max_tensor_elements = int64_t{1} << 26;
+};
+
+// How a matmul op's work is divided over TensorCores.
+enum class SplitKind {
+  kNone,         // one TensorCore, or a vector op split evenly
+  kRows,         // data-parallel over batch items / output rows: no reduction
+  kContraction,  // over K: each TensorCore computes a partial product, then an all-reduce
+};
+std::string_view SplitKindName(SplitKind split);
+
+struct OpPlan {
+  int op_index = 0;
+  std::string id;
+  OpKind kind = OpKind::kParameter;
+  OpCost cost;  // from timing.h; cost.folds = MXU tiles (0 on the vector unit)
+  bool on_mxu = false;
+  int64_t batch = 1;  // matmul ops: GEMMs of shape `gemm`, `batch` times
+  GemmShape gemm;
+  SplitKind split = SplitKind::kNone;
+  int last_use = 0;          // index of the last op reading this result (ops.size() = kept)
+  int64_t result_bytes = 0;  // device bytes of the result (bf16 = 2 per element)
+};
+
+struct ProgramTotals {
+  int64_t cycles = 0;
+  double seconds = 0;
+  double flops = 0;
+  double hbm_bytes = 0;
+  double mxu_utilization = 0;  // flops / (cycles · peak flops per cycle of the TensorCores used)
+};
+
+struct CompiledProgram {
+  std::string name;
+  std::string structure_key;  // StructureKey(graph): what an executing graph must match
+  uint64_t structure_hash = 0;
+  CompileOptions options;
+  Generation generation = Generation::kV4;
+  std::string accelerator_type;  // the slice it was compiled for, e.g. "v4-8"
+  std::vector<OpPlan> plans;     // one per op, in graph order
+  std::vector<std::string> outputs;
+  ProgramTotals totals;
+  int64_t peak_hbm_bytes_per_tensorcore = 0;
+  double hbm_capacity_bytes_per_tensorcore = 0;
+  int peak_op_index = 0;  // where the peak is reached
+  double compile_seconds = 0;
+};
+
+Result<std::shared_ptr<const CompiledProgram>> Compile(const Graph& graph, const Slice& slice,
+                                                       const CompileOptions& options);
+
+// The graph's structure as text (no constant values, no seeds) and its 64-bit FNV-1a hash.
+std::string StructureKey(const Graph& graph);
+uint64_t HashKey(std::string_view key);
+// INVALID_ARGUMENT unless options are valid for slice (shared by Compile and the cache).
+Status ValidateOptions(const Slice& slice, const CompileOptions& options);
+
+}  // namespace tpuemu::engine
