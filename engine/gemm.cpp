@@ -3,10 +3,12 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "engine/gemm_onednn.h"
 
@@ -36,28 +38,70 @@ void EigenGemm(const float* a, const float* b, float* c, int64_t m, int64_t n, i
   }
 }
 
-void NanToZeroInPlace(float* c, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) c[i] = NanToZero(c[i]);
+// Per-thread operand buffers reused across calls: a fresh multi-MB allocation per call costs
+// page faults comparable to the bf16 conversion itself. A call that needed more than
+// kRetainedScratchBytes frees them afterwards, so one huge matmul does not pin memory in every
+// pool thread. Only the owning thread touches its Scratch (thread_local), so no lock.
+constexpr std::size_t kRetainedScratchBytes = std::size_t{64} << 20;
+
+class Scratch {
+ public:
+  static constexpr int kSlots = 6;  // hi, mid, lo of A and of B
+
+  // Uninitialised storage for `count` values of T in `slot`, valid until Trim or the next Get of
+  // the same slot.
+  template <typename T>
+  T* Get(int slot, std::size_t count) {
+    Buffer& buf = buffers_[static_cast<std::size_t>(slot)];
+    const std::size_t bytes = count * sizeof(T);
+    if (buf.bytes < bytes) {
+      buf.data.reset(new std::byte[bytes]);
+      buf.bytes = bytes;
+    }
+    return reinterpret_cast<T*>(buf.data.get());
+  }
+
+  void Trim() {
+    std::size_t total = 0;
+    for (const Buffer& buf : buffers_) total += buf.bytes;
+    if (total <= kRetainedScratchBytes) return;
+    for (Buffer& buf : buffers_) buf = Buffer{};
+  }
+
+ private:
+  struct Buffer {
+    std::unique_ptr<std::byte[]> data;
+    std::size_t bytes = 0;
+  };
+  std::array<Buffer, kSlots> buffers_;
+};
+
+Scratch& ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
 }
 
-// The bf16 operand planes of one matmul, as floats (Eigen) or bf16 bits (oneDNN).
+// The bf16 operand planes of one matmul, as floats (Eigen) or bf16 bits (oneDNN); mid is null
+// for Split2.
 template <typename T>
 struct Planes {
-  std::vector<T> hi, mid, lo;
+  const T* hi = nullptr;
+  const T* mid = nullptr;
+  const T* lo = nullptr;
 };
 
 template <typename T>
-Planes<T> SplitOperand(const float* x, std::size_t count, Precision precision) {
-  Planes<T> p;
-  p.hi.resize(count);
-  p.lo.resize(count);
+Planes<T> SplitOperand(const float* x, std::size_t count, Precision precision, int first_slot) {
+  Scratch& scratch = ThreadScratch();
+  T* hi = scratch.Get<T>(first_slot, count);
+  T* lo = scratch.Get<T>(first_slot + 1, count);
   if (precision == Precision::kHigh) {
-    Split2(x, p.hi.data(), p.lo.data(), count);
-  } else {
-    p.mid.resize(count);
-    Split3(x, p.hi.data(), p.mid.data(), p.lo.data(), count);
+    Split2(x, hi, lo, count);
+    return {hi, nullptr, lo};
   }
-  return p;
+  T* mid = scratch.Get<T>(first_slot + 2, count);
+  Split3(x, hi, mid, lo, count);
+  return {hi, mid, lo};
 }
 
 // Runs the X3 / X6 pass schedule of reference §4 with `pass(a_part, b_part, accumulate)`; the
@@ -66,8 +110,8 @@ Planes<T> SplitOperand(const float* x, std::size_t count, Precision precision) {
 template <typename T, typename PassFn>
 bool RunSplitPasses(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
                     Precision precision, PassFn pass) {
-  const Planes<T> pa = SplitOperand<T>(a, static_cast<std::size_t>(m * k), precision);
-  const Planes<T> pb = SplitOperand<T>(b, static_cast<std::size_t>(k * n), precision);
+  const Planes<T> pa = SplitOperand<T>(a, static_cast<std::size_t>(m * k), precision, 0);
+  const Planes<T> pb = SplitOperand<T>(b, static_cast<std::size_t>(k * n), precision, 3);
   bool ok = true;
   if (precision == Precision::kHigh) {
     ok = ok && pass(pa.lo, pb.hi, false);
@@ -93,21 +137,22 @@ void EigenMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n,
       EigenGemm(a, b, c, m, n, k, false);
       return;
     case Precision::kDefault: {
-      std::vector<float> ar(static_cast<std::size_t>(m * k));
-      std::vector<float> br(static_cast<std::size_t>(k * n));
-      RoundToBf16(a, ar.data(), ar.size());
-      RoundToBf16(b, br.data(), br.size());
-      EigenGemm(ar.data(), br.data(), c, m, n, k, false);
+      const auto a_count = static_cast<std::size_t>(m * k);
+      const auto b_count = static_cast<std::size_t>(k * n);
+      float* ar = ThreadScratch().Get<float>(0, a_count);
+      float* br = ThreadScratch().Get<float>(3, b_count);
+      RoundToBf16(a, ar, a_count);
+      RoundToBf16(b, br, b_count);
+      EigenGemm(ar, br, c, m, n, k, false);
       return;
     }
     case Precision::kHigh:
     case Precision::kHighest:
-      RunSplitPasses<float>(
-          a, b, c, m, n, k, precision,
-          [&](const std::vector<float>& x, const std::vector<float>& y, bool accumulate) {
-            EigenGemm(x.data(), y.data(), c, m, n, k, accumulate);
-            return true;
-          });
+      RunSplitPasses<float>(a, b, c, m, n, k, precision,
+                            [&](const float* x, const float* y, bool accumulate) {
+                              EigenGemm(x, y, c, m, n, k, accumulate);
+                              return true;
+                            });
       return;
   }
 }
@@ -118,19 +163,20 @@ bool OneDnnMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n
     case Precision::kF32:
       return onednn::F32Gemm(a, b, c, m, n, k);
     case Precision::kDefault: {
-      std::vector<Bf16Bits> ar(static_cast<std::size_t>(m * k));
-      std::vector<Bf16Bits> br(static_cast<std::size_t>(k * n));
-      RoundToBf16Bits(a, ar.data(), ar.size());
-      RoundToBf16Bits(b, br.data(), br.size());
-      return onednn::Bf16Pass(ar.data(), br.data(), c, m, n, k, false);
+      const auto a_count = static_cast<std::size_t>(m * k);
+      const auto b_count = static_cast<std::size_t>(k * n);
+      Bf16Bits* ar = ThreadScratch().Get<Bf16Bits>(0, a_count);
+      Bf16Bits* br = ThreadScratch().Get<Bf16Bits>(3, b_count);
+      RoundToBf16Bits(a, ar, a_count);
+      RoundToBf16Bits(b, br, b_count);
+      return onednn::Bf16Pass(ar, br, c, m, n, k, false);
     }
     case Precision::kHigh:
     case Precision::kHighest:
-      return RunSplitPasses<Bf16Bits>(
-          a, b, c, m, n, k, precision,
-          [&](const std::vector<Bf16Bits>& x, const std::vector<Bf16Bits>& y, bool accumulate) {
-            return onednn::Bf16Pass(x.data(), y.data(), c, m, n, k, accumulate);
-          });
+      return RunSplitPasses<Bf16Bits>(a, b, c, m, n, k, precision,
+                                      [&](const Bf16Bits* x, const Bf16Bits* y, bool accumulate) {
+                                        return onednn::Bf16Pass(x, y, c, m, n, k, accumulate);
+                                      });
   }
   return false;
 }
@@ -175,12 +221,12 @@ void Matmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int6
     std::fill_n(c, static_cast<std::size_t>(m * n), 0.0f);
     return;
   }
-  if (ResolveBackend(backend) == GemmBackend::kOneDnn &&
-      OneDnnMatmul(a, b, c, m, n, k, precision)) {
-    return;
+  if (ResolveBackend(backend) != GemmBackend::kOneDnn ||
+      !OneDnnMatmul(a, b, c, m, n, k, precision)) {
+    // No oneDNN here, or it failed (C may hold a partial result: every path overwrites it first).
+    EigenMatmul(a, b, c, m, n, k, precision);
   }
-  // No oneDNN here, or it failed (C may hold a partial result: every path overwrites it first).
-  EigenMatmul(a, b, c, m, n, k, precision);
+  ThreadScratch().Trim();
 }
 
 }  // namespace tpuemu::engine

@@ -98,6 +98,8 @@ void Split2(const float* x, float* hi, float* lo, std::size_t n);
 void Split2(const float* x, Bf16Bits* hi, Bf16Bits* lo, std::size_t n);
 void Split3(const float* x, float* hi, float* mid, float* lo, std::size_t n);
 void Split3(const float* x, Bf16Bits* hi, Bf16Bits* mid, Bf16Bits* lo, std::size_t n);
+// x[i] = NanToZero(x[i]) for n values.
+void NanToZeroInPlace(float* x, std::size_t n);
 
 // jax.lax.Precision levels on TPU, plus plain f32 (no MXU emulation, e.g. matrix-vector products
 // which run in full f32 on TPU — jax#16349).
