@@ -114,13 +114,20 @@ DbStatus Store::Close() {
   if (owner_.load() == std::this_thread::get_id()) {
     return DbStatus::Invalid("Store::Close inside a transaction body");
   }
-  std::lock_guard<std::timed_mutex> lock(mu_);
-  if (db_ == nullptr) return DbStatus::Ok();
-  statements_.clear();  // finalizes; sqlite3_close refuses while statements are live
-  int rc = sqlite3_close(db_);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "close " + path_);
-  db_ = nullptr;
-  return DbStatus::Ok();
+  // No timeout: closing must wait for in-flight transactions to finish.
+  (void)AcquireLease(std::chrono::milliseconds::max());
+  DbStatus status;
+  if (db_ != nullptr) {
+    statements_.clear();  // finalizes; sqlite3_close refuses while statements are live
+    int rc = sqlite3_close(db_);
+    if (rc == SQLITE_OK) {
+      db_ = nullptr;
+    } else {
+      status = SqliteError(db_, rc, "close " + path_);
+    }
+  }
+  ReleaseLease();
+  return status;
 }
 
 DbResult<int> Store::SchemaVersion() {
@@ -145,13 +152,24 @@ DbStatus Store::Run(bool writable, const std::function<DbStatus(Txn&)>& body) {
   if (owner_.load() == std::this_thread::get_id()) {
     return DbStatus::Invalid("nested Store::Transaction/Read on one thread");
   }
-  std::unique_lock<std::timed_mutex> lock(mu_, std::defer_lock);
-  if (!lock.try_lock_for(kBusyTimeout)) {
+  if (!AcquireLease(kBusyTimeout)) {
     return DbStatus::Busy("database connection busy for more than " +
                           std::to_string(kBusyTimeout.count()) + " ms");
   }
+  // Releases on every path out, including an exception from std::string or the allocator.
+  struct LeaseHolder {
+    Store* store;
+    ~LeaseHolder() {
+      store->owner_.store(std::thread::id());
+      store->ReleaseLease();
+    }
+  } holder{this};
   if (db_ == nullptr) return DbStatus::Invalid("store " + path_ + " is closed");
   owner_.store(std::this_thread::get_id());
+
+  // Only a failure inside the rollback path below could leave a transaction open; never let it
+  // swallow the next caller's writes.
+  if (!sqlite3_get_autocommit(db_)) (void)RunCached("ROLLBACK");
 
   Txn txn(*this, writable);
   DbStatus status = writable ? RunCached("BEGIN IMMEDIATE") : DbStatus::Ok();
@@ -171,8 +189,27 @@ DbStatus Store::Run(bool writable, const std::function<DbStatus(Txn&)>& body) {
     // COMMIT can fail and leave the transaction open (e.g. SQLITE_BUSY); roll back either way.
     if (!status.ok() && !sqlite3_get_autocommit(db_)) (void)RunCached("ROLLBACK");
   }
-  owner_.store(std::thread::id());
   return status;
+}
+
+bool Store::AcquireLease(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto idle = [this] { return !in_use_; };
+  if (timeout == std::chrono::milliseconds::max()) {
+    idle_.wait(lock, idle);
+  } else if (!idle_.wait_for(lock, timeout, idle)) {
+    return false;
+  }
+  in_use_ = true;
+  return true;
+}
+
+void Store::ReleaseLease() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_use_ = false;
+  }
+  idle_.notify_one();
 }
 
 DbResult<Statement*> Store::CachedStatement(std::string_view sql) {

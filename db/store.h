@@ -7,10 +7,11 @@
 // the database stays consistent). Surviving kill -9 is tpuemud's promise, so we do not pay an
 // fsync per commit. ":memory:" databases are throwaway and durable against nothing.
 //
-// Threads: the Store owns one sqlite3 connection, guarded by mu_; every public method may be called
-// from any thread. Transaction() and Read() hold mu_ for the whole body, so a body should do one
-// state change's worth of SQL and nothing slow. Waiting for mu_ (or for another process's write
-// lock, via busy_timeout) is bounded by kBusyTimeout; past it the call returns kBusy.
+// Threads: the Store owns one sqlite3 connection; every public method may be called from any
+// thread. A thread uses the connection only while it holds the connection lease (in_use_, handed
+// out under mu_). Transaction() and Read() hold the lease for the whole body, so a body should do
+// one state change's worth of SQL and nothing slow. Waiting for the lease (or for another process's
+// write lock, via busy_timeout) is bounded by kBusyTimeout; past it the call returns kBusy.
 //
 // Errors: every call returns a DbStatus / DbResult; nothing throws across this API. An exception
 // escaping a transaction body is caught, the transaction rolled back, and kIoError returned with
@@ -19,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -116,19 +118,27 @@ class Store {
   friend class Txn;
   Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
 
-  // Runs `body` with mu_ held; `writable` wraps it in BEGIN IMMEDIATE/COMMIT.
+  // Takes the connection lease, waiting at most `timeout`; false on timeout.
+  bool AcquireLease(std::chrono::milliseconds timeout);
+  void ReleaseLease();
+  // Runs `body` holding the lease; `writable` wraps it in BEGIN IMMEDIATE/COMMIT.
   DbStatus Run(bool writable, const std::function<DbStatus(Txn&)>& body);
-  // Requires mu_. The cached statement for `sql`, prepared on first use.
+  // Requires the lease. The cached statement for `sql`, prepared on first use.
   DbResult<Statement*> CachedStatement(std::string_view sql);
-  DbStatus RunCached(std::string_view sql);  // requires mu_
+  DbStatus RunCached(std::string_view sql);  // requires the lease
 
   const std::string path_;
-  std::timed_mutex mu_;
-  sqlite3* db_;  // guarded by mu_; owned; null once closed
-  // Guarded by mu_. Keyed by SQL text; unique_ptr keeps Statement* stable across rehashes.
+  // A lease rather than a mutex held across the body: it gives the bounded wait (kBusyTimeout)
+  // without std::timed_mutex, whose clocklock ThreadSanitizer does not see.
+  std::mutex mu_;
+  std::condition_variable idle_;  // notified when in_use_ turns false
+  bool in_use_ = false;           // guarded by mu_; true while one thread holds the lease
+
+  sqlite3* db_;  // guarded by the lease; owned; null once closed
+  // Guarded by the lease. Keyed by SQL text; unique_ptr keeps Statement* stable across rehashes.
   std::unordered_map<std::string, std::unique_ptr<Statement>> statements_;
   // The thread currently inside a body (default id when none), to refuse nested calls without
-  // deadlocking. Written only with mu_ held; atomic because other threads read it unlocked.
+  // deadlocking. Written only by the lease holder; atomic because other threads read it unlocked.
   std::atomic<std::thread::id> owner_{};
 };
 

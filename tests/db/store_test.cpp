@@ -4,7 +4,9 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -239,6 +241,39 @@ TEST(StoreTest, NestingAndWritesInReadAreRefused) {
   DbStatus write =
       store->Read([](Txn& txn) -> DbStatus { return txn.Prepare("DELETE FROM nodes").status(); });
   EXPECT_EQ(write.code(), DbCode::kInvalid);
+}
+
+TEST(StoreTest, WaitForBusyConnectionIsBounded) {
+  auto store = MustOpen(":memory:");
+  ASSERT_NE(store, nullptr);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool holding = false, release = false;
+  std::thread writer([&] {
+    DbStatus s = store->Transaction([&](Txn&) {
+      std::unique_lock<std::mutex> lock(mu);
+      holding = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+      return DbStatus::Ok();
+    });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return holding; }));
+  }
+  // The writer holds the connection past kBusyTimeout: the reader gives up with kBusy.
+  EXPECT_EQ(NodeRepository(*store).Get("projects/p/locations/z/nodes/n").status().code(),
+            DbCode::kBusy);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  writer.join();
+  EXPECT_EQ(NodeRepository(*store).Get("projects/p/locations/z/nodes/n").status().code(),
+            DbCode::kNotFound);
 }
 
 TEST(StoreTest, PrepareErrorsAreReported) {
