@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -11,7 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/compiler.h"
 #include "engine/hardware.h"
+#include "engine/numerics.h"
+#include "engine/program_json.h"
+#include "engine/tensor.h"
 #include "engine/timing.h"
 
 namespace tpuemu::cli {
@@ -85,10 +90,11 @@ Result<Workload> ParseWorkload(const EstimateOptions& o, TimingMode mode) {
     return Status::InvalidArgument("--batch: must be a positive integer, got " +
                                    std::to_string(o.batch));
   }
-  if (!o.program.empty()) {
-    return Status::Unimplemented("--program: program estimates are not wired in this build");
-  }
   Workload w;
+  if (!o.program.empty()) {
+    w.describe = {{"op", "program"}, {"file", o.program}};
+    return w;
+  }
   if (!o.gemm.empty()) {
     Result<std::vector<int64_t>> v = ParsePositiveList("--gemm", o.gemm, ',', 3, 3, "M,N,K");
     if (!v.ok()) return v.status();
@@ -201,15 +207,110 @@ std::string FormatNumber(const Report& v) {
   return v.dump();
 }
 
+// Scalars as aligned "key  value" lines; an array of objects (the per-op rows) as a column
+// table after them, one row per element, columns padded to their widest cell.
 std::string RenderTable(const Report& report) {
   size_t width = 0;
-  for (const auto& [key, value] : report.items()) width = std::max(width, key.size());
+  for (const auto& [key, value] : report.items()) {
+    if (!value.is_array()) width = std::max(width, key.size());
+  }
   std::ostringstream out;
   for (const auto& [key, value] : report.items()) {
+    if (value.is_array()) continue;
     out << std::left << std::setw(static_cast<int>(width) + 2) << key << FormatNumber(value)
         << "\n";
   }
+  for (const auto& [key, rows] : report.items()) {
+    if (!rows.is_array() || rows.empty()) continue;
+    std::vector<std::string> columns;
+    for (const auto& [column, cell] : rows.front().items()) columns.push_back(column);
+    std::vector<std::vector<std::string>> cells{columns};
+    for (const Report& row : rows) {
+      std::vector<std::string> line;
+      for (const std::string& column : columns) {
+        line.push_back(row.contains(column) ? FormatNumber(row[column]) : "");
+      }
+      cells.push_back(std::move(line));
+    }
+    std::vector<size_t> widths(columns.size(), 0);
+    for (const auto& line : cells) {
+      for (size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], line[i].size());
+    }
+    out << "\n" << key << ":\n";
+    for (const auto& line : cells) {
+      for (size_t i = 0; i < line.size(); ++i) {
+        out << std::left << std::setw(static_cast<int>(widths[i]) + 2) << line[i];
+      }
+      out << "\n";
+    }
+  }
   return out.str();
+}
+
+constexpr int64_t kMaxProgramBytes = int64_t{256} << 20;
+
+Result<std::string> ReadProgramFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("--program: cannot open '" + path + "'");
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (static_cast<int64_t>(text.size()) > kMaxProgramBytes) {
+      return Status::InvalidArgument("--program: '" + path + "' is larger than " +
+                                     std::to_string(kMaxProgramBytes >> 20) + " MiB");
+    }
+  }
+  return text;
+}
+
+// A whole JSON program, compiled for the slice: totals, peak HBM and one row per op.
+Result<Report> EstimateProgram(const EstimateOptions& o, const engine::Slice& slice, int cores,
+                               TimingMode mode, Dataflow dataflow) {
+  if (o.batch != 1) {
+    return Status::InvalidArgument("--batch: applies to --gemm and --conv, not to --program");
+  }
+  Result<engine::Precision> precision = engine::ParsePrecision(o.precision);
+  if (!precision.ok()) return Prefixed("--precision", precision.status());
+  Result<std::string> text = ReadProgramFile(o.program);
+  if (!text.ok()) return text.status();
+  Result<engine::Graph> graph = engine::ParseProgram(*text);
+  if (!graph.ok()) return Prefixed("--program", graph.status());
+  engine::CompileOptions options;
+  options.precision = *precision;
+  options.tensorcores = cores;
+  options.timing_mode = mode;
+  options.dataflow = dataflow;
+  auto compiled = engine::Compile(*graph, slice, options);
+  if (!compiled.ok()) return Prefixed("--program", compiled.status());
+  const engine::CompiledProgram& p = **compiled;
+  Report r;
+  r["program"] = p.name;
+  r["ops"] = p.plans.size();
+  r["cycles"] = p.totals.cycles;
+  r["seconds"] = p.totals.seconds;
+  r["flops"] = p.totals.flops;
+  r["mxu_utilization"] = p.totals.mxu_utilization;
+  r["hbm_bytes"] = p.totals.hbm_bytes;
+  r["peak_hbm_bytes_per_tensorcore"] = p.peak_hbm_bytes_per_tensorcore;
+  r["hbm_capacity_bytes_per_tensorcore"] = p.hbm_capacity_bytes_per_tensorcore;
+  Report ops = Report::array();
+  for (const engine::OpPlan& plan : p.plans) {
+    const engine::Op& op = graph->ops()[static_cast<size_t>(plan.op_index)];
+    ops.push_back({{"id", plan.id},
+                   {"op", std::string(engine::OpKindName(plan.kind))},
+                   {"shape", engine::ShapeString(op.dtype, op.shape)},
+                   {"unit", plan.on_mxu ? "mxu" : "vpu"},
+                   {"cycles", plan.cost.cycles},
+                   {"seconds", plan.cost.seconds},
+                   {"flops", plan.cost.flops},
+                   {"hbm_bytes", plan.cost.hbm_bytes},
+                   {"mxu_utilization", plan.cost.mxu_utilization},
+                   {"folds", plan.cost.folds},
+                   {"bound", plan.cost.bound}});
+  }
+  r["per_op"] = std::move(ops);
+  return r;
 }
 
 }  // namespace
@@ -249,9 +350,12 @@ Result<std::string> Estimate(const EstimateOptions& o) {
   report["precision"] = o.precision;
   report["passes"] = precision->passes;
   for (const auto& [key, value] : work->describe.items()) report[key] = value;
-  report["batch"] = o.batch;
+  if (o.program.empty()) report["batch"] = o.batch;
 
   if (!o.array.empty()) {
+    if (!o.program.empty()) {
+      return Status::InvalidArgument("--array: --program needs a TPU (--accelerator-type)");
+    }
     Result<engine::ArrayShape> array = ParseArray(o.array);
     if (!array.ok()) return array.status();
     if (!(o.clock_hz > 0)) {
@@ -277,6 +381,17 @@ Result<std::string> Estimate(const EstimateOptions& o) {
                                      " TensorCores, asked for " + std::to_string(cores));
     }
     const engine::ChipSpec& spec = slice->spec();
+    if (!o.program.empty()) {
+      Result<Report> program = EstimateProgram(o, *slice, cores, *mode, dataflow);
+      if (!program.ok()) return program.status();
+      report["accelerator_type"] = type;
+      report["generation"] = std::string(spec.name);
+      report["tensorcores"] = cores;
+      report["clock_hz"] = spec.clock_hz;
+      for (const auto& [key, value] : program->items()) report[key] = value;
+      if (o.format == "json") return report.dump(2) + "\n";
+      return RenderTable(report);
+    }
     const engine::OpCost cost =
         engine::DotCost(spec, work->batch, work->shape, precision->passes,
                         precision->bytes_per_element, cores, *mode, dataflow);

@@ -169,6 +169,66 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"estimate --conv 8,8,1,3,3,4 --padding full", "--padding"}),
     [](const auto& info) { return "Case" + std::to_string(info.index); });
 
+// Writes `text` to a fresh temporary file and removes it when the test ends.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text) {
+    char path[] = "/tmp/tpuemu_program_XXXXXX";
+    const int fd = mkstemp(path);
+    if (fd >= 0) close(fd);
+    path_ = path;
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+constexpr const char* kMlp = R"({"name": "mlp", "ops": [
+  {"id": "x", "op": "parameter", "shape": [256, 512], "dtype": "bf16"},
+  {"id": "w", "op": "constant", "shape": [512, 128], "dtype": "bf16", "random": {"seed": 1}},
+  {"id": "y", "op": "dot", "inputs": ["x", "w"]},
+  {"id": "r", "op": "relu", "inputs": ["y"]}], "outputs": ["r"]})";
+
+TEST(EngineEstimate, ProgramReportsTotalsAndOneRowPerOp) {
+  const TempFile program(kMlp);
+  const nlohmann::json j =
+      RunJson("estimate --program " + program.path() + " --accelerator-type v5litepod-1");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["program"], "mlp");
+  EXPECT_EQ(j["ops"], 4);
+  ASSERT_EQ(j["per_op"].size(), 4u);
+  const nlohmann::json& dot = j["per_op"][2];
+  EXPECT_EQ(dot["op"], "dot");
+  EXPECT_EQ(dot["unit"], "mxu");
+  EXPECT_DOUBLE_EQ(dot["flops"].get<double>(), 2.0 * 256 * 512 * 128);
+  EXPECT_GT(dot["cycles"].get<int64_t>(), 0);
+  EXPECT_EQ(j["per_op"][3]["unit"], "vpu");
+  EXPECT_GE(j["cycles"].get<int64_t>(), dot["cycles"].get<int64_t>());
+  EXPECT_GT(j["peak_hbm_bytes_per_tensorcore"].get<int64_t>(), 0);
+
+  const RunResult table = RunEngine("estimate --program " + program.path());
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("per_op:"), std::string::npos);
+  EXPECT_NE(table.out.find("dot"), std::string::npos);
+}
+
+TEST(EngineEstimate, ProgramErrorsNameTheFlag) {
+  const RunResult missing = RunEngine("estimate --program /nonexistent/program.json");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("--program"), std::string::npos) << missing.err;
+  const TempFile bad(R"({"ops": [{"id": "a", "op": "frob"}]})");
+  const RunResult unknown = RunEngine("estimate --program " + bad.path());
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("frob"), std::string::npos) << unknown.err;
+  const TempFile good(kMlp);
+  const RunResult on_array = RunEngine("estimate --array 8x8 --program " + good.path());
+  EXPECT_NE(on_array.exit_code, 0);
+  EXPECT_NE(on_array.err.find("--array"), std::string::npos) << on_array.err;
+}
+
 TEST(EngineEstimate, UnknownSubcommandOrFlagIsAParseError) {
   EXPECT_NE(RunEngine("frobnicate").exit_code, 0);
   EXPECT_NE(RunEngine("estimate --gemm 4,4,4 --bogus 1").exit_code, 0);
