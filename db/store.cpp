@@ -52,7 +52,7 @@ DbResult<Statement*> Txn::Prepare(std::string_view sql) {
     return DbStatus::Invalid("statement writes inside Store::Read: '" + std::string(sql) + "'");
   }
   (*stmt)->Reset();
-  used_.push_back(*stmt);
+  if (used_.empty() || used_.back() != *stmt) used_.push_back(*stmt);  // no growth in a Get loop
   return stmt;
 }
 

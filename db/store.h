@@ -42,7 +42,7 @@ namespace tpuemu::db {
 class Store;
 
 // The handle a Transaction()/Read() body runs SQL through. Only valid inside the body it was
-// passed to; it borrows the Store's connection, whose mutex the Store holds meanwhile.
+// passed to; it borrows the Store's connection, whose lease the calling thread holds meanwhile.
 class Txn {
  public:
   Txn(const Txn&) = delete;
