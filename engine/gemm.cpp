@@ -38,11 +38,12 @@ void EigenGemm(const float* a, const float* b, float* c, int64_t m, int64_t n, i
   }
 }
 
-// Per-thread operand buffers reused across calls: a fresh multi-MB allocation per call costs
-// page faults comparable to the bf16 conversion itself. A call that needed more than
-// kRetainedScratchBytes frees them afterwards, so one huge matmul does not pin memory in every
-// pool thread. Only the owning thread touches its Scratch (thread_local), so no lock.
-constexpr std::size_t kRetainedScratchBytes = std::size_t{64} << 20;
+// Per-thread operand buffers reused across calls: first-touching fresh pages costs more than
+// the bf16 split itself (4096³ HIGHEST: 3.1 s per call with fresh 200 MB of planes, 2.5 s with
+// reused ones, against 6 x 0.41 s of oneDNN passes). A call that needed more than
+// kRetainedScratchBytes (enough for 4096² HIGHEST in bf16) frees them afterwards, which bounds
+// what each pool thread pins. Only the owning thread touches its Scratch (thread_local): no lock.
+constexpr std::size_t kRetainedScratchBytes = std::size_t{256} << 20;
 
 class Scratch {
  public:

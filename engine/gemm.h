@@ -9,8 +9,9 @@
 //
 // Threading: every call runs on the calling thread only (oneDNN's OpenMP team and Eigen are held
 // to one thread); engine::Pool parallelises across shards. All functions are thread-safe.
-// Errors: none are reported; a oneDNN failure falls back to the Eigen path. Scratch buffers are
-// allocated per call, so only std::bad_alloc can escape (callers bound tensor sizes).
+// Errors: none are reported; a oneDNN failure falls back to the Eigen path. Operand planes and
+// the oneDNN scratchpad live in per-thread buffers reused across calls (each kept only while it
+// is <= 256 MB), so only std::bad_alloc can escape (callers bound tensor sizes).
 #pragma once
 
 #include <cstdint>

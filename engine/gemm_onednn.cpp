@@ -21,6 +21,8 @@ using dnnl::memory;
 
 // Enough for every shape a compiled graph uses; a workload with more distinct shapes rebuilds.
 constexpr std::size_t kMaxCachedPrimitives = 64;
+// A per-thread scratchpad above this size is released after the call that needed it.
+constexpr std::size_t kRetainedScratchBytes = std::size_t{256} << 20;
 
 struct Key {
   int64_t m, n, k;
@@ -134,6 +136,8 @@ bool Run(const void* a, const void* b, float* c, const Key& key) {
                                       {DNNL_ARG_DST, c_mem},
                                       {DNNL_ARG_SCRATCHPAD, scratch_mem}});
     stream.wait();
+    // Same policy as gemm.cpp's operand buffers: keep small scratchpads, drop huge ones.
+    if (scratch.size() > kRetainedScratchBytes) std::vector<std::byte>().swap(scratch);
     return true;
   } catch (const dnnl::error&) {
     return false;

@@ -3,8 +3,9 @@
 // Built with real kernels when TPUEMU_HAVE_ONEDNN is defined, else every function reports
 // "unavailable". Primitives are cached per (m, n, k, dtype, accumulate) in a process-wide map of
 // bounded size (least recently used entry evicted), guarded by a mutex; executing a cached
-// primitive does not hold the mutex. Scratchpads are per call (user scratchpad mode), so one
-// primitive may run on several threads at once. The first call on each thread limits that
+// primitive does not hold the mutex. Scratchpads are per thread (user scratchpad mode, a
+// thread_local buffer released when it exceeds 256 MB), so one primitive may run on several
+// threads at once. The first call on each thread limits that
 // thread's OpenMP team to one thread (Debian's libdnnl uses the GNU OpenMP runtime).
 // Functions return false when oneDNN is absent or raised an error; the caller then falls back to
 // Eigen. They never throw.
