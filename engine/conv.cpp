@@ -96,7 +96,7 @@ void Conv2DKernel(const Op& op, const Tensor& x, const Tensor& filter, Tensor& o
     KernelContext serial = ctx;
     serial.pool = nullptr;
     ForEachImage(ctx, g.n, [&](int64_t i) {
-      std::vector<float> col(static_cast<size_t>(g.Rows() * g.K()));
+      FloatBuffer col(static_cast<size_t>(g.Rows() * g.K()));
       Im2Col(g, x.f32() + i * g.h * g.w * g.c, col.data());
       ShardedMatmul(col.data(), filter.f32(), out.f32() + i * g.Rows() * g.cout, g.Rows(), g.cout,
                     g.K(), g.n > 1 ? serial : ctx);
@@ -109,7 +109,7 @@ void Conv2DBackpropInputKernel(const Op& op, const Tensor& filter, const Tensor&
                                const KernelContext& ctx) {
   const Geometry g = MakeGeometry(op.attrs.conv, out.shape(), filter.shape());
   // filterᵀ [cout, K], so that dcol = dy · filterᵀ is a plain row-major GEMM.
-  std::vector<float> ft(static_cast<size_t>(g.K() * g.cout));
+  FloatBuffer ft(static_cast<size_t>(g.K() * g.cout));
   for (int64_t r = 0; r < g.K(); ++r) {
     for (int64_t c = 0; c < g.cout; ++c)
       ft[static_cast<size_t>(c * g.K() + r)] = filter.f32()[r * g.cout + c];
@@ -117,7 +117,7 @@ void Conv2DBackpropInputKernel(const Op& op, const Tensor& filter, const Tensor&
   KernelContext serial = ctx;
   serial.pool = nullptr;
   ForEachImage(ctx, g.n, [&](int64_t i) {
-    std::vector<float> dcol(static_cast<size_t>(g.Rows() * g.K()));
+    FloatBuffer dcol(static_cast<size_t>(g.Rows() * g.K()));
     ShardedMatmul(dy.f32() + i * g.Rows() * g.cout, ft.data(), dcol.data(), g.Rows(), g.K(), g.cout,
                   g.n > 1 ? serial : ctx);
     Col2ImAdd(g, dcol.data(), out.f32() + i * g.h * g.w * g.c);  // out arrives zeroed
@@ -131,9 +131,9 @@ void Conv2DBackpropFilterKernel(const Op& op, const Tensor& x, const Tensor& dy,
   // dfilter [K, cout] = colᵀ [K, n·rows] · dy [n·rows, cout]: ONE GEMM, so the whole batch is
   // accumulated in f32 inside it, as on the MXU.
   const int64_t rows = g.n * g.Rows();
-  std::vector<float> col_t(static_cast<size_t>(g.K() * rows));
+  FloatBuffer col_t(static_cast<size_t>(g.K() * rows));
   {
-    std::vector<float> col(static_cast<size_t>(g.Rows() * g.K()));
+    FloatBuffer col(static_cast<size_t>(g.Rows() * g.K()));
     for (int64_t i = 0; i < g.n; ++i) {
       Im2Col(g, x.f32() + i * g.h * g.w * g.c, col.data());
       for (int64_t r = 0; r < g.Rows(); ++r) {

@@ -12,8 +12,8 @@ constexpr int64_t kMinShardMacs = int64_t{1} << 22;
 constexpr int64_t kMinShardRows = 16;
 
 // out[c x r] = in[r x c]ᵀ for `batch` stacked matrices.
-std::vector<float> TransposeLast2(const float* in, int64_t batch, int64_t r, int64_t c) {
-  std::vector<float> out(static_cast<size_t>(batch * r * c));
+FloatBuffer TransposeLast2(const float* in, int64_t batch, int64_t r, int64_t c) {
+  FloatBuffer out(static_cast<size_t>(batch * r * c));
   constexpr int64_t kBlock = 32;  // cache blocking
   for (int64_t b = 0; b < batch; ++b) {
     const float* src = in + b * r * c;
@@ -59,7 +59,7 @@ void DotKernel(const Op& op, const Tensor& lhs, const Tensor& rhs, Tensor& out,
   const bool lhs_batched = lr > 2, rhs_batched = rr > 2;
 
   // Operands Matmul can read in place stay where they are; a transposed one is copied once.
-  std::vector<float> lhs_t, rhs_t;
+  FloatBuffer lhs_t, rhs_t;
   const float* a = lhs.f32();
   const float* b = rhs.f32();
   if (tl) {

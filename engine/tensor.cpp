@@ -76,7 +76,11 @@ Tensor::Tensor(DType dtype, Shape shape)
   }
 }
 
-Result<Tensor> Tensor::FromF32(Shape shape, std::vector<float> values, DType dtype) {
+Result<Tensor> Tensor::FromF32(Shape shape, const std::vector<float>& values, DType dtype) {
+  return FromF32(std::move(shape), FloatBuffer(values.begin(), values.end()), dtype);
+}
+
+Result<Tensor> Tensor::FromF32(Shape shape, FloatBuffer values, DType dtype) {
   if (dtype == DType::kI32) return Status::InvalidArgument("FromF32 needs a floating dtype");
   if (static_cast<int64_t>(values.size()) != shape.NumElements()) {
     return Status::InvalidArgument("got " + std::to_string(values.size()) + " values for shape " +
@@ -91,7 +95,7 @@ Result<Tensor> Tensor::FromF32(Shape shape, std::vector<float> values, DType dty
   return t;
 }
 
-Result<Tensor> Tensor::FromI32(Shape shape, std::vector<int32_t> values) {
+Result<Tensor> Tensor::FromI32(Shape shape, const std::vector<int32_t>& values) {
   if (static_cast<int64_t>(values.size()) != shape.NumElements()) {
     return Status::InvalidArgument("got " + std::to_string(values.size()) + " values for shape " +
                                    ShapeString(DType::kI32, shape));
@@ -100,7 +104,7 @@ Result<Tensor> Tensor::FromI32(Shape shape, std::vector<int32_t> values) {
   t.dtype_ = DType::kI32;
   t.shape_ = std::move(shape);
   t.num_elements_ = t.shape_.NumElements();
-  t.i32_ = std::move(values);
+  t.i32_.assign(values.begin(), values.end());
   return t;
 }
 

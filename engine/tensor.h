@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/buffer_cache.h"
 #include "engine/status.h"
 
 namespace tpuemu::engine {
@@ -48,14 +49,25 @@ std::string ShapeString(DType dtype, const Shape& shape);
 // INVALID_ARGUMENT if a dim is negative or the element count exceeds max_elements (or overflows).
 Status CheckShape(const Shape& shape, int64_t max_elements, std::string_view what);
 
+// Tensor storage. Large buffers are recycled (buffer_cache.h) so a step does not re-fault the
+// pages of the previous step's tensors.
+using FloatBuffer = std::vector<float, RecyclingAllocator<float>>;
+using IntBuffer = std::vector<int32_t, RecyclingAllocator<int32_t>>;
+
 class Tensor {
  public:
   Tensor() = default;
   // Zero-filled.
   Tensor(DType dtype, Shape shape);
   // values.size() must equal shape.NumElements() (INVALID_ARGUMENT otherwise); rounded if bf16.
-  static Result<Tensor> FromF32(Shape shape, std::vector<float> values, DType dtype = DType::kF32);
-  static Result<Tensor> FromI32(Shape shape, std::vector<int32_t> values);
+  static Result<Tensor> FromF32(Shape shape, FloatBuffer values, DType dtype = DType::kF32);
+  static Result<Tensor> FromF32(Shape shape, const std::vector<float>& values,
+                                DType dtype = DType::kF32);
+  static Result<Tensor> FromF32(Shape shape, std::initializer_list<float> values,
+                                DType dtype = DType::kF32) {
+    return FromF32(std::move(shape), FloatBuffer(values), dtype);
+  }
+  static Result<Tensor> FromI32(Shape shape, const std::vector<int32_t>& values);
   // A scalar f32[].
   static Tensor Scalar(float value);
 
@@ -68,11 +80,11 @@ class Tensor {
   // Valid for f32 and bf16 tensors. Writers to a bf16 tensor must call RoundToDType afterwards.
   float* f32() { return f32_.data(); }
   const float* f32() const { return f32_.data(); }
-  const std::vector<float>& f32_values() const { return f32_; }
+  const FloatBuffer& f32_values() const { return f32_; }
   // Valid for int32 tensors.
   int32_t* i32() { return i32_.data(); }
   const int32_t* i32() const { return i32_.data(); }
-  const std::vector<int32_t>& i32_values() const { return i32_; }
+  const IntBuffer& i32_values() const { return i32_; }
 
   // Rounds every value to bf16 if the dtype is bf16; no-op otherwise.
   void RoundToDType();
@@ -83,8 +95,8 @@ class Tensor {
   DType dtype_ = DType::kF32;
   Shape shape_;
   int64_t num_elements_ = 1;
-  std::vector<float> f32_;
-  std::vector<int32_t> i32_;
+  FloatBuffer f32_;
+  IntBuffer i32_;
 };
 
 }  // namespace tpuemu::engine
