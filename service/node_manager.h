@@ -7,7 +7,8 @@
 // Recover() after a restart resumes every unfinished transition.
 //
 // Thread-safe: mutations (API calls and scheduled completions) are serialised by mu_; reads go
-// straight to the store. The store and scheduler are borrowed and must outlive the manager.
+// straight to the store. The store and scheduler are borrowed and must outlive the manager, and
+// the scheduler must be stopped before the manager is destroyed (its callbacks point here).
 #pragma once
 
 #include <cstdint>

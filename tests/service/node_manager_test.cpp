@@ -17,8 +17,18 @@ class NodeManagerTest : public ::testing::Test {
     Open(":memory:", {.provisioning_delay_ms = 0, .transition_delay_ms = 0});
   }
 
-  void Open(const std::string& path, NodeManagerOptions options) {
+  void TearDown() override { Close(); }
+
+  // The scheduler goes first: its callbacks point into the manager.
+  void Close() {
+    if (scheduler_) scheduler_->Stop();
     manager_.reset();
+    scheduler_.reset();
+    store_.reset();
+  }
+
+  void Open(const std::string& path, NodeManagerOptions options) {
+    Close();
     scheduler_ = std::make_unique<Scheduler>();
     store_ = std::move(db::Store::Open(path).value());
     manager_ = std::make_unique<NodeManager>(*store_, *scheduler_, Catalog::Default(), options);
@@ -225,9 +235,6 @@ TEST_F(NodeManagerTest, UnfinishedTransitionResumesAfterRestart) {
   ASSERT_TRUE(op.ok());
   // "Restart": drop everything and reopen the same file with a short delay. The stored due time is
   // still a minute away, so move it: recovery honours the persisted due time, and we rewrite it.
-  manager_.reset();
-  scheduler_.reset();
-  store_.reset();
   Open(path, {.provisioning_delay_ms = 0, .transition_delay_ms = 0});
   db::NodeRepository repo(*store_);
   ASSERT_TRUE(store_
@@ -242,9 +249,7 @@ TEST_F(NodeManagerTest, UnfinishedTransitionResumesAfterRestart) {
   ASSERT_TRUE(manager_->Recover().ok());
   ASSERT_TRUE(WaitFor([&] { return Done(op->name); }));
   EXPECT_TRUE(StateIs(key_, NodeState::kReady));
-  manager_.reset();
-  scheduler_.reset();
-  store_.reset();
+  Close();
   std::filesystem::remove_all(dir);
 }
 

@@ -21,7 +21,7 @@ TEST(ValidationTest, LabelsFollowResourceManagerRules) {
   EXPECT_TRUE(ValidateLabels({{"env", "prod"}, {"team_1", ""}, {"k-2", "v_9-x"}}).ok());
   Status dot = ValidateLabels({{"test-name", "pt-r1.9"}});
   EXPECT_EQ(dot.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(dot.message().find("invalid character '.' at index 4"), std::string::npos)
+  EXPECT_NE(dot.message().find("invalid character '.' at index 5"), std::string::npos)
       << dot.message();
   EXPECT_FALSE(ValidateLabels({{"Env", "x"}}).ok());
   EXPECT_FALSE(ValidateLabels({{"1env", "x"}}).ok());

@@ -1,0 +1,71 @@
+// ApiServer: the whole tpuemud stack in-process (store, managers, router, Beast server on an
+// ephemeral port) for integration tests that speak real HTTP through HttpClient.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "api/http_server.h"
+#include "api/router.h"
+#include "api/routes.h"
+#include "db/store.h"
+#include "service/catalog.h"
+#include "service/node_manager.h"
+#include "service/scheduler.h"
+#include "tests/service/wait_for.h"
+#include "tests/support/http_client.h"
+
+namespace tpuemu::testing {
+
+class ApiServer {
+ public:
+  explicit ApiServer(service::NodeManagerOptions options = {.provisioning_delay_ms = 0,
+                                                            .transition_delay_ms = 0},
+                     api::HttpServerOptions http = {}) {
+    store_ = std::move(db::Store::Open(":memory:").value());
+    nodes_ = std::make_unique<service::NodeManager>(*store_, scheduler_,
+                                                    service::Catalog::Default(), options);
+    api::RegisterEmulatorRoutes(router_,
+                                {.ready = &ready_, .reset = [this] { return nodes_->Reset(); }});
+    api::RegisterNodeRoutes(router_, *nodes_);
+    api::RegisterOperationRoutes(router_, *nodes_);
+    api::RegisterCatalogRoutes(router_, service::Catalog::Default());
+    http.port = 0;
+    server_ = std::make_unique<api::HttpServer>(http, router_.AsHandler());
+    Status s = server_->Start();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    ready_ = true;
+  }
+  ~ApiServer() {
+    server_->Stop(std::chrono::seconds(2));
+    scheduler_.Stop();
+  }
+
+  uint16_t port() const { return server_->port(); }
+  service::NodeManager& nodes() { return *nodes_; }
+
+ private:
+  std::atomic<bool> ready_{false};
+  service::Scheduler scheduler_;
+  std::unique_ptr<db::Store> store_;
+  std::unique_ptr<service::NodeManager> nodes_;
+  api::Router router_;
+  std::unique_ptr<api::HttpServer> server_;
+};
+
+// Polls GET /v2/{operation} until done; returns the final Operation JSON (or null on timeout).
+inline nlohmann::json WaitOperation(HttpClient& client, const std::string& operation_name) {
+  nlohmann::json last;
+  WaitFor([&] {
+    Result<ClientResponse> r = client.Request("GET", "/v2/" + operation_name);
+    if (!r.ok() || r->status != 200) return false;
+    last = r->Json();
+    return last.value("done", false);
+  });
+  return last.value("done", false) ? last : nlohmann::json();
+}
+
+}  // namespace tpuemu::testing

@@ -1,0 +1,71 @@
+// DaemonProcess: runs the real tpuemud binary for end-to-end tests (restart, kill -9, signals).
+// Start() waits for the "tpuemud ready on port N" line tpuemud prints once /readyz is 200.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace tpuemu::testing {
+
+class DaemonProcess {
+ public:
+  ~DaemonProcess() { Kill(SIGKILL); }
+
+  // false when the binary could not start or never printed its ready line.
+  bool Start(const std::vector<std::string>& args) {
+    int out[2];
+    if (pipe(out) != 0) return false;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      close(out[0]);
+      close(out[1]);
+      std::vector<char*> argv;
+      std::string bin = TPUEMUD_BIN;
+      argv.push_back(bin.data());
+      std::vector<std::string> copy = args;
+      for (std::string& a : copy) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(bin.c_str(), argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    stdout_ = fdopen(out[0], "r");
+    char line[512];
+    // Blocks until the line arrives or the child exits (EOF): no sleeping.
+    while (std::fgets(line, sizeof(line), stdout_) != nullptr) {
+      unsigned port = 0;
+      if (std::sscanf(line, "tpuemud ready on port %u", &port) == 1) {
+        port_ = static_cast<uint16_t>(port);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Sends `signal` and reaps the child; returns its exit status (or -signal), 0 if not running.
+  int Kill(int signal) {
+    if (pid_ <= 0) return 0;
+    ::kill(pid_, signal);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    if (stdout_ != nullptr) std::fclose(stdout_);
+    stdout_ = nullptr;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  }
+
+  uint16_t port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* stdout_ = nullptr;
+  uint16_t port_ = 0;
+};
+
+}  // namespace tpuemu::testing
