@@ -94,7 +94,7 @@ class Tensor {
  private:
   DType dtype_ = DType::kF32;
   Shape shape_;
-  int64_t num_elements_ = 1;
+  int64_t num_elements_ = 0;  // a default Tensor is an empty placeholder
   FloatBuffer f32_;
   IntBuffer i32_;
 };

@@ -478,3 +478,46 @@ TEST(ExecutorTest, NormalInitHasTheRequestedScale) {
 
 }  // namespace
 }  // namespace tpuemu::engine
+
+namespace tpuemu::engine {
+namespace {
+
+// Forward + backward + SGD step of a 2-layer MLP built with the builder API, then the forward
+// pass again on the updated weights: the loss must drop, which needs every backward op right.
+TEST(ExecutorTest, MlpTrainingStepLowersTheLoss) {
+  Graph g("mlp_step");
+  g.Parameter("x", {32, 16}, DType::kF32, Init::Random(1));
+  std::vector<double> labels;
+  for (int i = 0; i < 32; ++i) labels.push_back(i % 4);
+  g.Parameter("labels", {32}, DType::kI32, Init::Values(labels));
+  g.Constant("w1", {16, 32}, Init::Random(2, Init::Distribution::kNormal, 0.3));
+  g.Constant("w2", {32, 4}, Init::Random(3, Init::Distribution::kNormal, 0.3));
+  g.Constant("lr", {}, Init::Fill(0.5));
+  auto forward = [&](const std::string& p, const std::string& w1, const std::string& w2) {
+    g.Dot(p + "z", "x", w1);
+    g.Relu(p + "h", p + "z");
+    g.Dot(p + "logits", p + "h", w2);
+    return g.SoftmaxCrossEntropy(p + "loss", p + "logits", "labels");
+  };
+  forward("", "w1", "w2");
+  g.SoftmaxCrossEntropyGrad("dlogits", "logits", "labels");
+  g.Dot("dw2", "h", "dlogits", /*transpose_lhs=*/true);
+  g.Dot("dh", "dlogits", "w2", false, /*transpose_rhs=*/true);
+  g.ReluGrad("dz", "z", "dh");
+  g.Dot("dw1", "x", "dz", true);
+  g.Sub("w1b", "w1", g.Mul("", "dw1", "lr"));
+  g.Sub("w2b", "w2", g.Mul("", "dw2", "lr"));
+  forward("after_", "w1b", "w2b");
+  g.MarkOutput("loss");
+  g.MarkOutput("after_loss");
+  g.MarkOutput("dw1");
+  const auto r = RunGraph(g, {});
+  EXPECT_EQ(r.outputs.at("dw1").shape(), (Shape{16, 32}));
+  const float before = r.outputs.at("loss").f32()[0];
+  const float after = r.outputs.at("after_loss").f32()[0];
+  EXPECT_GT(before, 0.5f);
+  EXPECT_LT(after, before - 0.01f) << "before " << before << " after " << after;
+}
+
+}  // namespace
+}  // namespace tpuemu::engine
