@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -185,11 +186,42 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->body_limit(core_->options.body_limit_bytes);
     parser_->header_limit(static_cast<std::uint32_t>(core_->options.header_limit_bytes));
     reading_ = true;
-    // Once a request has started, all of it must arrive within read_timeout (slow-loris).
+    // Once a request has started, all of it must arrive within read_timeout (slow-loris). The
+    // deadline is absolute: it also covers the body read started in OnHeader.
     stream_.expires_after(core_->options.read_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    reading_ = false;
+    if (closed_) return;
+    if (ec) return OnReadError(ec);
+    if (parser_->is_done()) return OnRead({});
+    // curl sends `Expect: 100-continue` for bodies over 1 KiB and waits a second for it.
+    bool wants_continue = beast::iequals(parser_->get()[http::field::expect], "100-continue");
+    reading_ = true;
     http::async_read(
         stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnRead(ec); });
+        [self = shared_from_this()](beast::error_code e, std::size_t) { self->OnRead(e); });
+    // Only on an otherwise quiet connection: an interim response must not interleave with a
+    // pipelined final one (the client then just sends its body after its own timeout).
+    if (wants_continue && !writing_ && in_flight_.empty()) SendContinue();
+  }
+
+  void SendContinue() {
+    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    writing_ = true;
+    stream_.expires_after(core_->options.write_timeout);  // the read is pending: write timer only
+    net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       self->writing_ = false;
+                       if (self->closed_) return;
+                       if (ec) return self->CloseNow();
+                       self->DoWrite();
+                       self->MaybeClose();
+                     });
   }
 
   void OnRead(beast::error_code ec) {

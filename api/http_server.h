@@ -13,7 +13,8 @@
 //
 // Lifecycle: Start() once; Stop() (also run by the destructor) stops accepting, lets in-flight
 // requests finish for up to `drain`, closes idle keep-alive connections, then joins the IO
-// threads. Responses arriving after the drain are dropped.
+// threads. Responses arriving after the drain are dropped. Never call Stop from a handler or an
+// IO thread (it joins them). `Expect: 100-continue` is honoured on a quiet connection.
 #pragma once
 
 #include <chrono>

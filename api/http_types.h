@@ -48,6 +48,8 @@ inline HttpResponse JsonResponse(int status, const char* body) {
 // Values of the `{var}` segments of the matched route pattern, percent-decoded.
 using PathParams = std::map<std::string, std::string, std::less<>>;
 
+// Handlers get the request by const reference, valid only during the call: an AsyncHandler that
+// answers later must copy what it needs.
 // Completes a request exactly once, from any thread (long-polls complete later from a
 // timer/worker). Copyable; calling it a second time is a bug that is logged and ignored.
 using Responder = std::function<void(HttpResponse)>;

@@ -177,6 +177,24 @@ TEST_F(HttpServerTest, MalformedRequestIs400AndCloses) {
   EXPECT_EQ(client.Request("GET", "/echo/ok")->status, 200);
 }
 
+TEST_F(HttpServerTest, ExpectContinueGets100BeforeTheBody) {
+  StartServer();
+  RawConnection connection("127.0.0.1", server_->port());
+  ASSERT_TRUE(connection.Connect().ok());
+  ASSERT_TRUE(connection
+                  .Send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                        "Expect: 100-continue\r\n\r\n")
+                  .ok());
+  Result<ClientResponse> interim = connection.ReadResponse();
+  ASSERT_TRUE(interim.ok()) << interim.status().ToString();
+  EXPECT_EQ(interim->status, 100);
+  ASSERT_TRUE(connection.Send("hello").ok());
+  Result<ClientResponse> response = connection.ReadResponse();
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->Json()["size"], 5);
+}
+
 TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosed) {
   HttpServerOptions options;
   options.idle_timeout = 200ms;
