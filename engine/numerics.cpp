@@ -11,7 +11,17 @@ namespace tpuemu::engine {
 // ~20% of a oneDNN bf16 pass. So on x86-64 each loop is also compiled for AVX2 and AVX-512 and
 // the loader picks the best clone for the CPU (GCC/Clang target_clones, an ifunc): 3-4x faster
 // than the SSE2 baseline here, and the binary still runs on any x86-64.
-#if defined(__x86_64__) && defined(__GNUC__)
+// Not under ThreadSanitizer: the ifunc resolver runs during relocation, before the TSan runtime
+// is up, and its instrumented prologue crashes the process.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TPUEMU_NO_VECTOR_CLONES
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define TPUEMU_NO_VECTOR_CLONES
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(TPUEMU_NO_VECTOR_CLONES)
 #define TPUEMU_VECTOR_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
