@@ -178,10 +178,28 @@ to_ms() {  # wrk prints 850.00us, 1.23ms, 1.02s, 2.00m
     printf "%.2f", n }'
 }
 
-declare -A rps p99 errs
-run_wrk() {  # run_wrk KEY URL
-  local key="$1" url="$2" out="${tmp}/wrk-$1.txt"
+# CPU ticks (user + system, all threads) of a process and its direct children (nginx's workers).
+# Req/s swings with whatever else runs on a shared machine; CPU time per request much less so.
+cpu_ticks() {  # cpu_ticks PID
+  local pids=("$1") kids=() total=0 pid
+  if [[ -r "/proc/$1/task/$1/children" ]]; then
+    read -r -a kids <"/proc/$1/task/$1/children" || true
+    pids+=("${kids[@]}")
+  fi
+  for pid in "${pids[@]}"; do
+    # Fields after the ")" that closes comm: utime and stime are the 12th and 13th.
+    total=$((total + $(sed 's/.*) //' "/proc/${pid}/stat" 2>/dev/null | awk '{print $12 + $13}')))
+  done
+  echo "${total}"
+}
+clk_tck="$(getconf CLK_TCK)"
+
+declare -A rps p99 errs cpu_us
+run_wrk() {  # run_wrk KEY URL SERVER_PID
+  local key="$1" url="$2" server_pid="$3" out="${tmp}/wrk-$1.txt" ticks_before ticks_after
+  ticks_before="$(cpu_ticks "${server_pid}")"
   timeout "${wrk_limit}" wrk "${wrk_flags[@]}" "${url}" >"${out}" 2>&1 || die "wrk failed for ${key}: $(cat "${out}")"
+  ticks_after="$(cpu_ticks "${server_pid}")"
   rps[${key}]="$(awk '/^Requests\/sec:/ {print $2}' "${out}")"
   p99[${key}]="$(to_ms "$(awk '$1 == "99%" {print $2}' "${out}")")"
   # Non-2xx/3xx responses and socket errors would make a fast number meaningless: show them.
@@ -190,21 +208,27 @@ run_wrk() {  # run_wrk KEY URL
   sock="$(awk '/Socket errors:/ {gsub(",", ""); print $4 + $6 + $8 + $10}' "${out}")"
   errs[${key}]=$((${non2xx:-0} + ${sock:-0}))
   [[ -n "${rps[${key}]}" ]] || die "could not parse wrk output for ${key}: $(cat "${out}")"
+  local requests
+  requests="$(awk '/requests in/ {print $1}' "${out}")"
+  cpu_us[${key}]="$(awk -v t=$((ticks_after - ticks_before)) -v hz="${clk_tck}" -v n="${requests:-0}" \
+    'BEGIN { printf "%.1f", (n > 0 ? t * 1e6 / hz / n : 0) }')"
 }
 
 echo "bench/http: wrk ${wrk_flags[*]}  (tpuemud $(basename "${tpuemud}") port ${tpuemud_port}, nginx port ${nginx_port})"
 echo "bodies: node $(wc -c <"${tmp}/www/node.json") bytes, list of ${node_count} $(wc -c <"${tmp}/www/nodes.json") bytes"
-run_wrk tpuemud_get "http://127.0.0.1:${tpuemud_port}${node_path}"
-run_wrk nginx_get "http://127.0.0.1:${nginx_port}/node.json"
-run_wrk tpuemud_list "http://127.0.0.1:${tpuemud_port}${list_path}"
-run_wrk nginx_list "http://127.0.0.1:${nginx_port}/nodes.json"
+run_wrk tpuemud_get "http://127.0.0.1:${tpuemud_port}${node_path}" "${tpuemud_pid}"
+run_wrk nginx_get "http://127.0.0.1:${nginx_port}/node.json" "${nginx_pid}"
+run_wrk tpuemud_list "http://127.0.0.1:${tpuemud_port}${list_path}" "${tpuemud_pid}"
+run_wrk nginx_list "http://127.0.0.1:${nginx_port}/nodes.json" "${nginx_pid}"
 stop_pid "${nginx_pid}" QUIT
 nginx_pid=""
 
-printf '\n%-22s %12s %10s %8s\n' "target" "req/s" "p99 ms" "errors"
+printf '\n%-16s %12s %10s %14s %8s\n' "target" "req/s" "p99 ms" "server cpu us" "errors"
 for key in tpuemud_get nginx_get tpuemud_list nginx_list; do
-  printf '%-22s %12s %10s %8s\n' "${key}" "${rps[${key}]}" "${p99[${key}]}" "${errs[${key}]}"
+  printf '%-16s %12s %10s %14s %8s\n' "${key}" "${rps[${key}]}" "${p99[${key}]}" "${cpu_us[${key}]}" \
+    "${errs[${key}]}"
 done
+echo "(server cpu us = server CPU time per request, all threads/workers; 10 ms tick resolution)"
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? 100 * a / b : 0) }'; }
 # verdict "EXPR": PASS when the awk expression (built from numbers measured above) holds.
@@ -214,6 +238,8 @@ list_ratio="$(ratio "${rps[tpuemud_list]}" "${rps[nginx_list]}")"
 echo
 echo "ratio tpuemud/nginx GET node = ${get_ratio}%"
 echo "ratio tpuemud/nginx list 100 = ${list_ratio}%"
+echo "cpu per request nginx/tpuemud: GET node = $(ratio "${cpu_us[nginx_get]}" "${cpu_us[tpuemud_get]}")%," \
+  "list 100 = $(ratio "${cpu_us[nginx_list]}" "${cpu_us[tpuemud_list]}")% (what the req/s ratio would be if CPU-bound)"
 echo "target GET node >= 60% of nginx req/s: $(verdict "${get_ratio} >= 60 && ${errs[tpuemud_get]} == 0")"
 echo "target GET node p99 <= 5 ms at ${connections} connections: $(verdict "${p99[tpuemud_get]} <= 5 && ${errs[tpuemud_get]} == 0")"
 
