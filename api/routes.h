@@ -6,16 +6,18 @@
 #include <functional>
 
 #include "api/router.h"
+#include "api/worker_threads.h"
 #include "engine/status.h"
 #include "service/catalog.h"
 #include "service/node_manager.h"
 
 namespace tpuemu::api {
 
-// nodes.* (v2): list, get, create, delete, patch, start, stop, getGuestAttributes.
-void RegisterNodeRoutes(Router& router, service::NodeManager& nodes);
+// nodes.* (v2): list, get, create, delete, patch, start, stop, getGuestAttributes. Mutations wait
+// for their group commit, so they run on `writers`, never on an IO thread; reads answer inline.
+void RegisterNodeRoutes(Router& router, service::NodeManager& nodes, WorkerThreads& writers);
 // operations.* under /v2 (and /v1, /v1alpha1, /v2alpha1, which the service config also binds).
-void RegisterOperationRoutes(Router& router, service::NodeManager& nodes);
+void RegisterOperationRoutes(Router& router, service::NodeManager& nodes, WorkerThreads& writers);
 // acceleratorTypes, runtimeVersions, locations (also /v1), generateServiceIdentity; queuedResources
 // answer 501 UNIMPLEMENTED naming the method.
 void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog);

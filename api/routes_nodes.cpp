@@ -94,39 +94,43 @@ HttpResponse GuestAttributes(service::NodeManager& nodes, const HttpRequest& req
 
 }  // namespace
 
-void RegisterNodeRoutes(Router& router, service::NodeManager& nodes) {
+void RegisterNodeRoutes(Router& router, service::NodeManager& nodes, WorkerThreads& writers) {
   router.Add("GET", kNodes,
              [&nodes](const HttpRequest& req, const PathParams& p) { return List(nodes, req, p); });
-  router.Add("POST", kNodes, [&nodes](const HttpRequest& req, const PathParams& p) {
-    return Create(nodes, req, p);
-  });
   router.Add("GET", kNode, [&nodes](const HttpRequest& req, const PathParams& p) {
     Result<service::Node> node = nodes.Get(KeyOf(p));
     if (!node.ok()) return ErrorResponse(node.status());
     return JsonResponse(200, RenderForWire(req, *node));
   });
-  router.Add("DELETE", kNode, [&nodes](const HttpRequest& req, const PathParams& p) {
-    return ReplyOperation(req, nodes.Delete(KeyOf(p)));
-  });
-  router.Add("PATCH", kNode, [&nodes](const HttpRequest& req, const PathParams& p) {
-    return Patch(nodes, req, p);
-  });
-  router.Add("POST", std::string(kNode) + ":start",
-             [&nodes](const HttpRequest& req, const PathParams& p) {
-               Result<json> body = ParseBody(req.body);
-               if (!body.ok()) return ErrorResponse(body.status());
-               return ReplyOperation(req, nodes.Start(KeyOf(p)));
-             });
-  router.Add("POST", std::string(kNode) + ":stop",
-             [&nodes](const HttpRequest& req, const PathParams& p) {
-               Result<json> body = ParseBody(req.body);
-               if (!body.ok()) return ErrorResponse(body.status());
-               return ReplyOperation(req, nodes.Stop(KeyOf(p)));
-             });
   router.Add("POST", std::string(kNode) + ":getGuestAttributes",
              [&nodes](const HttpRequest& req, const PathParams& p) {
                return GuestAttributes(nodes, req, p);
              });
+  // Mutations: on the writer threads.
+  router.AddAsync("POST", kNodes,
+                  writers.Offload([&nodes](const HttpRequest& req, const PathParams& p) {
+                    return Create(nodes, req, p);
+                  }));
+  router.AddAsync("DELETE", kNode,
+                  writers.Offload([&nodes](const HttpRequest& req, const PathParams& p) {
+                    return ReplyOperation(req, nodes.Delete(KeyOf(p)));
+                  }));
+  router.AddAsync("PATCH", kNode,
+                  writers.Offload([&nodes](const HttpRequest& req, const PathParams& p) {
+                    return Patch(nodes, req, p);
+                  }));
+  router.AddAsync("POST", std::string(kNode) + ":start",
+                  writers.Offload([&nodes](const HttpRequest& req, const PathParams& p) {
+                    Result<json> body = ParseBody(req.body);
+                    if (!body.ok()) return ErrorResponse(body.status());
+                    return ReplyOperation(req, nodes.Start(KeyOf(p)));
+                  }));
+  router.AddAsync("POST", std::string(kNode) + ":stop",
+                  writers.Offload([&nodes](const HttpRequest& req, const PathParams& p) {
+                    Result<json> body = ParseBody(req.body);
+                    if (!body.ok()) return ErrorResponse(body.status());
+                    return ReplyOperation(req, nodes.Stop(KeyOf(p)));
+                  }));
 }
 
 }  // namespace tpuemu::api

@@ -21,7 +21,7 @@ json RenderForWire(const HttpRequest& req, const service::Operation& op) {
 
 }  // namespace
 
-void RegisterOperationRoutes(Router& router, service::NodeManager& nodes) {
+void RegisterOperationRoutes(Router& router, service::NodeManager& nodes, WorkerThreads& writers) {
   for (std::string version : {"v2", "v1", "v1alpha1", "v2alpha1"}) {
     std::string base = "/" + version + "/projects/{project}/locations/{location}/operations";
     router.Add("GET", base, [&nodes](const HttpRequest& req, const PathParams& p) {
@@ -42,13 +42,14 @@ void RegisterOperationRoutes(Router& router, service::NodeManager& nodes) {
       if (!op.ok()) return ErrorResponse(op.status());
       return JsonResponse(200, RenderForWire(req, *op));
     });
-    router.Add("DELETE", base + "/{operation}", [&nodes](const HttpRequest&, const PathParams& p) {
-      return ReplyStatus(nodes.DeleteOperation(OperationName(p)));
-    });
-    router.Add("POST", base + "/{operation}:cancel",
-               [&nodes](const HttpRequest&, const PathParams& p) {
-                 return ReplyStatus(nodes.CancelOperation(OperationName(p)));
-               });
+    router.AddAsync("DELETE", base + "/{operation}",
+                    writers.Offload([&nodes](const HttpRequest&, const PathParams& p) {
+                      return ReplyStatus(nodes.DeleteOperation(OperationName(p)));
+                    }));
+    router.AddAsync("POST", base + "/{operation}:cancel",
+                    writers.Offload([&nodes](const HttpRequest&, const PathParams& p) {
+                      return ReplyStatus(nodes.CancelOperation(OperationName(p)));
+                    }));
   }
 }
 

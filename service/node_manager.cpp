@@ -108,15 +108,44 @@ NodeManager::NodeManager(db::Store& store, Scheduler& scheduler, const Catalog& 
       catalog_(catalog),
       options_(options),
       nodes_(store),
-      operations_(store) {}
+      operations_(store),
+      batcher_(store) {}
 
 Status NodeManager::Recover() {
+  TPUEMU_RETURN_IF_ERROR(ReseedZoneUsage());
   db::DbResult<std::vector<db::NodeRow>> pending = nodes_.ListPending();
   if (!pending.ok()) return FromDb(pending.status());
   for (const db::NodeRow& row : *pending) {
     Schedule(row.name, row.pending_due_ms.value_or(0));
   }
   return Status::Ok();
+}
+
+Status NodeManager::ReseedZoneUsage() {
+  std::map<std::string, int64_t> used;
+  db::DbStatus s = store_.Read([&](db::Txn& txn) -> db::DbStatus {
+    for (const Zone& zone : catalog_.zones()) {
+      db::DbResult<int64_t> sum = nodes_.SumTensorCoresInZone(txn, zone.id);
+      if (!sum.ok()) return sum.status();
+      if (*sum > 0) used[zone.id] = *sum;
+    }
+    return db::DbStatus::Ok();
+  });
+  if (!s.ok()) return FromDb(s);
+  std::lock_guard lock(zone_mu_);
+  zone_tensorcores_ = std::move(used);
+  return Status::Ok();
+}
+
+int64_t NodeManager::ZoneUsed(const std::string& zone) const {
+  std::lock_guard lock(zone_mu_);
+  auto it = zone_tensorcores_.find(zone);
+  return it == zone_tensorcores_.end() ? 0 : it->second;
+}
+
+void NodeManager::AddZoneUsed(const std::string& zone, int64_t delta) {
+  std::lock_guard lock(zone_mu_);
+  zone_tensorcores_[zone] += delta;
 }
 
 Status NodeManager::ResolveAcceleratorType(const NodeKey& key, const NodeSpec& spec,
@@ -188,18 +217,12 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
   Operation op = NewOperation(key, NodeVerb::kCreate);
   int64_t due_ms = NowUnixMs() + options_.provisioning_delay_ms;
   bool created = false;
-  Status carried;
-  std::unique_lock lock(mu_);
-  db::DbStatus s = store_.Transaction([&](db::Txn& txn) -> db::DbStatus {
+  Status s = batcher_.Run([&](db::Txn& txn) -> Status {
     db::DbResult<db::NodeRow> existing = nodes_.Get(txn, key.Name());
-    if (existing.ok()) {
-      carried = Status::AlreadyExists("Resource '" + key.Name() + "' already exists");
-      return ToDb(carried);
-    }
-    if (existing.status().code() != db::DbCode::kNotFound) return existing.status();
-    db::DbResult<int64_t> used = nodes_.SumTensorCoresInZone(txn, key.zone);
-    if (!used.ok()) return used.status();
-    if (*used + node.type.tensorcores > options_.zone_capacity_tensorcores) {
+    if (existing.ok()) return Status::AlreadyExists("Resource '" + key.Name() + "' already exists");
+    if (existing.status().code() != db::DbCode::kNotFound) return FromDb(existing.status());
+    bool fits = ZoneUsed(key.zone) + node.type.tensorcores <= options_.zone_capacity_tensorcores;
+    if (!fits) {
       // Like the real service: the create is accepted and its Operation fails with code 8.
       op.done = true;
       op.end_time = NowRfc3339();
@@ -212,17 +235,23 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
       node.pending_operation = op.name;
       node.pending_due_ms = due_ms;
       db::DbResult<int64_t> seq = nodes_.Insert(txn, NodeToRow(node));
-      if (!seq.ok()) return seq.status();
+      if (!seq.ok()) return FromDb(seq.status());
       node.seq = *seq;
-      created = true;
     }
     db::DbResult<int64_t> op_seq = operations_.Insert(txn, OperationToRow(op));
-    if (!op_seq.ok()) return op_seq.status();
+    if (!op_seq.ok()) return FromDb(op_seq.status());
     op.seq = *op_seq;
-    return db::DbStatus::Ok();
+    if (fits) {
+      // Last, so a body that fails earlier leaves the count untouched.
+      AddZoneUsed(key.zone, node.type.tensorcores);
+      created = true;
+    }
+    return Status::Ok();
   });
-  lock.unlock();
-  if (!s.ok()) return FromTxn(s, carried);
+  if (!s.ok()) {
+    if (created) (void)ReseedZoneUsage();  // the body counted a node whose commit failed
+    return s;
+  }
   if (created) {
     Schedule(key.Name(), due_ms);
     Notify(node, NodeState::kUnspecified);
@@ -266,37 +295,33 @@ Result<Operation> NodeManager::BeginTransition(const NodeKey& key, NodeVerb verb
   int64_t due_ms = NowUnixMs() + options_.transition_delay_ms;
   Node node;
   NodeState previous = NodeState::kUnspecified;
-  Status carried;
-  std::unique_lock lock(mu_);
-  db::DbStatus s = store_.Transaction([&](db::Txn& txn) -> db::DbStatus {
+  Status s = batcher_.Run([&](db::Txn& txn) -> Status {
     db::DbResult<db::NodeRow> row = nodes_.Get(txn, key.Name());
     if (!row.ok()) {
-      carried = row.status().code() == db::DbCode::kNotFound ? NotFound(key.Name()) : Status::Ok();
-      return row.status();
+      return row.status().code() == db::DbCode::kNotFound ? NotFound(key.Name())
+                                                          : FromDb(row.status());
     }
     Result<Node> loaded = NodeFromRow(*row);
-    if (!loaded.ok()) return ToDb(carried = loaded.status());
+    if (!loaded.ok()) return loaded.status();
     node = std::move(loaded).value();
     previous = node.state;
-    carried = CheckTransition(key.Name(), node.state, verb);
-    if (carried.ok() && node.pending_operation) {
-      carried = Status::FailedPrecondition(
+    TPUEMU_RETURN_IF_ERROR(CheckTransition(key.Name(), node.state, verb));
+    if (node.pending_operation) {
+      return Status::FailedPrecondition(
           "Node '" + key.Name() + "' has an operation in progress: " + *node.pending_operation);
     }
-    if (carried.ok() && mutate) carried = mutate(node);
-    if (!carried.ok()) return ToDb(carried);
+    if (mutate) TPUEMU_RETURN_IF_ERROR(mutate(node));
     node.state = TransientState(verb, node.state);
     node.pending_operation = op.name;
     node.pending_due_ms = due_ms;
     db::DbStatus updated = nodes_.Update(txn, NodeToRow(node));
-    if (!updated.ok()) return updated;
+    if (!updated.ok()) return FromDb(updated);
     db::DbResult<int64_t> op_seq = operations_.Insert(txn, OperationToRow(op));
-    if (!op_seq.ok()) return op_seq.status();
+    if (!op_seq.ok()) return FromDb(op_seq.status());
     op.seq = *op_seq;
-    return db::DbStatus::Ok();
+    return Status::Ok();
   });
-  lock.unlock();
-  if (!s.ok()) return FromTxn(s, carried);
+  if (!s.ok()) return s;
   Schedule(key.Name(), due_ms);
   if (node.state != previous) Notify(node, previous);
   return op;
@@ -366,21 +391,21 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
   Node node;
   NodeState previous = NodeState::kUnspecified;
   bool changed = false;
-  std::unique_lock lock(mu_);
-  db::DbStatus s = store_.Transaction([&](db::Txn& txn) -> db::DbStatus {
+  bool freed = false;
+  Status s = batcher_.Run([&](db::Txn& txn) -> Status {
     db::DbResult<db::NodeRow> row = nodes_.Get(txn, node_name);
     // Gone or already completed (a reset, or a duplicate schedule after recovery): nothing to do.
-    if (!row.ok() || !row->pending_operation) return db::DbStatus::Ok();
+    if (!row.ok() || !row->pending_operation) return Status::Ok();
     Result<Node> loaded = NodeFromRow(*row);
-    if (!loaded.ok()) return ToDb(loaded.status());
+    if (!loaded.ok()) return loaded.status();
     node = std::move(loaded).value();
     previous = node.state;
     db::DbResult<db::OperationRow> op_row = operations_.Get(txn, *node.pending_operation);
-    if (!op_row.ok()) return op_row.status();
+    if (!op_row.ok()) return FromDb(op_row.status());
     Result<Operation> op = OperationFromRow(*op_row);
-    if (!op.ok()) return ToDb(op.status());
+    if (!op.ok()) return op.status();
     Result<NodeVerb> verb = ParseNodeVerb(op->verb);
-    if (!verb.ok()) return ToDb(verb.status());
+    if (!verb.ok()) return verb.status();
 
     std::optional<NodeState> final_state = FinalState(*verb, node.state);
     node.pending_operation.reset();
@@ -388,22 +413,27 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
     if (final_state) {
       node.state = *final_state;
       db::DbStatus updated = nodes_.Update(txn, NodeToRow(node));
-      if (!updated.ok()) return updated;
+      if (!updated.ok()) return FromDb(updated);
       op->response = RenderNode(node, /*for_operation=*/true);
       op->response["@type"] = kNodeType;
     } else {
       db::DbStatus deleted = nodes_.Delete(txn, node_name);
-      if (!deleted.ok()) return deleted;
+      if (!deleted.ok()) return FromDb(deleted);
       node.state = NodeState::kUnspecified;  // observers read "gone"
       op->response = {{"@type", kEmptyType}};
     }
     op->done = true;
     op->end_time = NowRfc3339();
+    TPUEMU_RETURN_IF_ERROR(FromDb(operations_.Update(txn, OperationToRow(*op))));
+    if (!final_state) {
+      AddZoneUsed(node.key.zone, -node.type.tensorcores);
+      freed = true;
+    }
     changed = true;
-    return operations_.Update(txn, OperationToRow(*op));
+    return Status::Ok();
   });
-  lock.unlock();
   if (!s.ok()) {
+    if (freed) (void)ReseedZoneUsage();
     // The store refused (busy, I/O): retry later rather than leave the node stuck mid-transition.
     Schedule(node_name, NowUnixMs() + 100);
     return;
@@ -489,58 +519,43 @@ Result<OperationPage> NodeManager::ListOperations(const std::string& project,
 }
 
 Status NodeManager::DeleteOperation(const std::string& name) {
-  Status carried;
-  std::lock_guard lock(mu_);
-  db::DbStatus s = store_.Transaction([&](db::Txn& txn) -> db::DbStatus {
+  return batcher_.Run([&](db::Txn& txn) -> Status {
     db::DbResult<db::OperationRow> row = operations_.Get(txn, name);
     if (!row.ok()) {
-      if (row.status().code() == db::DbCode::kNotFound) carried = NotFound(name);
-      return row.status();
+      return row.status().code() == db::DbCode::kNotFound ? NotFound(name) : FromDb(row.status());
     }
     if (!row->done) {
-      carried = Status::FailedPrecondition("Operation '" + name +
-                                           "' is still running; wait for it or cancel it first.");
-      return ToDb(carried);
+      return Status::FailedPrecondition("Operation '" + name +
+                                        "' is still running; wait for it or cancel it first.");
     }
-    return operations_.Delete(txn, name);
+    return FromDb(operations_.Delete(txn, name));
   });
-  return s.ok() ? Status::Ok() : FromTxn(s, carried);
 }
 
 Status NodeManager::CancelOperation(const std::string& name) {
-  Status carried;
-  std::lock_guard lock(mu_);
-  db::DbStatus s = store_.Transaction([&](db::Txn& txn) -> db::DbStatus {
+  return batcher_.Run([&](db::Txn& txn) -> Status {
     db::DbResult<db::OperationRow> row = operations_.Get(txn, name);
     if (!row.ok()) {
-      if (row.status().code() == db::DbCode::kNotFound) carried = NotFound(name);
-      return row.status();
+      return row.status().code() == db::DbCode::kNotFound ? NotFound(name) : FromDb(row.status());
     }
     // Best effort (AIP-151): node transitions cannot be interrupted, so a running operation is
     // only marked cancelRequested and still completes; a finished one is left as it is.
-    if (row->done || row->cancel_requested) return db::DbStatus::Ok();
+    if (row->done || row->cancel_requested) return Status::Ok();
     row->cancel_requested = true;
-    return operations_.Update(txn, *row);
+    return FromDb(operations_.Update(txn, *row));
   });
-  return s.ok() ? Status::Ok() : FromTxn(s, carried);
 }
 
 Result<int64_t> NodeManager::TensorCoresInZone(const std::string& zone) const {
-  int64_t used = 0;
-  db::DbStatus s = store_.Read([&](db::Txn& txn) -> db::DbStatus {
-    db::DbResult<int64_t> sum = nodes_.SumTensorCoresInZone(txn, zone);
-    if (!sum.ok()) return sum.status();
-    used = *sum;
-    return db::DbStatus::Ok();
-  });
-  if (!s.ok()) return FromDb(s);
-  return used;
+  return ZoneUsed(zone);
 }
 
 Status NodeManager::Reset() {
-  std::lock_guard lock(mu_);
   scheduler_.Clear();
-  return FromDb(store_.WipeAll());
+  TPUEMU_RETURN_IF_ERROR(FromDb(store_.WipeAll()));
+  std::lock_guard lock(zone_mu_);
+  zone_tensorcores_.clear();
+  return Status::Ok();
 }
 
 void NodeManager::SetStateObserver(StateObserver observer) {

@@ -6,13 +6,16 @@
 // with the Node (or Empty, for delete) as its response. Due times are persisted with the node, so
 // Recover() after a restart resumes every unfinished transition.
 //
-// Thread-safe: mutations (API calls and scheduled completions) are serialised by mu_; reads go
-// straight to the store. The store and scheduler are borrowed and must outlive the manager, and
-// the scheduler must be stopped before the manager is destroyed (its callbacks point here).
+// Thread-safe: every mutation (API calls and scheduled completions) runs as a body of the
+// WriteBatcher, which runs bodies one at a time (so read-check-write is atomic) and commits many of
+// them in one transaction (group commit); reads go straight to the store. The store and scheduler
+// are borrowed and must outlive the manager, and the scheduler must be stopped before the manager
+// is destroyed (its callbacks point here).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,6 +31,7 @@
 #include "service/node_state_machine.h"
 #include "service/operation.h"
 #include "service/scheduler.h"
+#include "service/write_batcher.h"
 
 namespace tpuemu::service {
 
@@ -90,7 +94,8 @@ class NodeManager {
   // Wipes every node and operation (POST /_emulator/reset).
   Status Reset();
 
-  // Called after each committed node state change, outside mu_ (events and metrics hang here).
+  // Called after each committed node state change, outside the batcher (events and metrics hang
+  // here).
   using StateObserver = std::function<void(const Node& node, NodeState previous)>;
   void SetStateObserver(StateObserver observer);
 
@@ -102,6 +107,10 @@ class NodeManager {
   Status ResolveAcceleratorType(const NodeKey& key, const NodeSpec& spec,
                                 engine::AcceleratorType* type) const;
   void Notify(const Node& node, NodeState previous);
+  // TensorCores held per zone, kept in memory so a create does not scan the nodes table.
+  int64_t ZoneUsed(const std::string& zone) const;
+  void AddZoneUsed(const std::string& zone, int64_t delta);
+  Status ReseedZoneUsage();  // recount from the store (startup, or after a failed commit)
 
   db::Store& store_;
   Scheduler& scheduler_;
@@ -110,7 +119,9 @@ class NodeManager {
   db::NodeRepository nodes_;
   db::OperationRepository operations_;
 
-  std::mutex mu_;  // serialises every read-check-write of nodes and operations
+  WriteBatcher batcher_;  // runs every mutation; declared after the repositories it uses
+  mutable std::mutex zone_mu_;
+  std::map<std::string, int64_t> zone_tensorcores_;  // guarded by zone_mu_
   std::mutex observer_mu_;
   StateObserver observer_;  // guarded by observer_mu_
 };

@@ -31,6 +31,7 @@ struct Flags {
   int64_t zone_capacity_tensorcores = 65536;
   std::string log_level = "info";
   int io_threads = 2;
+  int writer_threads = 32;
   std::size_t body_limit_bytes = 1 << 20;
   std::size_t header_limit_bytes = 16 << 10;
   int64_t read_timeout_ms = 30000;
@@ -74,6 +75,11 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--io-threads", f.io_threads, "HTTP IO threads")
       ->envname("TPUEMU_IO_THREADS")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--writer-threads", f.writer_threads,
+                 "Threads that run mutations (they wait for group commits, not CPU)")
+      ->envname("TPUEMU_WRITER_THREADS")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   app.add_option("--body-limit-bytes", f.body_limit_bytes, "Largest request body (413 past it)")
       ->envname("TPUEMU_BODY_LIMIT_BYTES")
@@ -136,10 +142,13 @@ int main(int argc, char** argv) {
                               .transition_delay_ms = flags.transition_delay_ms,
                               .zone_capacity_tensorcores = flags.zone_capacity_tensorcores});
 
+  // Mutations block until their group commit: they run here, never on IO threads. Enough of them
+  // wait together to fill a commit batch.
+  api::WorkerThreads writers(flags.writer_threads);
   api::Router router;
   api::RegisterEmulatorRoutes(router, {.ready = &ready, .reset = [&] { return nodes.Reset(); }});
-  api::RegisterNodeRoutes(router, nodes);
-  api::RegisterOperationRoutes(router, nodes);
+  api::RegisterNodeRoutes(router, nodes, writers);
+  api::RegisterOperationRoutes(router, nodes, writers);
   api::RegisterCatalogRoutes(router, service::Catalog::Default());
 
   api::HttpServerOptions http;

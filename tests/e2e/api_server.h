@@ -30,8 +30,8 @@ class ApiServer {
                                                     service::Catalog::Default(), options);
     api::RegisterEmulatorRoutes(router_,
                                 {.ready = &ready_, .reset = [this] { return nodes_->Reset(); }});
-    api::RegisterNodeRoutes(router_, *nodes_);
-    api::RegisterOperationRoutes(router_, *nodes_);
+    api::RegisterNodeRoutes(router_, *nodes_, writers_);
+    api::RegisterOperationRoutes(router_, *nodes_, writers_);
     api::RegisterCatalogRoutes(router_, service::Catalog::Default());
     http.port = 0;
     server_ = std::make_unique<api::HttpServer>(http, router_.AsHandler());
@@ -52,6 +52,7 @@ class ApiServer {
   service::Scheduler scheduler_;
   std::unique_ptr<db::Store> store_;
   std::unique_ptr<service::NodeManager> nodes_;
+  api::WorkerThreads writers_{8};
   api::Router router_;
   std::unique_ptr<api::HttpServer> server_;
 };
