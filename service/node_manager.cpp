@@ -217,45 +217,48 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
   Operation op = NewOperation(key, NodeVerb::kCreate);
   int64_t due_ms = NowUnixMs() + options_.provisioning_delay_ms;
   bool created = false;
-  Status s = batcher_.Run([&](db::Txn& txn) -> Status {
-    db::DbResult<db::NodeRow> existing = nodes_.Get(txn, key.Name());
-    if (existing.ok()) return Status::AlreadyExists("Resource '" + key.Name() + "' already exists");
-    if (existing.status().code() != db::DbCode::kNotFound) return FromDb(existing.status());
-    bool fits = ZoneUsed(key.zone) + node.type.tensorcores <= options_.zone_capacity_tensorcores;
-    if (!fits) {
-      // Like the real service: the create is accepted and its Operation fails with code 8.
-      op.done = true;
-      op.end_time = NowRfc3339();
-      op.error = Status::ResourceExhausted(
-          "There is no more capacity in the zone \"" + key.zone +
-          "\"; you can try in another zone where Cloud TPU Nodes are offered (see "
-          "https://cloud.google.com/tpu/docs/regions) [EID: 0x" +
-          op.name.substr(op.name.size() - 8) + "]");
-    } else {
-      node.pending_operation = op.name;
-      node.pending_due_ms = due_ms;
-      db::DbResult<int64_t> seq = nodes_.Insert(txn, NodeToRow(node));
-      if (!seq.ok()) return FromDb(seq.status());
-      node.seq = *seq;
-    }
-    db::DbResult<int64_t> op_seq = operations_.Insert(txn, OperationToRow(op));
-    if (!op_seq.ok()) return FromDb(op_seq.status());
-    op.seq = *op_seq;
-    if (fits) {
-      // Last, so a body that fails earlier leaves the count untouched.
-      AddZoneUsed(key.zone, node.type.tensorcores);
-      created = true;
-    }
-    return Status::Ok();
-  });
+  Status s = batcher_.Run(
+      [&](db::Txn& txn) -> Status {
+        db::DbResult<db::NodeRow> existing = nodes_.Get(txn, key.Name());
+        if (existing.ok())
+          return Status::AlreadyExists("Resource '" + key.Name() + "' already exists");
+        if (existing.status().code() != db::DbCode::kNotFound) return FromDb(existing.status());
+        bool fits =
+            ZoneUsed(key.zone) + node.type.tensorcores <= options_.zone_capacity_tensorcores;
+        if (!fits) {
+          // Like the real service: the create is accepted and its Operation fails with code 8.
+          op.done = true;
+          op.end_time = NowRfc3339();
+          op.error = Status::ResourceExhausted(
+              "There is no more capacity in the zone \"" + key.zone +
+              "\"; you can try in another zone where Cloud TPU Nodes are offered (see "
+              "https://cloud.google.com/tpu/docs/regions) [EID: 0x" +
+              op.name.substr(op.name.size() - 8) + "]");
+        } else {
+          node.pending_operation = op.name;
+          node.pending_due_ms = due_ms;
+          db::DbResult<int64_t> seq = nodes_.Insert(txn, NodeToRow(node));
+          if (!seq.ok()) return FromDb(seq.status());
+          node.seq = *seq;
+        }
+        db::DbResult<int64_t> op_seq = operations_.Insert(txn, OperationToRow(op));
+        if (!op_seq.ok()) return FromDb(op_seq.status());
+        op.seq = *op_seq;
+        if (fits) {
+          // Last, so a body that fails earlier leaves the count untouched.
+          AddZoneUsed(key.zone, node.type.tensorcores);
+          created = true;
+        }
+        return Status::Ok();
+      },
+      [&] {
+        if (created) Notify(node, NodeState::kUnspecified);
+      });
   if (!s.ok()) {
     if (created) (void)ReseedZoneUsage();  // the body counted a node whose commit failed
     return s;
   }
-  if (created) {
-    Schedule(key.Name(), due_ms);
-    Notify(node, NodeState::kUnspecified);
-  }
+  if (created) Schedule(key.Name(), due_ms);
   return op;
 }
 
@@ -295,35 +298,38 @@ Result<Operation> NodeManager::BeginTransition(const NodeKey& key, NodeVerb verb
   int64_t due_ms = NowUnixMs() + options_.transition_delay_ms;
   Node node;
   NodeState previous = NodeState::kUnspecified;
-  Status s = batcher_.Run([&](db::Txn& txn) -> Status {
-    db::DbResult<db::NodeRow> row = nodes_.Get(txn, key.Name());
-    if (!row.ok()) {
-      return row.status().code() == db::DbCode::kNotFound ? NotFound(key.Name())
-                                                          : FromDb(row.status());
-    }
-    Result<Node> loaded = NodeFromRow(*row);
-    if (!loaded.ok()) return loaded.status();
-    node = std::move(loaded).value();
-    previous = node.state;
-    TPUEMU_RETURN_IF_ERROR(CheckTransition(key.Name(), node.state, verb));
-    if (node.pending_operation) {
-      return Status::FailedPrecondition(
-          "Node '" + key.Name() + "' has an operation in progress: " + *node.pending_operation);
-    }
-    if (mutate) TPUEMU_RETURN_IF_ERROR(mutate(node));
-    node.state = TransientState(verb, node.state);
-    node.pending_operation = op.name;
-    node.pending_due_ms = due_ms;
-    db::DbStatus updated = nodes_.Update(txn, NodeToRow(node));
-    if (!updated.ok()) return FromDb(updated);
-    db::DbResult<int64_t> op_seq = operations_.Insert(txn, OperationToRow(op));
-    if (!op_seq.ok()) return FromDb(op_seq.status());
-    op.seq = *op_seq;
-    return Status::Ok();
-  });
+  Status s = batcher_.Run(
+      [&](db::Txn& txn) -> Status {
+        db::DbResult<db::NodeRow> row = nodes_.Get(txn, key.Name());
+        if (!row.ok()) {
+          return row.status().code() == db::DbCode::kNotFound ? NotFound(key.Name())
+                                                              : FromDb(row.status());
+        }
+        Result<Node> loaded = NodeFromRow(*row);
+        if (!loaded.ok()) return loaded.status();
+        node = std::move(loaded).value();
+        previous = node.state;
+        TPUEMU_RETURN_IF_ERROR(CheckTransition(key.Name(), node.state, verb));
+        if (node.pending_operation) {
+          return Status::FailedPrecondition(
+              "Node '" + key.Name() + "' has an operation in progress: " + *node.pending_operation);
+        }
+        if (mutate) TPUEMU_RETURN_IF_ERROR(mutate(node));
+        node.state = TransientState(verb, node.state);
+        node.pending_operation = op.name;
+        node.pending_due_ms = due_ms;
+        db::DbStatus updated = nodes_.Update(txn, NodeToRow(node));
+        if (!updated.ok()) return FromDb(updated);
+        db::DbResult<int64_t> op_seq = operations_.Insert(txn, OperationToRow(op));
+        if (!op_seq.ok()) return FromDb(op_seq.status());
+        op.seq = *op_seq;
+        return Status::Ok();
+      },
+      [&] {
+        if (node.state != previous) Notify(node, previous);
+      });
   if (!s.ok()) return s;
   Schedule(key.Name(), due_ms);
-  if (node.state != previous) Notify(node, previous);
   return op;
 }
 
@@ -392,53 +398,56 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
   NodeState previous = NodeState::kUnspecified;
   bool changed = false;
   bool freed = false;
-  Status s = batcher_.Run([&](db::Txn& txn) -> Status {
-    db::DbResult<db::NodeRow> row = nodes_.Get(txn, node_name);
-    // Gone or already completed (a reset, or a duplicate schedule after recovery): nothing to do.
-    if (!row.ok() || !row->pending_operation) return Status::Ok();
-    Result<Node> loaded = NodeFromRow(*row);
-    if (!loaded.ok()) return loaded.status();
-    node = std::move(loaded).value();
-    previous = node.state;
-    db::DbResult<db::OperationRow> op_row = operations_.Get(txn, *node.pending_operation);
-    if (!op_row.ok()) return FromDb(op_row.status());
-    Result<Operation> op = OperationFromRow(*op_row);
-    if (!op.ok()) return op.status();
-    Result<NodeVerb> verb = ParseNodeVerb(op->verb);
-    if (!verb.ok()) return verb.status();
+  Status s = batcher_.Run(
+      [&](db::Txn& txn) -> Status {
+        db::DbResult<db::NodeRow> row = nodes_.Get(txn, node_name);
+        // Gone or already completed (a reset, or a duplicate schedule after recovery): nothing to
+        // do.
+        if (!row.ok() || !row->pending_operation) return Status::Ok();
+        Result<Node> loaded = NodeFromRow(*row);
+        if (!loaded.ok()) return loaded.status();
+        node = std::move(loaded).value();
+        previous = node.state;
+        db::DbResult<db::OperationRow> op_row = operations_.Get(txn, *node.pending_operation);
+        if (!op_row.ok()) return FromDb(op_row.status());
+        Result<Operation> op = OperationFromRow(*op_row);
+        if (!op.ok()) return op.status();
+        Result<NodeVerb> verb = ParseNodeVerb(op->verb);
+        if (!verb.ok()) return verb.status();
 
-    std::optional<NodeState> final_state = FinalState(*verb, node.state);
-    node.pending_operation.reset();
-    node.pending_due_ms.reset();
-    if (final_state) {
-      node.state = *final_state;
-      db::DbStatus updated = nodes_.Update(txn, NodeToRow(node));
-      if (!updated.ok()) return FromDb(updated);
-      op->response = RenderNode(node, /*for_operation=*/true);
-      op->response["@type"] = kNodeType;
-    } else {
-      db::DbStatus deleted = nodes_.Delete(txn, node_name);
-      if (!deleted.ok()) return FromDb(deleted);
-      node.state = NodeState::kUnspecified;  // observers read "gone"
-      op->response = {{"@type", kEmptyType}};
-    }
-    op->done = true;
-    op->end_time = NowRfc3339();
-    TPUEMU_RETURN_IF_ERROR(FromDb(operations_.Update(txn, OperationToRow(*op))));
-    if (!final_state) {
-      AddZoneUsed(node.key.zone, -node.type.tensorcores);
-      freed = true;
-    }
-    changed = true;
-    return Status::Ok();
-  });
+        std::optional<NodeState> final_state = FinalState(*verb, node.state);
+        node.pending_operation.reset();
+        node.pending_due_ms.reset();
+        if (final_state) {
+          node.state = *final_state;
+          db::DbStatus updated = nodes_.Update(txn, NodeToRow(node));
+          if (!updated.ok()) return FromDb(updated);
+          op->response = RenderNode(node, /*for_operation=*/true);
+          op->response["@type"] = kNodeType;
+        } else {
+          db::DbStatus deleted = nodes_.Delete(txn, node_name);
+          if (!deleted.ok()) return FromDb(deleted);
+          node.state = NodeState::kUnspecified;  // observers read "gone"
+          op->response = {{"@type", kEmptyType}};
+        }
+        op->done = true;
+        op->end_time = NowRfc3339();
+        TPUEMU_RETURN_IF_ERROR(FromDb(operations_.Update(txn, OperationToRow(*op))));
+        if (!final_state) {
+          AddZoneUsed(node.key.zone, -node.type.tensorcores);
+          freed = true;
+        }
+        changed = true;
+        return Status::Ok();
+      },
+      [&] {
+        if (changed && node.state != previous) Notify(node, previous);
+      });
   if (!s.ok()) {
     if (freed) (void)ReseedZoneUsage();
     // The store refused (busy, I/O): retry later rather than leave the node stuck mid-transition.
     Schedule(node_name, NowUnixMs() + 100);
-    return;
   }
-  if (changed && node.state != previous) Notify(node, previous);
 }
 
 Result<json> NodeManager::GuestAttributes(const NodeKey& key, const std::string& query_path,

@@ -94,8 +94,8 @@ class NodeManager {
   // Wipes every node and operation (POST /_emulator/reset).
   Status Reset();
 
-  // Called after each committed node state change, outside the batcher (events and metrics hang
-  // here).
+  // Called after each committed node state change, in commit order, on the write batcher's thread
+  // (events and metrics hang here). It must not call NodeManager mutations (they would wait on it).
   using StateObserver = std::function<void(const Node& node, NodeState previous)>;
   void SetStateObserver(StateObserver observer);
 

@@ -18,12 +18,12 @@ WriteBatcher::WriteBatcher(db::Store& store, int max_batch)
 
 WriteBatcher::~WriteBatcher() { Stop(); }
 
-Status WriteBatcher::Run(Body body) {
+Status WriteBatcher::Run(Body body, std::function<void()> on_commit) {
   std::future<Status> done;
   {
     std::lock_guard lock(mu_);
     if (stopping_) return Status::Unavailable("tpuemud is shutting down");
-    queue_.push_back({std::move(body), {}});
+    queue_.push_back({std::move(body), std::move(on_commit), {}});
     done = queue_.back().done.get_future();
   }
   cv_.notify_one();
@@ -75,6 +75,15 @@ void WriteBatcher::RunBatch(std::deque<Item>& batch) {
     }
     return db::DbStatus::Ok();
   });
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (committed.ok() && results[i].ok() && batch[i].on_commit) {
+      try {
+        batch[i].on_commit();
+      } catch (...) {
+        // An observer's failure must not take the writer down; the write itself is committed.
+      }
+    }
+  }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     batch[i].done.set_value(committed.ok() ? results[i] : FromDb(committed));
   }

@@ -35,13 +35,17 @@ class WriteBatcher {
   // Runs `body` in a shared transaction and returns its Status once the transaction committed; if
   // the commit itself fails, every body of that batch gets the failure (UNAVAILABLE/INTERNAL).
   // After Stop(): UNAVAILABLE without running the body.
-  Status Run(Body body);
+  // `on_commit`, if given, runs on the batcher thread after the commit when the body succeeded, in
+  // the same order as the bodies: observers see state changes in commit order. It must not call
+  // Run() (that would wait on itself).
+  Status Run(Body body, std::function<void()> on_commit = nullptr);
   // Finishes the queued bodies, then joins the thread. Idempotent.
   void Stop();
 
  private:
   struct Item {
     Body body;
+    std::function<void()> on_commit;
     std::promise<Status> done;
   };
   void Loop();
