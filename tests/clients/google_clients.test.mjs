@@ -6,9 +6,9 @@
 // Contract: TPUEMUD names the tpuemud binary (ctest passes $<TARGET_FILE:tpuemud>). The test spawns
 // it (tpuemud_harness.mjs) with --port 0 --db :memory: and zero delays and stops it in after().
 // Each client works in its own project so list results do not depend on the other's nodes. A small
-// recording proxy sits in front of tpuemud for two short-lived GAPIC clients only, to assert what
-// GAPIC puts on the wire (numeric enums, $alt=json;enum-encoding=int) and what the server answered;
-// the other clients talk to tpuemud directly.
+// recording proxy sits in front of tpuemud for a few short-lived clients only, to assert what goes
+// on the wire (numeric enums, $alt=json;enum-encoding=int, /v1 locations, ?key=) and what the
+// server answered; the main clients talk to tpuemud directly.
 
 import assert from 'node:assert/strict';
 import {createRequire} from 'node:module';
@@ -63,6 +63,7 @@ after(async () => {
   if (recorder) await recorder.Stop();
   if (daemon) await daemon.Stop();
 });
+
 describe('@google-cloud/tpu (GAPIC, REST fallback)', () => {
   const project = 'gapic-project';
   const parent = `projects/${project}/locations/${kZone}`;
