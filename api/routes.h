@@ -9,7 +9,9 @@
 #include "api/worker_threads.h"
 #include "engine/status.h"
 #include "service/catalog.h"
+#include "service/job_manager.h"
 #include "service/node_manager.h"
+#include "service/scheduler.h"
 
 namespace tpuemu::api {
 
@@ -22,6 +24,11 @@ void RegisterOperationRoutes(Router& router, service::NodeManager& nodes, Worker
 // answer 501 UNIMPLEMENTED naming the method.
 void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog);
 
+// jobs (emulator extension): POST/GET .../nodes/{node}/jobs, GET .../locations/{zone}/jobs,
+// GET|DELETE .../jobs/{job}, POST :cancel, GET :wait?timeout=60s, GET /logs?offset=K, GET /metrics.
+// `scheduler` times out :wait long-polls; it must be stopped before `jobs` is destroyed.
+void RegisterJobRoutes(Router& router, service::JobManager& jobs, service::Scheduler& scheduler,
+                       WorkerThreads& writers);
 // /healthz, /readyz (200 only once `ready` is true) and POST /_emulator/reset (calls `reset`).
 struct EmulatorHooks {
   const std::atomic<bool>* ready = nullptr;

@@ -51,10 +51,56 @@ CREATE TABLE operations (
 CREATE INDEX operations_by_location ON operations (project, zone, seq);
 )sql";
 
-// Add v2 here (jobs, job_logs, job_metrics, events ...) as `constexpr std::string_view kV2`, and
-// append {2, kV2} to kMigrations below. Tables with foreign keys are fine: WipeAll defers them.
+// v2: jobs submitted to nodes, their log lines and their per-step metrics. A job keeps its node's
+// name as text (no foreign key): jobs outlive a deleted node so their results stay readable.
+// Metrics columns are REAL; db/ binds them as decimal text, which REAL affinity stores as numbers.
+constexpr std::string_view kV2 = R"sql(
+CREATE TABLE jobs (
+  seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+  name         TEXT NOT NULL UNIQUE,      -- "projects/p/locations/z/nodes/n/jobs/j"
+  project      TEXT NOT NULL,
+  zone         TEXT NOT NULL,
+  node_id      TEXT NOT NULL,
+  job_id       TEXT NOT NULL,
+  state        TEXT NOT NULL,             -- QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED, TIMED_OUT
+  priority     INTEGER NOT NULL,
+  labels_json  TEXT NOT NULL,
+  spec_json    TEXT NOT NULL,
+  request_id   TEXT,
+  spec_hash    TEXT NOT NULL,
+  create_time  TEXT NOT NULL,
+  start_time   TEXT,
+  end_time     TEXT,
+  exit_code    INTEGER,
+  reason       TEXT,
+  result_json  TEXT,
+  attempt      INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX jobs_by_node ON jobs (project, zone, node_id, seq);
+CREATE INDEX jobs_by_state ON jobs (state, seq);
+CREATE UNIQUE INDEX jobs_by_request ON jobs (project, zone, node_id, request_id)
+  WHERE request_id IS NOT NULL;
+CREATE TABLE job_logs (
+  job     TEXT NOT NULL,
+  line_no INTEGER NOT NULL,
+  text    TEXT NOT NULL,
+  PRIMARY KEY (job, line_no)
+) WITHOUT ROWID;
+CREATE TABLE job_steps (
+  job              TEXT NOT NULL,
+  step             INTEGER NOT NULL,
+  loss             REAL,
+  cycles           INTEGER NOT NULL,
+  emulated_seconds REAL NOT NULL,
+  mxu_utilization  REAL NOT NULL,
+  flops            REAL NOT NULL,
+  host_seconds     REAL NOT NULL,
+  PRIMARY KEY (job, step)
+) WITHOUT ROWID;
+)sql";
 constexpr std::array kMigrations = {
     Migration{1, kV1},
+    Migration{2, kV2},
 };
 
 DbResult<int> UserVersion(sqlite3* db) {

@@ -12,8 +12,11 @@
 #include "api/router.h"
 #include "api/routes.h"
 #include "db/store.h"
+#include "engine/compile_cache.h"
+#include "engine/pool.h"
 #include "service/catalog.h"
 #include "service/db_translate.h"
+#include "service/job_manager.h"
 #include "service/node_manager.h"
 #include "service/scheduler.h"
 
@@ -150,6 +153,14 @@ int main(int argc, char** argv) {
   api::RegisterNodeRoutes(router, nodes, writers);
   api::RegisterOperationRoutes(router, nodes, writers);
   api::RegisterCatalogRoutes(router, service::Catalog::Default());
+  // Jobs run on one engine pool (one thread per core) with one compile cache, shared by all nodes.
+  engine::Pool pool;
+  engine::CompileCache compile_cache;
+  service::JobManager jobs(**store, nodes, scheduler, pool, compile_cache);
+  nodes.SetStateObserver([&jobs](const service::Node& node, service::NodeState previous) {
+    jobs.OnNodeStateChanged(node, previous);
+  });
+  api::RegisterJobRoutes(router, jobs, scheduler, writers);
 
   api::HttpServerOptions http;
   http.host = flags.host;
@@ -173,6 +184,10 @@ int main(int argc, char** argv) {
     spdlog::critical("recovery failed: {}", s.ToString());
     return 1;
   }
+  if (Status s = jobs.Recover(); !s.ok()) {
+    spdlog::critical("job recovery failed: {}", s.ToString());
+    return 1;
+  }
   ready = true;
   spdlog::info("tpuemud listening on http://{}:{} (store {})", flags.host, server.port(), db_path);
   // A line tests and scripts can wait for when --port 0 picks the port.
@@ -185,6 +200,7 @@ int main(int argc, char** argv) {
   ready = false;
   server.Stop(std::chrono::seconds(10));
   scheduler.Stop();
+  jobs.Shutdown();  // cancels running jobs in memory only: they stay RUNNING and re-run on restart
   db::DbStatus closed = (*store)->Close();
   if (!closed.ok()) spdlog::error("closing the store: {}", closed.ToString());
   spdlog::info("bye");

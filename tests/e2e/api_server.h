@@ -12,7 +12,10 @@
 #include "api/router.h"
 #include "api/routes.h"
 #include "db/store.h"
+#include "engine/compile_cache.h"
+#include "engine/pool.h"
 #include "service/catalog.h"
+#include "service/job_manager.h"
 #include "service/node_manager.h"
 #include "service/scheduler.h"
 #include "tests/service/wait_for.h"
@@ -33,6 +36,11 @@ class ApiServer {
     api::RegisterNodeRoutes(router_, *nodes_, writers_);
     api::RegisterOperationRoutes(router_, *nodes_, writers_);
     api::RegisterCatalogRoutes(router_, service::Catalog::Default());
+    jobs_ = std::make_unique<service::JobManager>(*store_, *nodes_, scheduler_, pool_, cache_);
+    nodes_->SetStateObserver([this](const service::Node& node, service::NodeState previous) {
+      jobs_->OnNodeStateChanged(node, previous);
+    });
+    api::RegisterJobRoutes(router_, *jobs_, scheduler_, writers_);
     http.port = 0;
     server_ = std::make_unique<api::HttpServer>(http, router_.AsHandler());
     Status s = server_->Start();
@@ -42,6 +50,7 @@ class ApiServer {
   ~ApiServer() {
     server_->Stop(std::chrono::seconds(2));
     scheduler_.Stop();
+    jobs_->Shutdown();
   }
 
   uint16_t port() const { return server_->port(); }
@@ -52,6 +61,9 @@ class ApiServer {
   service::Scheduler scheduler_;
   std::unique_ptr<db::Store> store_;
   std::unique_ptr<service::NodeManager> nodes_;
+  engine::Pool pool_{2};
+  engine::CompileCache cache_;
+  std::unique_ptr<service::JobManager> jobs_;  // declared after nodes_: destroyed before it
   api::WorkerThreads writers_{8};
   api::Router router_;
   std::unique_ptr<api::HttpServer> server_;

@@ -1,0 +1,140 @@
+// jobs.* (an emulator extension under a node): submit, list, get, cancel, wait, logs, metrics,
+// delete. Submissions and cancels write a transaction, so they run on `writers`; reads answer
+// inline. `:wait` never blocks a thread: it registers a JobManager terminal callback and a
+// Scheduler timer, and whichever fires first answers (the other is ignored).
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "api/api_common.h"
+#include "api/google_error.h"
+#include "api/routes.h"
+#include "service/clock.h"
+
+namespace tpuemu::api {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kMaxWaitSeconds = 600;
+
+std::string NodePath(const PathParams& p) { return ParentName(p) + "/nodes/" + p.at("node"); }
+std::string JobName(const PathParams& p) { return NodePath(p) + "/jobs/" + p.at("job"); }
+
+HttpResponse ListResponse(const HttpRequest& req, service::JobListRequest list,
+                          service::JobManager& jobs) {
+  Result<service::PageRequest> page = ParsePage(req);
+  if (!page.ok()) return ErrorResponse(page.status());
+  list.page = *page;
+  if (auto state = req.Query("state")) list.state = *state;
+  // label=key=value, repeatable; every pair must match.
+  for (auto [it, end] = req.query.equal_range("label"); it != end; ++it) {
+    size_t eq = it->second.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return ErrorResponse(Status::InvalidArgument("label must be key=value"));
+    }
+    list.labels[it->second.substr(0, eq)] = it->second.substr(eq + 1);
+  }
+  Result<service::JobPage> result = jobs.List(list);
+  if (!result.ok()) return ErrorResponse(result.status());
+  json out = {{"jobs", json::array()}};
+  for (const db::JobRow& row : result->jobs) out["jobs"].push_back(service::RenderJob(row));
+  if (!result->next_page_token.empty()) out["nextPageToken"] = result->next_page_token;
+  return JsonResponse(200, out);
+}
+
+HttpResponse JobReply(const Result<db::JobRow>& row) {
+  if (!row.ok()) return ErrorResponse(row.status());
+  return JsonResponse(200, service::RenderJob(*row));
+}
+
+// "60s", "1.5s" or "60" (seconds); INVALID_ARGUMENT otherwise or outside 0..kMaxWaitSeconds.
+Result<int64_t> ParseTimeoutMs(const std::string& text) {
+  std::string digits = text;
+  if (!digits.empty() && digits.back() == 's') digits.pop_back();
+  try {
+    size_t used = 0;
+    double seconds = std::stod(digits, &used);
+    if (used == digits.size() && seconds >= 0 && seconds <= kMaxWaitSeconds) {
+      return static_cast<int64_t>(seconds * 1000);
+    }
+  } catch (const std::exception&) {
+  }
+  return Status::InvalidArgument("timeout must be a duration like \"60s\" between 0s and " +
+                                 std::to_string(kMaxWaitSeconds) + "s");
+}
+
+}  // namespace
+
+void RegisterJobRoutes(Router& router, service::JobManager& jobs, service::Scheduler& scheduler,
+                       WorkerThreads& writers) {
+  const std::string node_jobs = "/v2/projects/{project}/locations/{location}/nodes/{node}/jobs";
+  const std::string job = node_jobs + "/{job}";
+
+  router.AddAsync(
+      "POST", node_jobs, writers.Offload([&jobs](const HttpRequest& req, const PathParams& p) {
+        json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+        if (body.is_discarded()) {
+          return ErrorResponse(Status::InvalidArgument("the request body is not valid JSON"));
+        }
+        std::string job_id = req.Query("jobId").value_or("");
+        Result<db::JobRow> row =
+            jobs.Submit({p.at("project"), p.at("location"), p.at("node")}, body, job_id);
+        return JobReply(row);
+      }));
+  router.Add("GET", node_jobs, [&jobs](const HttpRequest& req, const PathParams& p) {
+    return ListResponse(
+        req, {.project = p.at("project"), .zone = p.at("location"), .node_id = p.at("node")}, jobs);
+  });
+  router.Add("GET", "/v2/projects/{project}/locations/{location}/jobs",
+             [&jobs](const HttpRequest& req, const PathParams& p) {
+               return ListResponse(req, {.project = p.at("project"), .zone = p.at("location")},
+                                   jobs);
+             });
+  router.Add("GET", job, [&jobs](const HttpRequest&, const PathParams& p) {
+    return JobReply(jobs.Get(JobName(p)));
+  });
+  router.AddAsync("POST", job + ":cancel",
+                  writers.Offload([&jobs](const HttpRequest&, const PathParams& p) {
+                    return JobReply(jobs.Cancel(JobName(p)));
+                  }));
+  router.AddAsync("DELETE", job, writers.Offload([&jobs](const HttpRequest&, const PathParams& p) {
+    return ReplyStatus(jobs.Delete(JobName(p)));
+  }));
+  router.Add("GET", job + "/logs", [&jobs](const HttpRequest& req, const PathParams& p) {
+    int64_t offset = 0;
+    if (auto o = req.Query("offset")) {
+      try {
+        size_t used = 0;
+        offset = std::stoll(*o, &used);
+        if (used != o->size() || offset < 0) throw std::invalid_argument("offset");
+      } catch (const std::exception&) {
+        return ErrorResponse(Status::InvalidArgument("offset must be a non-negative integer"));
+      }
+    }
+    Result<std::vector<std::string>> lines = jobs.Logs(JobName(p), offset);
+    if (!lines.ok()) return ErrorResponse(lines.status());
+    return JsonResponse(
+        200, json{{"lines", *lines}, {"nextOffset", offset + static_cast<int64_t>(lines->size())}});
+  });
+  router.Add("GET", job + "/metrics", [&jobs](const HttpRequest&, const PathParams& p) {
+    return Reply(jobs.Metrics(JobName(p)));
+  });
+  router.AddAsync(
+      "GET", job + ":wait",
+      [&jobs, &scheduler](const HttpRequest& req, const PathParams& p, Responder respond) {
+        Result<int64_t> timeout_ms = ParseTimeoutMs(req.Query("timeout").value_or("60s"));
+        if (!timeout_ms.ok()) return respond(ErrorResponse(timeout_ms.status()));
+        const std::string name = JobName(p);
+        auto answered = std::make_shared<std::atomic<bool>>(false);
+        scheduler.At(service::NowUnixMs() + *timeout_ms, [&jobs, name, answered, respond] {
+          // Not terminal in time: the job as it is now (the client checks `state`).
+          if (!answered->exchange(true)) respond(JobReply(jobs.Get(name)));
+        });
+        jobs.OnTerminal(name, [answered, respond](Result<db::JobRow> row) {
+          if (!answered->exchange(true)) respond(JobReply(row));
+        });
+      });
+}
+
+}  // namespace tpuemu::api

@@ -1,0 +1,94 @@
+// bench_jobs: starts tpuemud (--db :memory:, no provisioning delay), creates one v4-8 node per
+// client, then every client thread submits tiny matmul jobs (8x8x8, 1 step) on its node as fast as
+// it can, and finally waits for each job to be terminal and checks its metrics are stored.
+// Prints jobs/s (submit of the first job to the last job's metrics read back) and the submit
+// latency p50/p99. Usage: bench_jobs [clients=4] [jobs_per_client=500]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/e2e/daemon_process.h"
+#include "tests/support/http_client.h"
+
+using tpuemu::testing::ClientResponse;
+using tpuemu::testing::DaemonProcess;
+using tpuemu::testing::HttpClient;
+using Clock = std::chrono::steady_clock;
+
+int main(int argc, char** argv) {
+  const int clients = argc > 1 ? std::atoi(argv[1]) : 4;
+  const int per_client = argc > 2 ? std::atoi(argv[2]) : 500;
+  DaemonProcess daemon;
+  if (!daemon.Start({"--port", "0", "--db", ":memory:", "--log-level", "warn",
+                     "--provisioning-delay-ms", "0", "--transition-delay-ms", "0"})) {
+    std::fprintf(stderr, "tpuemud did not start\n");
+    return 1;
+  }
+  const std::string parent = "/v2/projects/bench/locations/us-central2-b";
+  {
+    HttpClient c("127.0.0.1", daemon.port());
+    for (int i = 0; i < clients; ++i) {
+      auto r = c.Request("POST", parent + "/nodes?nodeId=n" + std::to_string(i),
+                         R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})");
+      if (!r.ok() || r->status != 200) return 1;
+    }
+    for (int i = 0; i < clients; ++i) {
+      for (;;) {
+        auto r = c.Request("GET", parent + "/nodes/n" + std::to_string(i));
+        if (r.ok() && r->Json().value("state", "") == "READY") break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+  }
+  std::vector<std::vector<double>> latencies(static_cast<size_t>(clients));
+  std::vector<int> failures(static_cast<size_t>(clients), 0);
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < clients; ++i) {
+    threads.emplace_back([&, i] {
+      HttpClient c("127.0.0.1", daemon.port(), std::chrono::seconds(60));
+      const std::string jobs = parent + "/nodes/n" + std::to_string(i) + "/jobs";
+      std::vector<std::string> names;
+      for (int j = 0; j < per_client; ++j) {
+        const auto s = Clock::now();
+        auto r = c.Request("POST", jobs, R"({"workload": {"matmul": {"m": 8, "n": 8, "k": 8}}})");
+        latencies[static_cast<size_t>(i)].push_back(
+            std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+        if (!r.ok() || r->status != 200) {
+          ++failures[static_cast<size_t>(i)];
+          continue;
+        }
+        names.push_back(r->Json()["name"]);
+      }
+      for (const std::string& name : names) {
+        auto w = c.Request("GET", "/v2/" + name + ":wait?timeout=60s");
+        auto m = c.Request("GET", "/v2/" + name + "/metrics");
+        if (!w.ok() || w->Json().value("state", "") != "SUCCEEDED" || !m.ok() ||
+            m->Json()["steps"].size() != 1) {
+          ++failures[static_cast<size_t>(i)];
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::vector<double> all;
+  int failed = 0;
+  for (int i = 0; i < clients; ++i) {
+    all.insert(all.end(), latencies[static_cast<size_t>(i)].begin(),
+               latencies[static_cast<size_t>(i)].end());
+    failed += failures[static_cast<size_t>(i)];
+  }
+  std::sort(all.begin(), all.end());
+  auto pct = [&](double p) { return all[static_cast<size_t>(p * (all.size() - 1))]; };
+  const int total = clients * per_client;
+  std::printf("clients=%d jobs=%d failed=%d wall=%.2fs\n", clients, total, failed, seconds);
+  std::printf("jobs/s (submit -> terminal -> metrics stored): %.0f\n", total / seconds);
+  std::printf("submit latency p50=%.2f ms p99=%.2f ms\n", pct(0.50), pct(0.99));
+  daemon.Kill(SIGTERM);
+  return failed == 0 ? 0 : 2;
+}

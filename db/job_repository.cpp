@@ -1,0 +1,269 @@
+#include "db/job_repository.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace tpuemu::db {
+namespace {
+
+#define TPUEMU_JOB_INSERT_COLUMNS                                                              \
+  "name, project, zone, node_id, job_id, state, priority, labels_json, spec_json, "            \
+  "request_id, spec_hash, create_time, start_time, end_time, exit_code, reason, result_json, " \
+  "attempt"
+#define TPUEMU_JOB_COLUMNS TPUEMU_JOB_INSERT_COLUMNS ", seq"
+
+JobRow ReadRow(const Statement& s) {
+  JobRow row;
+  row.name = s.ColumnText(0);
+  row.project = s.ColumnText(1);
+  row.zone = s.ColumnText(2);
+  row.node_id = s.ColumnText(3);
+  row.job_id = s.ColumnText(4);
+  row.state = s.ColumnText(5);
+  row.priority = s.ColumnInt64(6);
+  row.labels_json = s.ColumnText(7);
+  row.spec_json = s.ColumnText(8);
+  row.request_id = s.ColumnOptionalText(9);
+  row.spec_hash = s.ColumnText(10);
+  row.create_time = s.ColumnText(11);
+  row.start_time = s.ColumnOptionalText(12);
+  row.end_time = s.ColumnOptionalText(13);
+  row.exit_code = s.ColumnOptionalInt64(14);
+  row.reason = s.ColumnOptionalText(15);
+  row.result_json = s.ColumnOptionalText(16);
+  row.attempt = s.ColumnInt64(17);
+  row.seq = s.ColumnInt64(18);
+  return row;
+}
+
+void BindRow(Statement& s, const JobRow& row) {
+  s.Bind(1, row.name)
+      .Bind(2, row.project)
+      .Bind(3, row.zone)
+      .Bind(4, row.node_id)
+      .Bind(5, row.job_id)
+      .Bind(6, row.state)
+      .Bind(7, row.priority)
+      .Bind(8, row.labels_json)
+      .Bind(9, row.spec_json)
+      .Bind(10, row.request_id)
+      .Bind(11, row.spec_hash)
+      .Bind(12, row.create_time)
+      .Bind(13, row.start_time)
+      .Bind(14, row.end_time)
+      .Bind(15, row.exit_code)
+      .Bind(16, row.reason)
+      .Bind(17, row.result_json)
+      .Bind(18, row.attempt);
+}
+
+std::string Real(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+double ParseReal(const Statement& s, int column) {
+  return std::strtod(s.ColumnText(column).c_str(), nullptr);
+}
+
+DbResult<std::vector<JobRow>> CollectRows(Statement& s) {
+  std::vector<JobRow> rows;
+  for (;;) {
+    DbResult<bool> more = s.Step();
+    if (!more.ok()) return more.status();
+    if (!*more) return rows;
+    rows.push_back(ReadRow(s));
+  }
+}
+
+DbStatus NotFound(std::string_view name) {
+  return DbStatus::NotFound("job '" + std::string(name) + "' not found");
+}
+
+}  // namespace
+
+DbResult<int64_t> JobRepository::Insert(Txn& txn, const JobRow& row) const {
+  DbResult<Statement*> stmt = txn.Prepare(
+      "INSERT INTO jobs (" TPUEMU_JOB_INSERT_COLUMNS
+      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+      " RETURNING seq");
+  if (!stmt.ok()) return stmt.status();
+  Statement& s = **stmt;
+  BindRow(s, row);
+  DbResult<bool> inserted = s.Step();
+  if (!inserted.ok()) {
+    if (inserted.status().code() == DbCode::kAlreadyExists) {
+      return DbStatus::AlreadyExists("job '" + row.name + "' already exists");
+    }
+    return inserted.status();
+  }
+  if (!*inserted) return DbStatus::IoError("insert job: RETURNING produced no row");
+  int64_t seq = s.ColumnInt64(0);
+  TPUEMU_DB_RETURN_IF_ERROR(s.Run());
+  return seq;
+}
+
+DbStatus JobRepository::Update(Txn& txn, const JobRow& row) const {
+  DbResult<Statement*> stmt = txn.Prepare(
+      "UPDATE jobs SET project = ?2, zone = ?3, node_id = ?4, job_id = ?5, state = ?6, "
+      "priority = ?7, labels_json = ?8, spec_json = ?9, request_id = ?10, spec_hash = ?11, "
+      "create_time = ?12, start_time = ?13, end_time = ?14, exit_code = ?15, reason = ?16, "
+      "result_json = ?17, attempt = ?18 WHERE name = ?1");
+  if (!stmt.ok()) return stmt.status();
+  BindRow(**stmt, row);
+  TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
+  if (txn.Changes() == 0) return NotFound(row.name);
+  return DbStatus::Ok();
+}
+
+DbStatus JobRepository::Delete(Txn& txn, std::string_view name) const {
+  TPUEMU_DB_RETURN_IF_ERROR(ClearOutputs(txn, name));
+  DbResult<Statement*> stmt = txn.Prepare("DELETE FROM jobs WHERE name = ?1");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, name);
+  TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
+  if (txn.Changes() == 0) return NotFound(name);
+  return DbStatus::Ok();
+}
+
+DbResult<JobRow> JobRepository::Get(Txn& txn, std::string_view name) const {
+  DbResult<Statement*> stmt =
+      txn.Prepare("SELECT " TPUEMU_JOB_COLUMNS " FROM jobs WHERE name = ?1");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, name);
+  DbResult<bool> row = (*stmt)->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return NotFound(name);
+  return ReadRow(**stmt);
+}
+
+DbResult<JobRow> JobRepository::Get(std::string_view name) const {
+  return store_.ReadResult<JobRow>([&](Txn& txn) { return Get(txn, name); });
+}
+
+DbResult<JobRow> JobRepository::GetByRequestId(Txn& txn, std::string_view project,
+                                               std::string_view zone, std::string_view node_id,
+                                               std::string_view request_id) const {
+  DbResult<Statement*> stmt = txn.Prepare(
+      "SELECT " TPUEMU_JOB_COLUMNS
+      " FROM jobs WHERE project = ?1 AND zone = ?2 AND node_id = ?3 AND request_id = ?4");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, project).Bind(2, zone).Bind(3, node_id).Bind(4, request_id);
+  DbResult<bool> row = (*stmt)->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return DbStatus::NotFound("no job with request id '" + std::string(request_id) + "'");
+  return ReadRow(**stmt);
+}
+
+DbResult<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64_t after_seq,
+                                                  int limit) const {
+  return store_.ReadResult<std::vector<JobRow>>([&](Txn& txn) -> DbResult<std::vector<JobRow>> {
+    DbResult<Statement*> stmt = txn.Prepare(
+        "SELECT " TPUEMU_JOB_COLUMNS
+        " FROM jobs WHERE (?1 = '' OR project = ?1) AND (?2 IN ('', '-') OR zone = ?2) AND "
+        "(?3 = '' OR node_id = ?3) AND (?4 = '' OR state = ?4) AND seq > ?5 ORDER BY seq "
+        "LIMIT ?6");
+    if (!stmt.ok()) return stmt.status();
+    (*stmt)
+        ->Bind(1, filter.project)
+        .Bind(2, filter.zone)
+        .Bind(3, filter.node_id)
+        .Bind(4, filter.state)
+        .Bind(5, after_seq)
+        .Bind(6, int64_t{limit > 0 ? limit : -1});
+    return CollectRows(**stmt);
+  });
+}
+
+DbResult<std::vector<JobRow>> JobRepository::ListInState(std::string_view state) const {
+  JobFilter filter;
+  filter.state = std::string(state);
+  return List(filter, 0, 0);
+}
+
+DbStatus JobRepository::AppendLog(Txn& txn, std::string_view job, std::string_view text) const {
+  DbResult<Statement*> stmt = txn.Prepare(
+      "INSERT INTO job_logs (job, line_no, text) VALUES (?1, "
+      "(SELECT COUNT(*) FROM job_logs WHERE job = ?1), ?2)");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, job).Bind(2, text);
+  return (*stmt)->Run();
+}
+
+DbStatus JobRepository::AppendStep(Txn& txn, std::string_view job, const JobStepRow& step) const {
+  DbResult<Statement*> stmt = txn.Prepare(
+      "INSERT OR REPLACE INTO job_steps (job, step, loss, cycles, emulated_seconds, "
+      "mxu_utilization, flops, host_seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!stmt.ok()) return stmt.status();
+  Statement& s = **stmt;
+  s.Bind(1, job).Bind(2, step.step).Bind(4, step.cycles);
+  if (step.loss) {
+    s.Bind(3, Real(*step.loss));
+  } else {
+    s.BindNull(3);
+  }
+  s.Bind(5, Real(step.emulated_seconds))
+      .Bind(6, Real(step.mxu_utilization))
+      .Bind(7, Real(step.flops))
+      .Bind(8, Real(step.host_seconds));
+  return s.Run();
+}
+
+DbStatus JobRepository::ClearOutputs(Txn& txn, std::string_view job) const {
+  for (const char* sql :
+       {"DELETE FROM job_logs WHERE job = ?1", "DELETE FROM job_steps WHERE job = ?1"}) {
+    DbResult<Statement*> stmt = txn.Prepare(sql);
+    if (!stmt.ok()) return stmt.status();
+    (*stmt)->Bind(1, job);
+    TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
+  }
+  return DbStatus::Ok();
+}
+
+DbResult<std::vector<std::string>> JobRepository::Logs(std::string_view job, int64_t offset) const {
+  return store_.ReadResult<std::vector<std::string>>(
+      [&](Txn& txn) -> DbResult<std::vector<std::string>> {
+        DbResult<Statement*> stmt = txn.Prepare(
+            "SELECT text FROM job_logs WHERE job = ?1 AND line_no >= ?2 ORDER BY line_no");
+        if (!stmt.ok()) return stmt.status();
+        (*stmt)->Bind(1, job).Bind(2, offset);
+        std::vector<std::string> lines;
+        for (;;) {
+          DbResult<bool> more = (*stmt)->Step();
+          if (!more.ok()) return more.status();
+          if (!*more) return lines;
+          lines.push_back((*stmt)->ColumnText(0));
+        }
+      });
+}
+
+DbResult<std::vector<JobStepRow>> JobRepository::Steps(std::string_view job) const {
+  return store_.ReadResult<std::vector<JobStepRow>>(
+      [&](Txn& txn) -> DbResult<std::vector<JobStepRow>> {
+        DbResult<Statement*> stmt = txn.Prepare(
+            "SELECT step, loss, cycles, emulated_seconds, mxu_utilization, flops, host_seconds "
+            "FROM job_steps WHERE job = ?1 ORDER BY step");
+        if (!stmt.ok()) return stmt.status();
+        (*stmt)->Bind(1, job);
+        std::vector<JobStepRow> steps;
+        for (;;) {
+          DbResult<bool> more = (*stmt)->Step();
+          if (!more.ok()) return more.status();
+          if (!*more) return steps;
+          const Statement& s = **stmt;
+          JobStepRow row;
+          row.step = s.ColumnInt64(0);
+          if (!s.IsNull(1)) row.loss = ParseReal(s, 1);
+          row.cycles = s.ColumnInt64(2);
+          row.emulated_seconds = ParseReal(s, 3);
+          row.mxu_utilization = ParseReal(s, 4);
+          row.flops = ParseReal(s, 5);
+          row.host_seconds = ParseReal(s, 6);
+          steps.push_back(row);
+        }
+      });
+}
+
+}  // namespace tpuemu::db

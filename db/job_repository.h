@@ -1,0 +1,98 @@
+// JobRepository: typed access to the `jobs`, `job_logs` and `job_steps` tables (schema v2).
+//
+// Writes take a Txn& so the service can change a job, append its log line and its step row in one
+// transaction; reads have a Txn& form and a convenience form running its own Store::Read. The
+// repository holds only the Store reference (not owned; the Store must outlive it), so it is as
+// thread-safe as the Store. Errors: kNotFound for a missing job, kAlreadyExists for a duplicate
+// name or (node, request_id), and whatever the Store reports.
+// Floating-point metrics are bound as decimal text (17 significant digits, exact round trip) into
+// REAL columns, since Statement has no double binder.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/db_status.h"
+#include "db/store.h"
+
+namespace tpuemu::db {
+
+struct JobRow {
+  int64_t seq = 0;   // assigned by Insert; never changed by Update
+  std::string name;  // "projects/p/locations/z/nodes/n/jobs/j"
+  std::string project;
+  std::string zone;
+  std::string node_id;
+  std::string job_id;
+  std::string state;
+  int64_t priority = 0;
+  std::string labels_json = "{}";
+  std::string spec_json = "{}";
+  std::optional<std::string> request_id;
+  std::string spec_hash;
+  std::string create_time;
+  std::optional<std::string> start_time;
+  std::optional<std::string> end_time;
+  std::optional<int64_t> exit_code;
+  std::optional<std::string> reason;
+  std::optional<std::string> result_json;
+  int64_t attempt = 1;
+  friend bool operator==(const JobRow&, const JobRow&) = default;
+};
+
+struct JobStepRow {
+  int64_t step = 0;
+  std::optional<double> loss;  // absent for workloads without a loss (matmul, programs)
+  int64_t cycles = 0;
+  double emulated_seconds = 0;
+  double mxu_utilization = 0;
+  double flops = 0;
+  double host_seconds = 0;
+  friend bool operator==(const JobStepRow&, const JobStepRow&) = default;
+};
+
+// Which jobs a List returns. Empty strings match everything; node_id needs project and zone.
+struct JobFilter {
+  std::string project;
+  std::string zone;  // "-" = every zone of the project
+  std::string node_id;
+  std::string state;
+};
+
+class JobRepository {
+ public:
+  explicit JobRepository(Store& store) : store_(store) {}
+
+  // Inserts with a fresh seq and returns it. kAlreadyExists for a taken name or request id.
+  DbResult<int64_t> Insert(Txn& txn, const JobRow& row) const;
+  // Replaces every mutable column (state, times, exit code, reason, result, attempt, ...).
+  DbStatus Update(Txn& txn, const JobRow& row) const;
+  // Deletes the job with its logs and steps. kNotFound if absent.
+  DbStatus Delete(Txn& txn, std::string_view name) const;
+  DbResult<JobRow> Get(Txn& txn, std::string_view name) const;
+  DbResult<JobRow> Get(std::string_view name) const;
+  // The job of node (project, zone, node_id) submitted with request_id; kNotFound if none.
+  DbResult<JobRow> GetByRequestId(Txn& txn, std::string_view project, std::string_view zone,
+                                  std::string_view node_id, std::string_view request_id) const;
+  // Up to `limit` jobs (no limit when <= 0) matching `filter` with seq > after_seq, by seq.
+  DbResult<std::vector<JobRow>> List(const JobFilter& filter, int64_t after_seq, int limit) const;
+  // Every job in `state` (e.g. QUEUED and RUNNING at recovery), by seq.
+  DbResult<std::vector<JobRow>> ListInState(std::string_view state) const;
+
+  // Appends one log line; line numbers start at 0 and are the job's count of lines so far.
+  DbStatus AppendLog(Txn& txn, std::string_view job, std::string_view text) const;
+  DbStatus AppendStep(Txn& txn, std::string_view job, const JobStepRow& step) const;
+  // Removes the steps and log lines of a job (a re-queued job starts over).
+  DbStatus ClearOutputs(Txn& txn, std::string_view job) const;
+  // Log lines from line `offset` on, in order.
+  DbResult<std::vector<std::string>> Logs(std::string_view job, int64_t offset) const;
+  DbResult<std::vector<JobStepRow>> Steps(std::string_view job) const;
+
+ private:
+  Store& store_;
+};
+
+}  // namespace tpuemu::db

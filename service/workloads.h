@@ -1,0 +1,52 @@
+// Workloads: the engine graphs a job runs, built with the ir.h builder from a JobSpec.
+//
+//  * matmul: parameters a [m,k] and b [k,n] (random, from the seed), output c = a·b.
+//  * mlp: a training step of `layers` ReLU layers of width `hidden` on 16 features, 4 classes, on
+//    a fixed synthetic batch whose labels come from a fixed random teacher network (so there is
+//    something to learn). Outputs the loss and one gradient per weight; the weights are
+//    parameters, and ApplySgd updates the fed values between steps, so the loss falls.
+//  * program: the client's IR (engine/program_json.h), run as is every step.
+// `shard_batch` is the per-core batch (data parallel over `cores`): the graph is built for one
+// shard and Feeds(shard) gives each shard its slice of the data. Not thread-safe; one per job.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/executor.h"
+#include "engine/ir.h"
+#include "engine/status.h"
+#include "engine/tensor.h"
+#include "service/job_spec.h"
+
+namespace tpuemu::service {
+
+class Workload {
+ public:
+  // INVALID_ARGUMENT naming the op if the graph does not build.
+  static Result<Workload> Build(const JobSpec& spec);
+
+  const engine::Graph& graph() const { return graph_; }
+  int shards() const { return shards_; }
+  // The parameter values for shard `shard` (weights + its slice of the data).
+  std::map<std::string, engine::Tensor> Feeds(int shard) const;
+  // The loss output id, if the workload trains.
+  const std::optional<std::string>& loss_id() const { return loss_id_; }
+  // Bytes of gradients all-reduced per step in data-parallel training (0 if none).
+  double GradientBytes() const;
+  // SGD on the weights with the gradients averaged over the shards' results.
+  void ApplySgd(const std::vector<engine::ExecutionResult>& shard_results);
+
+ private:
+  engine::Graph graph_;
+  int shards_ = 1;
+  std::map<std::string, engine::Tensor> weights_;            // parameter id -> value (trained)
+  std::vector<std::pair<std::string, std::string>> grads_;   // weight id, gradient output id
+  std::vector<std::map<std::string, engine::Tensor>> data_;  // per shard: data parameters
+  std::optional<std::string> loss_id_;
+  float learning_rate_ = 0;
+};
+
+}  // namespace tpuemu::service

@@ -1,0 +1,80 @@
+// The real tpuemud process with jobs: a job RUNNING when the process is killed is re-queued
+// (attempt 2) and runs again after the restart; its earlier log survives.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/e2e/daemon_process.h"
+#include "tests/service/wait_for.h"
+#include "tests/support/http_client.h"
+
+namespace tpuemu::testing {
+namespace {
+
+using nlohmann::json;
+
+TEST(DaemonJobsTest, RunningJobIsRequeuedAndRunsAgainAfterKill9) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tpuemu-e2e-jobs-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::vector<std::string> args{"--port",
+                                      "0",
+                                      "--data-dir",
+                                      dir.string(),
+                                      "--log-level",
+                                      "warn",
+                                      "--provisioning-delay-ms",
+                                      "0",
+                                      "--transition-delay-ms",
+                                      "0"};
+  const std::string node = "/v2/projects/p/locations/us-central2-b/nodes/r";
+  std::string job;
+  {
+    DaemonProcess first;
+    ASSERT_TRUE(first.Start(args));
+    HttpClient c("127.0.0.1", first.port());
+    ASSERT_EQ(c.Request("POST", "/v2/projects/p/locations/us-central2-b/nodes?nodeId=r",
+                        R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})")
+                  ->status,
+              200);
+    ASSERT_TRUE(WaitFor([&] { return c.Request("GET", node)->Json()["state"] == "READY"; }));
+    // Long enough to be running when killed; the second run is cut short by its timeout.
+    Result<ClientResponse> r = c.Request(
+        "POST", node + "/jobs",
+        R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": 10000}},
+            "timeoutSeconds": 2})");
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->status, 200) << r->body;
+    job = r->Json()["name"];
+    ASSERT_TRUE(WaitFor([&] {
+      json j = c.Request("GET", "/v2/" + job + "/metrics")->Json();
+      return j["state"] == "RUNNING" && j["steps"].size() >= 2;
+    }));
+    EXPECT_EQ(first.Kill(SIGKILL), -SIGKILL);
+  }
+  DaemonProcess second;
+  ASSERT_TRUE(second.Start(args));
+  HttpClient c("127.0.0.1", second.port(), std::chrono::seconds(30));
+  json after = c.Request("GET", "/v2/" + job)->Json();
+  EXPECT_EQ(after["attempt"], 2) << after.dump();
+  json done;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        done = c.Request("GET", "/v2/" + job + ":wait?timeout=5s")->Json();
+        return done["state"] != "QUEUED" && done["state"] != "RUNNING";
+      },
+      std::chrono::seconds(60)));
+  EXPECT_EQ(done["state"], "TIMED_OUT") << done.dump();
+  EXPECT_EQ(done["attempt"], 2);
+  json logs = c.Request("GET", "/v2/" + job + "/logs")->Json();
+  bool requeued = false;
+  for (const auto& l : logs["lines"]) {
+    requeued |= l.get<std::string>().find("re-queued after a restart") != std::string::npos;
+  }
+  EXPECT_TRUE(requeued) << logs.dump();
+  second.Kill(SIGTERM);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tpuemu::testing

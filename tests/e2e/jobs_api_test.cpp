@@ -1,0 +1,184 @@
+// jobs.* through real HTTP (issue 4 item 6): loss falls, cache hit/miss, HBM overflow, cancel,
+// timeout, idempotency, :wait, logs, metrics, errors, and 4 nodes x 10 jobs.
+#include <gtest/gtest.h>
+
+#include "tests/e2e/api_server.h"
+
+namespace tpuemu::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kParent[] = "/v2/projects/proj/locations/us-central2-b";
+constexpr char kLong[] =
+    R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": 10000}}})";
+
+class JobsApiTest : public ::testing::Test {
+ protected:
+  ClientResponse Call(const std::string& method, const std::string& target,
+                      const std::string& body = "") {
+    Result<ClientResponse> r = client_.Request(method, target, body);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : ClientResponse{};
+  }
+  void CreateReady(const std::string& id, const std::string& parent = kParent,
+                   const std::string& type = "v4-8") {
+    ClientResponse r =
+        Call("POST", parent + "/nodes?nodeId=" + id,
+             json{{"acceleratorType", type}, {"runtimeVersion", "tpu-ubuntu2204-base"}}.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    ASSERT_FALSE(WaitOperation(client_, r.Json()["name"]).is_null());
+  }
+  json Submit(const std::string& node, const std::string& body, int status = 200) {
+    ClientResponse r = Call("POST", std::string(kParent) + "/nodes/" + node + "/jobs", body);
+    EXPECT_EQ(r.status, status) << r.body;
+    return r.Json();
+  }
+  // :wait long-poll until terminal (each call returns at the latest after `timeout`).
+  json Wait(const std::string& name) {
+    json job;
+    for (int i = 0; i < 30; ++i) {
+      ClientResponse r = Call("GET", "/v2/" + name + ":wait?timeout=2s");
+      EXPECT_EQ(r.status, 200) << r.body;
+      job = r.Json();
+      const std::string state = job.value("state", "");
+      if (state != "QUEUED" && state != "RUNNING") break;
+    }
+    return job;
+  }
+  bool StateIs(const std::string& name, const std::string& state) {
+    return Call("GET", "/v2/" + name).Json().value("state", "") == state;
+  }
+
+  ApiServer server_;
+  HttpClient client_{"127.0.0.1", server_.port(), std::chrono::seconds(30)};
+};
+
+TEST_F(JobsApiTest, MlpLossFallsWithLogsAndMetrics) {
+  CreateReady("tpu-a");
+  json job = Submit("tpu-a", R"({"workload": {"mlp": {"steps": 20, "hidden": 32}},
+                                  "labels": {"team": "ml"}})");
+  EXPECT_EQ(job["state"], "QUEUED");
+  json done = Wait(job["name"]);
+  ASSERT_EQ(done["state"], "SUCCEEDED") << done.dump();
+  EXPECT_EQ(done["exitCode"], 0);
+  json metrics = Call("GET", "/v2/" + job["name"].get<std::string>() + "/metrics").Json();
+  ASSERT_EQ(metrics["steps"].size(), 20u);
+  EXPECT_LT(metrics["steps"][19]["loss"].get<double>(), metrics["steps"][0]["loss"].get<double>());
+  EXPECT_GT(metrics["steps"][0]["emulatedTflops"].get<double>(), 0);
+  EXPECT_GT(metrics["summary"]["hbmPeakBytesPerTensorCore"].get<int64_t>(), 0);
+  json logs = Call("GET", "/v2/" + job["name"].get<std::string>() + "/logs?offset=1").Json();
+  ASSERT_FALSE(logs["lines"].empty());
+  bool has_compile = false;
+  for (const auto& l : logs["lines"]) has_compile |= l.get<std::string>().starts_with("compile:");
+  EXPECT_TRUE(has_compile) << logs.dump();
+  json listed = Call("GET", "/v2/projects/proj/locations/-/jobs?label=team=ml").Json();
+  ASSERT_EQ(listed["jobs"].size(), 1u);
+  EXPECT_EQ(listed["jobs"][0]["name"], job["name"]);
+}
+
+TEST_F(JobsApiTest, ShapeChangeRecompilesAndRepeatHitsTheCache) {
+  CreateReady("tpu-a");
+  auto hit = [&](const char* body) {
+    json done = Wait(Submit("tpu-a", body)["name"]);
+    EXPECT_EQ(done["state"], "SUCCEEDED") << done.dump();
+    return done["result"]["metrics"]["compileCacheHit"].get<bool>();
+  };
+  EXPECT_FALSE(hit(R"({"workload": {"matmul": {"m": 96, "n": 32, "k": 16}}})"));
+  EXPECT_TRUE(hit(R"({"workload": {"matmul": {"m": 96, "n": 32, "k": 16}}})"));
+  EXPECT_FALSE(hit(R"({"workload": {"matmul": {"m": 96, "n": 32, "k": 48}}})"));
+}
+
+TEST_F(JobsApiTest, HbmOverflowFailsWithTheXlaReason) {
+  CreateReady("small", "/v2/projects/proj/locations/us-central1-b", "v2-8");
+  json program = {{"name", "big"}, {"ops", json::array()}, {"outputs", {"p0"}}};
+  for (int i = 0; i < 160; ++i) {
+    program["ops"].push_back({{"id", "p" + std::to_string(i)},
+                              {"op", "parameter"},
+                              {"shape", {4096, 4096}},
+                              {"fill", 1.0}});
+  }
+  ClientResponse r = Call("POST", "/v2/projects/proj/locations/us-central1-b/nodes/small/jobs",
+                          json{{"program", program}}.dump());
+  ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
+  json done = Wait(r.Json()["name"]);
+  EXPECT_EQ(done["state"], "FAILED");
+  EXPECT_EQ(done["exitCode"], 1);
+  EXPECT_NE(done["reason"].get<std::string>().find("Ran out of memory in memory space hbm"),
+            std::string::npos)
+      << done["reason"];
+}
+
+TEST_F(JobsApiTest, CancelTimeoutIdempotencyAndErrors) {
+  CreateReady("tpu-a");
+  CreateReady("tpu-b");
+  json running = Submit("tpu-a", kLong);
+  ASSERT_TRUE(WaitFor([&] { return StateIs(running["name"], "RUNNING"); }));
+  const std::string cancel = "/v2/" + running["name"].get<std::string>() + ":cancel";
+  EXPECT_EQ(Call("POST", cancel).status, 200);
+  json cancelled = Wait(running["name"]);
+  EXPECT_EQ(cancelled["state"], "CANCELLED");
+  EXPECT_EQ(cancelled["exitCode"], 130);
+  json again = Call("POST", cancel).Json();  // idempotent
+  EXPECT_EQ(again["state"], "CANCELLED");
+
+  std::string timed = kLong;
+  timed.insert(timed.size() - 1, R"(, "timeoutSeconds": 1)");
+  json timed_out = Wait(Submit("tpu-b", timed)["name"]);
+  EXPECT_EQ(timed_out["state"], "TIMED_OUT");
+  EXPECT_EQ(timed_out["exitCode"], 124);
+
+  const char* body = R"({"workload": {"matmul": {"m": 8}}, "requestId": "req-1"})";
+  json first = Submit("tpu-a", body);
+  json second = Submit("tpu-a", body);
+  EXPECT_EQ(first["name"], second["name"]);
+  json conflict =
+      Submit("tpu-a", R"({"workload": {"matmul": {"m": 9}}, "requestId": "req-1"})", 409);
+  EXPECT_EQ(conflict["error"]["status"], "ALREADY_EXISTS");
+
+  json bad = Submit("tpu-a", R"({"workload": {"mlp": {"layers": 65}}})", 400);
+  EXPECT_EQ(bad["error"]["message"], "workload.mlp.layers must be 1..64");
+  EXPECT_EQ(Submit("nope", body, 404)["error"]["status"], "NOT_FOUND");
+  json finished = Wait(first["name"]);
+  EXPECT_EQ(Call("DELETE", "/v2/" + finished["name"].get<std::string>()).status, 200);
+  EXPECT_EQ(Call("GET", "/v2/" + finished["name"].get<std::string>()).status, 404);
+}
+
+TEST_F(JobsApiTest, FourNodesTenJobsEachReachAConsistentTerminalState) {
+  std::vector<std::string> nodes{"n1", "n2", "n3", "n4"};
+  for (const std::string& n : nodes) CreateReady(n);
+  std::vector<std::string> names;
+  for (int j = 0; j < 10; ++j) {
+    for (const std::string& n : nodes) {
+      std::string body = R"({"workload": {"matmul": {"m": 64, "n": 64, "k": 64}}, "steps": 2,
+                             "priority": )" +
+                         std::to_string(j % 3) + "}";
+      names.push_back(Submit(n, body)["name"]);
+    }
+  }
+  // Cancel one queued-or-running job per node: every job still ends in exactly one terminal state.
+  for (int i = 0; i < 4; ++i) Call("POST", "/v2/" + names[36 + i] + ":cancel");
+  int succeeded = 0, cancelled = 0;
+  for (const std::string& name : names) {
+    json done = Wait(name);
+    const std::string state = done["state"];
+    succeeded += state == "SUCCEEDED";
+    cancelled += state == "CANCELLED";
+    if (state == "SUCCEEDED") {
+      EXPECT_EQ(done["exitCode"], 0);
+      json metrics = Call("GET", "/v2/" + name + "/metrics").Json();
+      EXPECT_EQ(metrics["steps"].size(), 2u) << name;
+    }
+  }
+  EXPECT_EQ(succeeded + cancelled, 40);
+  json page = Call("GET", "/v2/projects/proj/locations/us-central2-b/jobs?pageSize=25").Json();
+  EXPECT_EQ(page["jobs"].size(), 25u);
+  ASSERT_TRUE(page.contains("nextPageToken"));
+  json rest = Call("GET", "/v2/projects/proj/locations/us-central2-b/jobs?pageToken=" +
+                              page["nextPageToken"].get<std::string>())
+                  .Json();
+  EXPECT_EQ(rest["jobs"].size(), 15u);
+}
+
+}  // namespace
+}  // namespace tpuemu::testing
