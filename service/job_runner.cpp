@@ -88,8 +88,17 @@ void JobManager::Run(const std::string& name) {
     release();
     return;
   }
+  // A failure that follows a cancel request (e.g. the node vanished because it is being deleted)
+  // reports the cancel and its reason.
   auto fail = [&](const std::string& state, int code, const std::string& reason) {
-    Finish(name, state, code, reason, json());
+    if (active->cancel && !stopped_by_shutdown()) {
+      std::string cancel_state, cancel_reason;
+      cancel_outcome(&cancel_state, &cancel_reason);
+      Finish(name, cancel_state, cancel_state == "TIMED_OUT" ? kExitTimedOut : kExitCancelled,
+             cancel_reason, json());
+    } else {
+      Finish(name, state, code, reason, json());
+    }
     release();
   };
 

@@ -2,11 +2,13 @@
 // client, then every client thread submits tiny matmul jobs (8x8x8, 1 step) on its node as fast as
 // it can, and finally waits for each job to be terminal and checks its metrics are stored.
 // Prints jobs/s (submit of the first job to the last job's metrics read back) and the submit
-// latency p50/p99. Usage: bench_jobs [clients=4] [jobs_per_client=500]
+// latency p50/p99. Usage: bench_jobs [clients=4] [jobs_per_client=500] [memory|file]
+// ("file": a SQLite file in a fresh temp dir, WAL, the durable default; "memory": --db :memory:).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,9 +24,18 @@ using Clock = std::chrono::steady_clock;
 int main(int argc, char** argv) {
   const int clients = argc > 1 ? std::atoi(argv[1]) : 4;
   const int per_client = argc > 2 ? std::atoi(argv[2]) : 500;
+  const bool file = argc > 3 && std::string(argv[3]) == "file";
+  const std::string dir = "/tmp/tpuemu-bench-jobs-" + std::to_string(::getpid());
+  std::vector<std::string> args{
+      "--port", "0", "--log-level", "warn", "--provisioning-delay-ms", "0", "--transition-delay-ms",
+      "0"};
+  if (file) {
+    args.insert(args.end(), {"--data-dir", dir});
+  } else {
+    args.insert(args.end(), {"--db", ":memory:"});
+  }
   DaemonProcess daemon;
-  if (!daemon.Start({"--port", "0", "--db", ":memory:", "--log-level", "warn",
-                     "--provisioning-delay-ms", "0", "--transition-delay-ms", "0"})) {
+  if (!daemon.Start(args)) {
     std::fprintf(stderr, "tpuemud did not start\n");
     return 1;
   }
@@ -86,9 +97,11 @@ int main(int argc, char** argv) {
   std::sort(all.begin(), all.end());
   auto pct = [&](double p) { return all[static_cast<size_t>(p * (all.size() - 1))]; };
   const int total = clients * per_client;
-  std::printf("clients=%d jobs=%d failed=%d wall=%.2fs\n", clients, total, failed, seconds);
+  std::printf("store=%s clients=%d jobs=%d failed=%d wall=%.2fs\n", file ? "file" : "memory",
+              clients, total, failed, seconds);
   std::printf("jobs/s (submit -> terminal -> metrics stored): %.0f\n", total / seconds);
   std::printf("submit latency p50=%.2f ms p99=%.2f ms\n", pct(0.50), pct(0.99));
   daemon.Kill(SIGTERM);
+  if (file) std::filesystem::remove_all(dir);
   return failed == 0 ? 0 : 2;
 }

@@ -246,7 +246,7 @@ TEST_F(JobManagerTest, OnlyReadyNodesAcceptAndStoppingCancels) {
             StatusCode::kFailedPrecondition);
 }
 
-TEST_F(JobManagerTest, FourNodesTenJobsEachAllSucceedInPriorityOrder) {
+TEST_F(JobManagerTest, FourNodesTenJobsEachAllSucceed) {
   std::vector<NodeKey> keys{key_};
   for (int i = 2; i <= 4; ++i) {
     keys.push_back({"p", "us-central2-b", "tpu" + std::to_string(i)});
@@ -266,6 +266,33 @@ TEST_F(JobManagerTest, FourNodesTenJobsEachAllSucceedInPriorityOrder) {
   Result<JobPage> page = jobs_->List(all);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->jobs.size(), 40u);
+}
+
+TEST_F(JobManagerTest, QueueRunsHigherPriorityFirstThenArrivalOrder) {
+  db::JobRow blocker = Submit(kLong);
+  ASSERT_TRUE(WaitFor([&] { return jobs_->Get(blocker.name)->state == "RUNNING"; }));
+  db::JobRow low = Submit(R"({"workload": {"matmul": {}}, "priority": 0})");
+  db::JobRow high_a = Submit(R"({"workload": {"matmul": {}}, "priority": 5})");
+  db::JobRow high_b = Submit(R"({"workload": {"matmul": {}}, "priority": 5})");
+  ASSERT_TRUE(jobs_->Cancel(blocker.name).ok());
+  db::JobRow l = WaitTerminal(low.name);
+  db::JobRow a = WaitTerminal(high_a.name);
+  db::JobRow b = WaitTerminal(high_b.name);
+  ASSERT_TRUE(l.start_time && a.start_time && b.start_time);
+  // RFC 3339 with fixed-width microseconds: string order is time order.
+  EXPECT_LT(*a.start_time, *b.start_time);
+  EXPECT_LT(*b.start_time, *l.start_time);
+  EXPECT_LE(*a.end_time, *b.start_time);  // one job at a time on a node
+}
+
+TEST_F(JobManagerTest, DeletingTheNodeCancelsItsQueuedJobs) {
+  db::JobRow running = Submit(kLong);
+  db::JobRow queued = Submit(R"({"workload": {"matmul": {}}})");
+  ASSERT_TRUE(nodes_->Delete(key_).ok());
+  EXPECT_EQ(WaitTerminal(running.name).state, "CANCELLED");
+  db::JobRow q = WaitTerminal(queued.name);
+  EXPECT_EQ(q.state, "CANCELLED");
+  EXPECT_NE(q.reason->find("is deleting"), std::string::npos) << *q.reason;
 }
 
 TEST_F(JobManagerTest, OnTerminalFiresOnceTheJobEnds) {
