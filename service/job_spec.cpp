@@ -111,10 +111,20 @@ Status ParseWorkload(const json& w, const JobLimits& limits, JobSpec* spec) {
     }
     return Status::Ok();
   }
-  if (name == "cnn" || name == "transformer") {
-    return Bad("workload." + name,
-               "is not implemented yet by this emulator (use matmul, mlp or "
-               "program)");
+  if (name == "cnn") {
+    spec->kind = WorkloadKind::kCnn;
+    spec->learning_rate = 0.1;
+    spec->batch = 16;
+    TPUEMU_RETURN_IF_ERROR(KnownKeys(body, path, {"batch", "channels", "steps", "learningRate"}));
+    TPUEMU_RETURN_IF_ERROR(Int(body, "batch", path, 1, 4096, &spec->batch));
+    TPUEMU_RETURN_IF_ERROR(Int(body, "channels", path, 1, 256, &spec->channels));
+    TPUEMU_RETURN_IF_ERROR(Int(body, "steps", path, 1, limits.max_steps, &spec->steps));
+    TPUEMU_RETURN_IF_ERROR(Number(body, "learningRate", path, 0, 100, &spec->learning_rate));
+    return Status::Ok();
+  }
+  if (name == "transformer") {
+    return Bad("workload.transformer",
+               "is not implemented yet by this emulator (use matmul, mlp, cnn or program)");
   }
   return Bad("workload." + name, "is not a known workload (matmul, mlp, cnn, transformer)");
 }
@@ -127,6 +137,8 @@ std::string_view WorkloadKindName(WorkloadKind kind) {
       return "matmul";
     case WorkloadKind::kMlp:
       return "mlp";
+    case WorkloadKind::kCnn:
+      return "cnn";
     case WorkloadKind::kProgram:
       return "program";
   }
@@ -177,8 +189,10 @@ Result<JobSpec> ParseJobSpec(const json& body, const JobLimits& limits) {
   if (!(s = Int(body, "priority", "", -1000, 1000, &spec.priority)).ok()) return s;
   spec.cores = static_cast<int>(cores);
   spec.seed = static_cast<uint64_t>(seed);
-  if (spec.kind == WorkloadKind::kMlp && spec.batch % spec.cores != 0) {
-    return Bad("cores", "must divide workload.mlp.batch (" + std::to_string(spec.batch) + ")");
+  if ((spec.kind == WorkloadKind::kMlp || spec.kind == WorkloadKind::kCnn) &&
+      spec.batch % spec.cores != 0) {
+    return Bad("cores", "must divide workload." + std::string(WorkloadKindName(spec.kind)) +
+                            ".batch (" + std::to_string(spec.batch) + ")");
   }
   if (auto it = body.find("labels"); it != body.end()) {
     if (!it->is_object()) return Bad("labels", "must be an object of strings");
@@ -209,6 +223,12 @@ json JobSpecToJson(const JobSpec& spec) {
       out["workload"]["mlp"] = {{"layers", spec.layers},
                                 {"batch", spec.batch},
                                 {"hidden", spec.hidden},
+                                {"steps", spec.steps},
+                                {"learningRate", spec.learning_rate}};
+      break;
+    case WorkloadKind::kCnn:
+      out["workload"]["cnn"] = {{"batch", spec.batch},
+                                {"channels", spec.channels},
                                 {"steps", spec.steps},
                                 {"learningRate", spec.learning_rate}};
       break;

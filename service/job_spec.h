@@ -3,13 +3,14 @@
 // JSON form (camelCase, every field optional but one of workload/program):
 //   {"workload": {"matmul": {"m": 128, "n": 128, "k": 128, "dtype": "bf16"}}
 //              | {"mlp": {"layers": 2, "batch": 32, "hidden": 64, "steps": 20,
-//                         "learningRate": 0.5}},
+//                         "learningRate": 0.5}}
+//              | {"cnn": {"batch": 16, "channels": 8, "steps": 10, "learningRate": 0.1}},
 //    "program": {...engine/program_json.h...},
 //    "precision": "DEFAULT", "cores": 1, "steps": 1, "seed": 0, "timeoutSeconds": 0,
 //    "priority": 0, "labels": {"k": "v"}, "requestId": "..."}
 // Errors are INVALID_ARGUMENT naming the field ("workload.mlp.layers must be 1..64"). Checks that
-// need the node (cores <= its TensorCores) are JobManager's. `cnn` and `transformer` are not
-// implemented yet: INVALID_ARGUMENT saying so. Stateless functions: thread-safe.
+// need the node (cores <= its TensorCores) are JobManager's. `transformer` is not implemented
+// yet: INVALID_ARGUMENT saying so. Stateless functions: thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,7 @@
 
 namespace tpuemu::service {
 
-enum class WorkloadKind { kMatmul, kMlp, kProgram };
+enum class WorkloadKind { kMatmul, kMlp, kCnn, kProgram };
 
 struct JobLimits {
   int64_t max_steps = 10000;
@@ -40,6 +41,8 @@ struct JobSpec {
   // mlp: `layers` hidden layers of width `hidden` on 16 input features, 4 classes
   int64_t layers = 2, batch = 32, hidden = 64;
   double learning_rate = 0.5;
+  // cnn: conv2d 3x3 SAME (2 -> `channels`) on 8x8x2 images, ReLU, dense to 4 classes
+  int64_t channels = 8;
   // program: the engine IR as JSON (validated by engine::ProgramFromJson at submit)
   nlohmann::json program;
   engine::Precision precision = engine::Precision::kDefault;
@@ -59,6 +62,6 @@ Result<JobSpec> ParseJobSpec(const nlohmann::json& body, const JobLimits& limits
 nlohmann::json JobSpecToJson(const JobSpec& spec);
 std::string JobSpecHash(const JobSpec& spec);
 
-std::string_view WorkloadKindName(WorkloadKind kind);  // "matmul", "mlp", "program"
+std::string_view WorkloadKindName(WorkloadKind kind);  // "matmul", "mlp", "cnn", "program"
 
 }  // namespace tpuemu::service

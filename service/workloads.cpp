@@ -1,5 +1,6 @@
 #include "service/workloads.h"
 
+#include <cmath>
 #include <random>
 
 #include "engine/program_json.h"
@@ -27,6 +28,64 @@ Tensor Make(Shape shape, const std::vector<float>& values) {
 
 }  // namespace
 
+// conv2d 3x3 SAME on 8x8x2 images -> ReLU -> flatten -> dense to kClasses -> softmax loss; the
+// backward pass uses conv2d_backprop_filter for the filter gradient (both matmuls on the MXU).
+void Workload::BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w) {
+  constexpr int64_t kSide = 8, kIn = 2;
+  const int64_t c = spec.channels;
+  const int64_t features = kSide * kSide * kIn;
+  w.shards_ = spec.cores;
+  w.learning_rate_ = static_cast<float>(spec.learning_rate);
+  const int64_t shard_batch = spec.batch / spec.cores;
+  std::vector<float> x = Normal(rng, spec.batch * features, 1.0);
+  std::vector<float> teacher = Normal(rng, features * kClasses, 1.0);
+  std::vector<int32_t> labels(static_cast<size_t>(spec.batch));
+  for (int64_t i = 0; i < spec.batch; ++i) {
+    float best = -1e30f;
+    for (int64_t k = 0; k < kClasses; ++k) {
+      float v = 0;
+      for (int64_t f = 0; f < features; ++f) v += x[i * features + f] * teacher[f * kClasses + k];
+      if (v > best) best = v, labels[static_cast<size_t>(i)] = static_cast<int32_t>(k);
+    }
+  }
+  for (int s = 0; s < w.shards_; ++s) {
+    const auto xb = x.begin() + s * shard_batch * features;
+    std::map<std::string, Tensor> d;
+    d["x"] =
+        Make({shard_batch, kSide, kSide, kIn}, std::vector<float>(xb, xb + shard_batch * features));
+    const auto lb = labels.begin() + s * shard_batch;
+    d["labels"] =
+        std::move(Tensor::FromI32({shard_batch}, std::vector<int32_t>(lb, lb + shard_batch)))
+            .value();
+    w.data_.push_back(std::move(d));
+  }
+  engine::Graph& g = w.graph_;
+  g = engine::Graph("cnn_train_step");
+  engine::Conv2DParams same;
+  same.padding = engine::ConvPadding::kSame;
+  g.Parameter("x", {shard_batch, kSide, kSide, kIn});
+  g.Parameter("labels", {shard_batch}, DType::kI32);
+  g.Parameter("filter", {3, 3, kIn, c});
+  g.Parameter("dense", {kSide * kSide * c, kClasses});
+  w.weights_["filter"] = Make({3, 3, kIn, c}, Normal(rng, 9 * kIn * c, std::sqrt(2.0 / (9 * kIn))));
+  w.weights_["dense"] = Make({kSide * kSide * c, kClasses},
+                             Normal(rng, kSide * kSide * c * kClasses,
+                                    std::sqrt(1.0 / static_cast<double>(kSide * kSide * c))));
+  g.Conv2D("z", "x", "filter", same);
+  g.Relu("h", "z");
+  g.Reshape("flat", "h", {shard_batch, kSide * kSide * c});
+  g.Dot("logits", "flat", "dense");
+  w.loss_id_ = g.SoftmaxCrossEntropy("loss", "logits", "labels");
+  g.MarkOutput("loss");
+  g.SoftmaxCrossEntropyGrad("dlogits", "logits", "labels");
+  g.MarkOutput(g.Dot("ddense", "flat", "dlogits", /*transpose_lhs=*/true));
+  g.Dot("dflat", "dlogits", "dense", false, /*transpose_rhs=*/true);
+  g.Reshape("dh", "dflat", {shard_batch, kSide, kSide, c});
+  g.ReluGrad("dz", "z", "dh");
+  g.MarkOutput(g.Conv2DBackpropFilter("dfilter", "x", {3, 3, kIn, c}, "dz", same));
+  w.grads_ = {{"dense", "ddense"}, {"filter", "dfilter"}};
+}
+
 Result<Workload> Workload::Build(const JobSpec& spec) {
   Workload w;
   std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ull + 1);
@@ -46,6 +105,8 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
       w.graph_ = std::move(g).value();
       break;
     }
+    case WorkloadKind::kCnn:
+      break;  // BuildCnn below
     case WorkloadKind::kMlp: {
       w.shards_ = spec.cores;
       w.learning_rate_ = static_cast<float>(spec.learning_rate);
@@ -112,6 +173,7 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
       break;
     }
   }
+  if (spec.kind == WorkloadKind::kCnn) BuildCnn(spec, rng, w);
   if (!w.graph_.status().ok()) return w.graph_.status();
   if (w.data_.empty()) w.data_.resize(1);
   return w;

@@ -5,6 +5,8 @@
 //    a fixed synthetic batch whose labels come from a fixed random teacher network (so there is
 //    something to learn). Outputs the loss and one gradient per weight; the weights are
 //    parameters, and ApplySgd updates the fed values between steps, so the loss falls.
+//  * cnn: conv2d 3x3 SAME on 8x8x2 images, ReLU, dense to 4 classes, softmax loss; backward with
+//    conv2d_backprop_filter; trained by SGD like mlp.
 //  * program: the client's IR (engine/program_json.h), run as is every step.
 // `shard_batch` is the per-core batch (data parallel over `cores`): the graph is built for one
 // shard and Feeds(shard) gives each shard its slice of the data. Not thread-safe; one per job.
@@ -12,6 +14,7 @@
 
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -40,6 +43,8 @@ class Workload {
   void ApplySgd(const std::vector<engine::ExecutionResult>& shard_results);
 
  private:
+  static void BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w);
+
   engine::Graph graph_;
   int shards_ = 1;
   std::map<std::string, engine::Tensor> weights_;            // parameter id -> value (trained)

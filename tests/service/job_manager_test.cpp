@@ -79,6 +79,31 @@ TEST(WorkloadsTest, MlpLossFallsOver20Steps) {
       << "first " << losses.front() << " last " << losses.back();
 }
 
+TEST(WorkloadsTest, CnnLossFallsAndUsesTheMxuForConvolutions) {
+  JobSpec spec = *ParseJobSpec(json::parse(R"({"workload": {"cnn": {"steps": 15}}})"));
+  Result<Workload> w = Workload::Build(spec);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  engine::Slice slice = *engine::Slice::FromAcceleratorType("v5litepod-8");
+  auto program = engine::Compile(w->graph(), slice, {});
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  int conv_on_mxu = 0;
+  for (const engine::OpPlan& p : (*program)->plans) {
+    conv_on_mxu += p.on_mxu && (p.kind == engine::OpKind::kConv2D ||
+                                p.kind == engine::OpKind::kConv2DBackpropFilter);
+  }
+  EXPECT_EQ(conv_on_mxu, 2);
+  float first = 0, last = 0;
+  for (int step = 0; step < 15; ++step) {
+    auto r = engine::Execute(**program, w->graph(), w->Feeds(0));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    (step == 0 ? first : last) = r->outputs.at("loss").f32()[0];
+    w->ApplySgd({*r});
+  }
+  EXPECT_LT(last, first * 0.8f) << "first " << first << " last " << last;
+  EXPECT_EQ(ParseJobSpec(json::parse(R"({"workload": {"transformer": {}}})")).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 class JobManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -293,6 +318,21 @@ TEST_F(JobManagerTest, DeletingTheNodeCancelsItsQueuedJobs) {
   db::JobRow q = WaitTerminal(queued.name);
   EXPECT_EQ(q.state, "CANCELLED");
   EXPECT_NE(q.reason->find("is deleting"), std::string::npos) << *q.reason;
+}
+
+TEST_F(JobManagerTest, DataParallelCnnAddsAllReduceCycles) {
+  db::JobRow one = WaitTerminal(Submit(R"({"workload": {"cnn": {"steps": 2}}})").name);
+  db::JobRow two = WaitTerminal(Submit(R"({"workload": {"cnn": {"steps": 2}}, "cores": 2})").name);
+  ASSERT_EQ(one.state, "SUCCEEDED") << one.reason.value_or("");
+  ASSERT_EQ(two.state, "SUCCEEDED") << two.reason.value_or("");
+  json m1 = json::parse(*one.result_json)["metrics"];
+  json m2 = json::parse(*two.result_json)["metrics"];
+  EXPECT_EQ(m1["allReduceCyclesPerStep"], 0);
+  EXPECT_GT(m2["allReduceCyclesPerStep"].get<int64_t>(), 0);
+  EXPECT_EQ(jobs_->Submit(key_, json::parse(R"({"workload": {"cnn": {}}, "cores": 16})"), "")
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);  // v4-8 has 8 TensorCores
 }
 
 TEST_F(JobManagerTest, OnTerminalFiresOnceTheJobEnds) {
