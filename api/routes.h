@@ -35,5 +35,9 @@ struct EmulatorHooks {
   std::function<Status()> reset;
 };
 void RegisterEmulatorRoutes(Router& router, EmulatorHooks hooks);
+// GET /_emulator/hardware[?acceleratorType=T]: every type's engine figures and the zones offering
+// it (NOT_FOUND for an unknown type), plus the zone capacity in TensorCores tpuemud runs with.
+void RegisterHardwareRoutes(Router& router, const service::Catalog& catalog,
+                            int64_t zone_capacity_tensorcores);
 
 }  // namespace tpuemu::api

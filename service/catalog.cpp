@@ -109,4 +109,47 @@ std::vector<engine::AcceleratorType> Catalog::TypesInZone(std::string_view zone_
   return types;
 }
 
+namespace {
+
+AcceleratorHardware HardwareFor(const Catalog& catalog, const engine::AcceleratorType& type) {
+  engine::Slice slice(type);
+  const engine::ChipSpec& spec = slice.spec();
+  AcceleratorHardware hw;
+  hw.type = type.name;
+  hw.generation = std::string(spec.name);
+  hw.topology = type.topology;
+  hw.chips = type.chips;
+  hw.workers = type.workers;
+  hw.tensorcores = type.tensorcores;
+  hw.mxus_per_tensorcore = spec.mxus_per_tensorcore;
+  hw.mxu_size = spec.mxu_dim;
+  hw.clock_hz = spec.clock_hz;
+  hw.hbm_bytes = slice.HbmBytes();
+  hw.hbm_bandwidth_bytes_per_s = spec.hbm_bandwidth_bytes_per_s;
+  hw.peak_bf16_tflops = slice.PeakBf16Flops() / 1e12;
+  for (const Zone& zone : catalog.zones()) {
+    if (catalog.Offers(zone.id, type)) hw.zones.push_back(zone.id);
+  }
+  return hw;
+}
+
+}  // namespace
+
+std::vector<AcceleratorHardware> Catalog::Hardware() const {
+  std::vector<AcceleratorHardware> all;
+  for (const engine::AcceleratorType& t : engine::AllAcceleratorTypes()) {
+    all.push_back(HardwareFor(*this, t));
+  }
+  return all;
+}
+
+Result<AcceleratorHardware> Catalog::HardwareOf(std::string_view type) const {
+  Result<engine::AcceleratorType> found = engine::FindAcceleratorType(type);
+  if (!found.ok()) {
+    return Status::NotFound("Accelerator type '" + std::string(type) +
+                            "' is not a known accelerator type.");
+  }
+  return HardwareFor(*this, *found);
+}
+
 }  // namespace tpuemu::service

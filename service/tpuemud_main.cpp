@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 #include "api/http_server.h"
 #include "api/router.h"
 #include "api/routes.h"
+#include "api/static_files.h"
 #include "db/store.h"
 #include "engine/compile_cache.h"
 #include "engine/pool.h"
@@ -40,7 +42,28 @@ struct Flags {
   int64_t read_timeout_ms = 30000;
   int64_t idle_timeout_ms = 60000;
   int max_connections = 1024;
+  std::string web_dir;  // default: DefaultWebDir()
+  std::string chartjs_dir = "/usr/share/javascript/chart.js";
 };
+
+// The dashboard folder when --web-dir is not given: `web` of the source tree next to the build
+// tree (build/service/tpuemud -> ../../web), of an install prefix (bin/ -> ../share/tpuemu/web),
+// or of the working directory, whichever exists first.
+std::string DefaultWebDir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  std::vector<fs::path> candidates;
+  if (!ec) {
+    candidates.push_back(exe_dir / ".." / ".." / "web");
+    candidates.push_back(exe_dir / ".." / "share" / "tpuemu" / "web");
+  }
+  candidates.push_back(fs::current_path(ec) / "web");
+  for (const fs::path& dir : candidates) {
+    if (fs::is_regular_file(dir / "index.html", ec)) return fs::weakly_canonical(dir, ec).string();
+  }
+  return "web";
+}
 
 void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--host", f.host, "Address to listen on")
@@ -103,6 +126,13 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_MAX_CONNECTIONS")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--web-dir", f.web_dir,
+                 "Dashboard files served at / (default: the web folder of the source tree)")
+      ->envname("TPUEMU_WEB_DIR");
+  app.add_option("--chartjs-dir", f.chartjs_dir,
+                 "Chart.js files served at /vendor/chart.js/ (Debian's libjs-chart.js)")
+      ->envname("TPUEMU_CHARTJS_DIR")
+      ->capture_default_str();
 }
 
 // Blocks SIGINT/SIGTERM in every thread (call before starting any) so one sigwait() sees them.
@@ -161,6 +191,13 @@ int main(int argc, char** argv) {
     jobs.OnNodeStateChanged(node, previous);
   });
   api::RegisterJobRoutes(router, jobs, scheduler, writers);
+  api::RegisterHardwareRoutes(router, service::Catalog::Default(), flags.zone_capacity_tensorcores);
+  // The dashboard: GET requests no API route matches are static files.
+  if (flags.web_dir.empty()) flags.web_dir = DefaultWebDir();
+  api::StaticFiles web(flags.web_dir);
+  web.Mount("/vendor/chart.js/", flags.chartjs_dir);
+  router.SetFallback(
+      [&web](const api::HttpRequest& req, const api::PathParams&) { return web.Serve(req); });
 
   api::HttpServerOptions http;
   http.host = flags.host;
@@ -189,7 +226,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   ready = true;
-  spdlog::info("tpuemud listening on http://{}:{} (store {})", flags.host, server.port(), db_path);
+  spdlog::info("tpuemud listening on http://{}:{} (store {}, dashboard {})", flags.host,
+               server.port(), db_path, flags.web_dir);
   // A line tests and scripts can wait for when --port 0 picks the port.
   std::printf("tpuemud ready on port %u\n", server.port());
   std::fflush(stdout);
