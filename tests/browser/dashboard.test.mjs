@@ -1,0 +1,244 @@
+// The dashboard (web/) in Debian's headless chromium, driven by playwright-core, against a real
+// tpuemud on an ephemeral port with small non-zero delays (so CREATING is seen): create a TPU VM
+// through the form and see it turn READY, see a duplicate create fail with the API's own message,
+// submit an mlp job and see it SUCCEEDED with its loss chart drawn by Chart.js, log, op table and
+// metrics report, cancel a long job, filter the job lists, see the events on the Overview, and
+// delete the VM. A screenshot of every page goes to $ARTIFACTS_DIR (build/test-artifacts/browser).
+// Any console error or page error fails the test, except the one 409 the duplicate create asks
+// for. Skipped, saying so, only when chromium is not installed.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import {after, before, test} from 'node:test';
+import {fileURLToPath} from 'node:url';
+
+import {kChromium, LaunchChromium, StartTpuemud} from './harness.mjs';
+
+const kRepo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const kArtifacts = process.env.ARTIFACTS_DIR || path.join(kRepo, 'build', 'test-artifacts', 'browser');
+const kZone = 'us-central2-b';
+const kVm = 'web-tpu';
+const kWait = {timeout: 60000};  // generous: the machine may be loaded (sanitizers, ctest -j2)
+
+const skip = fs.existsSync(kChromium) ? false : `chromium not found at ${kChromium} (apt-get install chromium)`;
+
+let daemon, browser, page, base;
+const consoleErrors = [];
+const allowedFailures = [];  // URLs a step expects to fail, with the HTTP status
+
+before(async () => {
+  if (skip) return;
+  daemon = await StartTpuemud(process.env.TPUEMUD, [
+    '--provisioning-delay-ms', '1500', '--transition-delay-ms', '300',
+    '--web-dir', path.join(kRepo, 'web'),
+  ]);
+  base = `http://127.0.0.1:${daemon.port}`;
+  browser = await LaunchChromium();
+  page = await browser.context.newPage();
+  page.setDefaultTimeout(kWait.timeout);
+  const failedResponses = [];
+  page.on('response', (r) => { if (r.status() >= 400) failedResponses.push(`${r.status()} ${r.url()}`); });
+  page.on('console', (msg) => {
+    if (msg.type() !== 'error') return;
+    const text = msg.text();
+    const url = msg.location()?.url || '';
+    const expected = allowedFailures.some((a) => text.includes(`status of ${a.status}`) && url.startsWith(a.url));
+    if (!expected) consoleErrors.push(`${text} at ${url} (failed responses: ${failedResponses.join(', ')})`);
+  });
+  page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.stack || e.message}`));
+  fs.mkdirSync(kArtifacts, {recursive: true});
+});
+
+after(async () => {
+  await browser?.Close();
+  await daemon?.Stop();
+});
+
+async function shot(name) {
+  await page.screenshot({path: path.join(kArtifacts, `${name}.png`), fullPage: true});
+}
+
+async function go(hash) {
+  await page.goto(`${base}/${hash}`);
+}
+
+// Data points of the Chart.js chart on `selector`'s canvas (0 when no chart was drawn there).
+// Chart.getChart comes from the module instance the page itself imported.
+async function chartPoints(selector) {
+  await page.evaluate(async () => {
+    window.__testChart = (await import('/vendor/chart.js/chart.mjs')).Chart;
+  });
+  return page.evaluate((sel) => {
+    const chart = window.__testChart.getChart(document.querySelector(sel));
+    return chart ? chart.data.datasets.reduce((n, d) => n + d.data.length, 0) : 0;
+  }, selector);
+}
+
+async function waitChartPoints(selector, atLeast) {
+  await page.evaluate(async () => {
+    window.__testChart = (await import('/vendor/chart.js/chart.mjs')).Chart;
+  });
+  await page.waitForFunction(([sel, n]) => {
+    const chart = window.__testChart.getChart(document.querySelector(sel));
+    return Boolean(chart) && chart.data.datasets[0].data.length >= n;
+  }, [selector, atLeast], kWait);
+}
+
+async function confirm(label) {
+  const dialog = page.locator('dialog.confirm[open]');
+  await dialog.waitFor();
+  await dialog.getByRole('button', {name: label}).click();
+}
+
+async function submitJob(preset, jobId, specText) {
+  await go('#/jobs');
+  const form = page.locator('#submit-job');
+  await form.locator('#job-node option[value="' + `${kZone}/${kVm}` + '"]').waitFor({state: 'attached'});
+  await form.getByLabel('TPU VM').selectOption(`${kZone}/${kVm}`);
+  await form.getByLabel('Preset').selectOption(preset);
+  await form.getByLabel('Job ID (optional)').fill(jobId);
+  if (specText) await form.getByLabel('Job spec (JSON)').fill(specText);
+  await form.getByRole('button', {name: 'Submit job'}).click();
+  await page.waitForURL(`**/#/jobs/${kZone}/${kVm}/${jobId}`);
+}
+
+test('dashboard in headless chromium', {skip}, async (t) => {
+  await t.test('serves the page shell and Chart.js', async () => {
+    await go('');
+    await page.getByRole('heading', {name: 'Overview'}).waitFor();
+    await page.getByRole('heading', {name: 'TPU VMs by state'}).waitFor();
+    assert.equal(await page.evaluate(async () => (await import('/vendor/chart.js/chart.mjs')).Chart.version), '3.9.1');
+  });
+
+  await t.test('catalog lists accelerator types with their hardware', async () => {
+    await go('#/catalog');
+    const v4 = page.locator('#catalog-table tr[data-type="v4-8"]');
+    await v4.waitFor();
+    await page.getByLabel('Zone').selectOption(kZone);
+    await page.locator('#catalog-table tr[data-type="v5litepod-8"]').waitFor({state: 'detached'});
+    const cells = await v4.locator('td').allTextContents();
+    // v4-8: 4 chips, 1 host, 8 TensorCores, 32 MXUs of 128x128, 128 GiB HBM, 1101 TFLOPS.
+    assert.deepEqual(cells.slice(0, 8), ['v4', '2x2x1', '4', '1', '8', '32 (4/TC)', '128×128', '128 GiB']);
+    assert.equal(cells[9], '1,101');
+    assert.equal(await page.locator('#catalog-table tbody tr').count(), 10);  // every v4 size
+    await shot('catalog');
+  });
+
+  await t.test('creates a TPU VM through the form and sees it turn READY', async () => {
+    await go('#/vms');
+    const form = page.locator('#create-vm');
+    await page.waitForSelector(`#create-vm[data-catalog-zone="${kZone}"]`);
+    await form.getByLabel('Name').fill(kVm);
+    await form.getByLabel('Accelerator type').selectOption('v4-8');
+    await form.getByLabel('Runtime version').selectOption('tpu-ubuntu2204-base');
+    await form.getByRole('button', {name: 'Create'}).click();
+    const row = page.locator(`#vm-table tr[data-node="${kVm}"]`);
+    await page.locator(`#vm-table tr[data-node="${kVm}"][data-state="CREATING"]`).waitFor();
+    await page.locator(`#vm-table tr[data-node="${kVm}"][data-state="READY"]`).waitFor();
+    const cells = await row.locator('td').allTextContents();
+    assert.deepEqual(cells.slice(0, 6), [kZone, 'v4-8', 'tpu-ubuntu2204-base', 'READY', 'HEALTHY', '1']);
+  });
+
+  await t.test('shows an API error as the API states it', async () => {
+    const url = `${base}/v2/projects/my-proj/locations/${kZone}/nodes?nodeId=${kVm}`;
+    allowedFailures.push({url, status: 409});
+    const form = page.locator('#create-vm');
+    await form.getByLabel('Name').fill(kVm);
+    await form.getByRole('button', {name: 'Create'}).click();
+    const error = form.locator('.error');
+    await error.waitFor();
+    assert.match(await error.textContent(),
+                 new RegExp(`ALREADY_EXISTS\\)?: Resource 'projects/my-proj/locations/${kZone}/nodes/${kVm}' already exists`));
+    await form.getByLabel('Name').fill('');
+    await shot('vms');
+  });
+
+  await t.test('VM detail shows workers, HBM and utilization charts', async () => {
+    await page.locator(`#vm-table tr[data-node="${kVm}"] a`).first().click();
+    await page.waitForURL(`**/#/vms/${kZone}/${kVm}`);
+    await page.getByRole('heading', {name: 'Worker endpoints'}).waitFor();
+    await page.locator('section:has(h2:text("Worker endpoints")) tbody tr td:text("10.")').first().waitFor();
+    await waitChartPoints('#duty-chart', 1);
+    await waitChartPoints('#mxu-chart', 1);
+    assert.match(await page.locator('.hbm').textContent(), /of 128 GiB/);
+    await shot('vm-detail');
+  });
+
+  await t.test('runs an mlp job to SUCCEEDED with its loss chart drawn', async () => {
+    await submitJob('mlp', 'mlp-1');
+    await page.locator('#job-state .badge:text-is("SUCCEEDED")').waitFor();
+    await waitChartPoints('#loss-chart', 50);
+    assert.equal(await chartPoints('#loss-chart'), 50);
+    assert.equal(await chartPoints('#step-time-chart'), 50);
+    assert.equal(await page.locator('#job-exit-code').textContent(), '0');
+    await page.locator('#job-log:has-text("SUCCEEDED (exit code 0)")').waitFor();
+    // The metrics report (torch_xla format) and the per-op profile.
+    await page.locator('#job-report:has-text("Metric:")').waitFor();
+    const ops = page.locator('#op-table tbody tr');
+    await page.waitForFunction(() => document.querySelectorAll('#op-table tbody tr:not(:has(td.empty))').length > 1, null, kWait);
+    // Default order: by emulated time, longest first; the header toggles it.
+    const seconds = () => page.$$eval('#op-table tbody tr', (rows) => rows.map((r) => Number(r.dataset.seconds)));
+    const descending = await seconds();
+    assert.deepEqual(descending, [...descending].sort((a, b) => b - a));
+    await page.locator('#op-table button.sort[data-key="emulatedSeconds"]').click();
+    assert.deepEqual(await seconds(), [...descending].reverse());
+    assert.equal(await page.locator('#op-table th[aria-sort="ascending"]').count(), 1);
+    assert.ok(await ops.count() > 1);
+    await shot('job-detail');
+  });
+
+  await t.test('cancels a long job', async () => {
+    await submitJob('matmul', 'long-1',
+                    JSON.stringify({workload: {matmul: {m: 1024, n: 1024, k: 1024}}, steps: 10000}));
+    await page.locator('#job-state .badge:text-is("RUNNING")').waitFor();
+    await page.locator('#cancel-job').click();
+    await confirm('Cancel job');
+    await page.locator('#job-state .badge:text-is("CANCELLED")').waitFor();
+    assert.notEqual(await page.locator('#job-exit-code').textContent(), '0');
+  });
+
+  await t.test('jobs page lists the queue and history and filters them', async () => {
+    await go('#/jobs');
+    await page.locator('#job-history tr[data-job="mlp-1"]').waitFor();
+    await page.locator('#job-history tr[data-job="long-1"]').waitFor();
+    await shot('jobs');
+    await page.getByLabel('State').selectOption('SUCCEEDED');
+    await page.locator('#job-history tr[data-job="long-1"]').waitFor({state: 'detached'});
+    assert.equal(await page.locator('#job-history tr[data-job="mlp-1"]').count(), 1);
+  });
+
+  await t.test('overview counts states and shows the events', async () => {
+    await go('');
+    await page.locator('section:has(#events-title) tbody tr a:text-is("web-tpu")').first().waitFor();
+    await page.locator('section:has(#events-title) tbody tr a:text-is("web-tpu/mlp-1")').first().waitFor();
+    await waitChartPoints('#capacity-chart', 1);
+    const capacity = await page.locator('section:has(#capacity) tbody tr').first().locator('td').allTextContents();
+    assert.deepEqual(capacity.slice(0, 3), [kZone, '1', '8']);
+    await shot('overview');
+  });
+
+  await t.test('stops and starts the TPU VM with confirmation', async () => {
+    await go('#/vms');
+    const row = page.locator(`#vm-table tr[data-node="${kVm}"]`);
+    await row.getByRole('button', {name: `Stop ${kVm}`}).click();
+    await confirm('Stop');
+    await page.locator(`#vm-table tr[data-node="${kVm}"][data-state="STOPPED"]`).waitFor();
+    await row.getByRole('button', {name: `Start ${kVm}`}).click();
+    await confirm('Start');
+    await page.locator(`#vm-table tr[data-node="${kVm}"][data-state="READY"]`).waitFor();
+  });
+
+  await t.test('deletes the TPU VM with confirmation', async () => {
+    await go('#/vms');
+    const row = page.locator(`#vm-table tr[data-node="${kVm}"]`);
+    await row.waitFor();
+    await row.getByRole('button', {name: `Delete ${kVm}`}).click();
+    await confirm('Delete');
+    await row.waitFor({state: 'detached'});
+    await page.locator('#vm-table td.empty').waitFor();
+  });
+
+  await t.test('no console errors', () => {
+    assert.deepEqual(consoleErrors, []);
+  });
+});
