@@ -9,6 +9,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import {execFileSync} from 'node:child_process';
+import os from 'node:os';
 import {after, before, test} from 'node:test';
 import {fileURLToPath} from 'node:url';
 
@@ -241,4 +243,53 @@ test('dashboard in headless chromium', {skip}, async (t) => {
   await t.test('no console errors', () => {
     assert.deepEqual(consoleErrors, []);
   });
+});
+
+// With --auth-tokens the dashboard asks for a token on the first 401, keeps it for the tab, and
+// shows a 403 as the API states it. Runs when this tpuemud has the flag (tpuemud --help).
+const hasAuth = !skip && process.env.TPUEMUD &&
+    execFileSync(process.env.TPUEMUD, ['--help'], {encoding: 'utf8'}).includes('--auth-tokens');
+test('dashboard asks for a bearer token when auth is on', {skip: skip || (!hasAuth && 'this tpuemud has no --auth-tokens flag')}, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tpuemu-auth-'));
+  const tokens = path.join(dir, 'tokens.json');
+  fs.writeFileSync(tokens, JSON.stringify({tokens: [
+    {token: 'dash-viewer', projects: ['*'], role: 'viewer'},
+  ]}));
+  const secured = await StartTpuemud(process.env.TPUEMUD, [
+    '--auth-tokens', tokens, '--provisioning-delay-ms', '0', '--web-dir', path.join(kRepo, 'web'),
+  ]);
+  const securedBase = `http://127.0.0.1:${secured.port}`;
+  // The 401s that make the dashboard ask, and the viewer's refused create.
+  allowedFailures.push({url: securedBase, status: 401}, {url: securedBase, status: 403});
+  const tab = await browser.context.newPage();
+  const errors = [];
+  tab.on('console', (msg) => {
+    if (msg.type() !== 'error') return;
+    const ok = allowedFailures.some((a) => msg.text().includes(`status of ${a.status}`) &&
+                                           (msg.location()?.url || '').startsWith(a.url));
+    if (!ok) errors.push(msg.text());
+  });
+  tab.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+  try {
+    await tab.goto(`${securedBase}/`);
+    const dialog = tab.locator('dialog#auth[open]');
+    await dialog.waitFor(kWait);
+    await dialog.getByLabel('Token').fill('dash-viewer');
+    await dialog.getByRole('button', {name: 'Use token'}).click();
+    await tab.locator('#live[data-mode="live"]').waitFor(kWait);
+    assert.equal(await tab.evaluate(() => sessionStorage.getItem('tpuemu.token')), 'dash-viewer');
+    await tab.goto(`${securedBase}/#/vms`);
+    await tab.waitForSelector('#create-vm[data-catalog-zone="us-central2-b"]', kWait);
+    await tab.locator('#create-vm').getByLabel('Name').fill('denied-tpu');
+    await tab.locator('#create-vm').getByRole('button', {name: 'Create'}).click();
+    const error = tab.locator('#create-vm .error');
+    await error.waitFor(kWait);
+    assert.match(await error.textContent(), /PERMISSION_DENIED\)?: Permission 'tpu\.nodes\.create' denied/);
+    await tab.screenshot({path: path.join(kArtifacts, 'auth-403.png'), fullPage: true});
+    assert.deepEqual(errors, []);
+  } finally {
+    await tab.close();
+    await secured.Stop();
+    fs.rmSync(dir, {recursive: true, force: true});
+  }
 });

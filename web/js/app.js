@@ -139,28 +139,51 @@ document.addEventListener('tpuemu:live-status', (event) => {
                                          : (error?.message || '');
 });
 
-// Token form: shown on a 401, keeps the token for this tab only.
+// Token form: shown on a 401 (unless the person dismissed it), keeps the token for this tab only.
 const authDialog = document.getElementById('auth');
 const authForm = document.getElementById('auth-form');
 const authMessage = document.getElementById('auth-message');
-window.addEventListener('tpuemu:auth-required', (event) => {
-  authMessage.textContent = event.detail?.message || 'This tpuemud requires a bearer token.';
+const tokenButton = document.getElementById('token-button');
+let authDismissed = false;
+function showTokenState() {
+  tokenButton.textContent = api.token() ? 'Sign out' : 'Sign in';
+  tokenButton.title = api.token() ? 'Forget the bearer token of this tab' : 'Give a bearer token';
+}
+function askToken(message) {
+  authMessage.textContent = message;
+  document.getElementById('token').value = '';
   if (!authDialog.open) authDialog.showModal();
+}
+window.addEventListener('tpuemu:auth-required', (event) => {
+  if (authDismissed) return;
+  askToken(event.detail?.message || 'This tpuemud requires a bearer token.');
 });
 authForm.addEventListener('submit', (event) => {
   event.preventDefault();
-  const value = document.getElementById('token').value.trim();
-  api.setToken(value);
+  api.setToken(document.getElementById('token').value.trim());
+  authDismissed = false;
   authDialog.close();
+  showTokenState();
   live.start();
   render();
 });
-document.getElementById('auth-cancel').addEventListener('click', () => authDialog.close());
-document.getElementById('sign-out').addEventListener('click', () => {
+authDialog.addEventListener('cancel', () => { authDismissed = true; });  // Escape
+document.getElementById('auth-cancel').addEventListener('click', () => {
+  authDismissed = true;
+  authDialog.close();
+});
+tokenButton.addEventListener('click', () => {
+  if (!api.token()) {
+    authDismissed = false;
+    askToken('Calls to this tpuemud will carry this token.');
+    return;
+  }
   api.setToken('');
+  showTokenState();
   live.start();
   render();
 });
+showTokenState();
 
 window.addEventListener('hashchange', render);
 live.start();

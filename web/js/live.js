@@ -60,6 +60,10 @@ async function run(mine) {
     } catch (e) {
       if (mine !== generation) return;
       if (e.name === 'AbortError') continue;
+      if (e.httpStatus === 401) {  // wait for a token: the app restarts the loop with it
+        setStatus('offline', e);
+        return;
+      }
       failures++;
       setStatus('offline', e);
       await pause(Math.min(1000 * failures, 5000));

@@ -49,7 +49,7 @@ export default {
             `${formatNumber(t.mxus)} (${t.mxusPerTensorcore}/TC)`),
           h('td', {class: 'num'}, `${t.mxuSize}×${t.mxuSize}`), h('td', {class: 'num'}, formatBytes(t.hbmBytes)),
           h('td', {class: 'num'}, `${(t.clockHz / 1e9).toFixed(2)} GHz`),
-          h('td', {class: 'num'}, formatNumber(Math.round(t.peakBf16Tflops * 10) / 10)),
+          h('td', {class: 'num'}, t.peakBf16Tflops.toLocaleString('en-US', {maximumFractionDigits: 1})),
           h('td', {class: 'wrap small'}, zone.value ? t.zones.length : t.zones.join(', '))))
         : emptyRow(12, 'This zone offers no accelerator types.'));
       mount(note, `${types.length} accelerator types${zone.value ? ` in ${zone.value}` : ''}. ` +

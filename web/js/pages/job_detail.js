@@ -67,6 +67,7 @@ export default {
 
     let logOffset = 0;
     let finished = false;     // terminal and everything read once more after it
+    let terminalSeen = false;
     let metricsAt = 0;
     let ops = [];
     let sort = {key: 'emulatedSeconds', descending: true};
@@ -90,7 +91,7 @@ export default {
       mount(opsBody, rows.length ? rows.map((op) => h('tr', {dataset: {seconds: op.emulatedSeconds ?? 0}}, kOpColumns.map((c) => h(
           c.key === 'id' ? 'th' : 'td', {class: c.text ? '' : 'num', scope: c.key === 'id' ? 'row' : null},
           c.format ? c.format(op[c.key]) : (op[c.key] ?? '—')))))
-        : emptyRow(kOpColumns.length, finished || ops === null ? 'No per-op profile for this job.' : 'The op profile appears when the job has run.'));
+        : emptyRow(kOpColumns.length, terminalSeen ? 'No per-op profile for this job.' : 'The op profile appears when the job has run.'));
     }
     renderOps();
 
@@ -163,6 +164,7 @@ export default {
       j._ = parseName(j.name);
       mount(errors);
       const terminal = kTerminalJobStates.has(j.state);
+      terminalSeen = terminal;
       mount(header, h('h1', {}, job, ' ', badge(j.state)),
             terminal ? null : h('button', {type: 'button', class: 'danger', id: 'cancel-job', onclick: async () => {
               try {

@@ -89,15 +89,17 @@ export default {
     async function refresh() {
       let nodes, jobs, hw;
       try {
-        [nodes, jobs, hw] = await Promise.all([data.nodes(), data.jobs(), data.hardware()]);
+        [nodes, jobs, hw] = await Promise.all([
+          data.nodes(), data.jobs(), data.hardware().catch(() => null),  // figures are optional here
+        ]);
       } catch (e) {
         mount(errors, errorBox(e));
         return;
       }
       mount(errors);
-      mount(vmCard, h('p', {class: 'big'}, nodes.length, h('span', {class: 'muted'}, ' TPU VMs')),
+      mount(vmCard, h('p', {class: 'big'}, nodes.length, h('span', {class: 'muted'}, ' in total')),
             stateCounts(countBy(nodes, 'state'), kNodeStates, 'TPU VMs', () => '#/vms'));
-      mount(jobCard, h('p', {class: 'big'}, jobs.length, h('span', {class: 'muted'}, ' jobs')),
+      mount(jobCard, h('p', {class: 'big'}, jobs.length, h('span', {class: 'muted'}, ' in total')),
             stateCounts(countBy(jobs, 'state'), kJobStates, 'jobs', (s) => `#/jobs?state=${s}`));
 
       const perZone = new Map();
@@ -116,11 +118,15 @@ export default {
                  h('td', {class: 'num'}, z.tensorcores),
                  h('td', {class: 'num'}, capacity ?? '—'),
                  h('td', {}, fraction === null ? '—'
-                   : h('meter', {min: 0, max: 1, value: fraction, title: `${(fraction * 100).toFixed(2)}%`})));
+                   : [h('meter', {min: 0, max: 1, value: fraction, 'aria-label': `${zone} capacity used`}),
+                      ` ${(fraction * 100).toFixed(fraction < 0.01 ? 3 : 1)}%`]));
       }) : emptyRow(5, 'No TPU VMs hold TensorCores.'));
+      const used = zones.map((z) => perZone.get(z).tensorcores);
       barChart(capacityCanvas, zones,
-               [{label: 'TensorCores used', data: zones.map((z) => perZone.get(z).tensorcores)}],
-               {horizontal: true});
+               capacity ? [{label: 'TensorCores used', data: used, color: '#1a73e8'},
+                           {label: 'Free', data: used.map((u) => Math.max(0, capacity - u)), color: '#e8eaed'}]
+                        : [{label: 'TensorCores used', data: used}],
+               {horizontal: true, stacked: true});
 
       mount(events, eventRows());
       const latest = [...jobs].sort((a, b) => (b.createTime || '').localeCompare(a.createTime || ''))
