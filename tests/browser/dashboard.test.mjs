@@ -33,7 +33,7 @@ before(async () => {
   daemon = await StartTpuemud(process.env.TPUEMUD, [
     '--provisioning-delay-ms', '1500', '--transition-delay-ms', '300',
     '--web-dir', path.join(kRepo, 'web'),
-  ]);
+  ], {TPUEMU_UTILIZATION_INTERVAL_MS: '200'});  // utilization samples for the VM charts
   base = `http://127.0.0.1:${daemon.port}`;
   browser = await LaunchChromium();
   page = await browser.context.newPage();

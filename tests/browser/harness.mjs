@@ -1,7 +1,7 @@
 // Harness for the dashboard test: the real tpuemud process and Debian's headless chromium.
 // No test logic here.
 //
-// StartTpuemud(binary, extraArgs) spawns tpuemud on --port 0 with an in-memory store, resolves
+// StartTpuemud(binary, extraArgs, env) spawns tpuemud on --port 0 with an in-memory store, resolves
 // with {port, Stop} once stdout shows "tpuemud ready on port N", rejects with tpuemud's stderr if
 // it exits first or is not ready in kReadyTimeoutMs. Stop() sends SIGTERM and waits for the exit.
 // LaunchChromium() starts chromium through playwright-core with the flags this machine needs
@@ -17,10 +17,10 @@ const kReadyTimeoutMs = 20000;
 
 export const kChromium = process.env.CHROMIUM || '/usr/bin/chromium';
 
-export function StartTpuemud(binary, extraArgs = []) {
+export function StartTpuemud(binary, extraArgs = [], env = {}) {
   if (!binary) return Promise.reject(new Error('set TPUEMUD to the tpuemud binary'));
   const daemon = spawn(binary, ['--port', '0', '--db', ':memory:', '--log-level', 'warn', ...extraArgs],
-                       {stdio: ['ignore', 'pipe', 'pipe']});
+                       {stdio: ['ignore', 'pipe', 'pipe'], env: {...process.env, ...env}});
   let stderr = '';
   daemon.stderr.on('data', (d) => { stderr += d; });
   const Stop = async () => {
