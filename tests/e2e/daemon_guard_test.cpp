@@ -150,16 +150,34 @@ TEST_F(DaemonGuardTest, MaxJobSecondsEndsLongJobsTimedOut) {
   EXPECT_EQ(d.Kill(SIGTERM), 0);
 }
 
-TEST_F(DaemonGuardTest, ProjectQuotaFlag) {
-  DaemonProcess d;
-  ASSERT_TRUE(d.Start(Args({"--project-quota-tensorcores", "8"})));
-  HttpClient c("127.0.0.1", d.port());
+TEST_F(DaemonGuardTest, ProjectQuotaFlagCountsNodesAcrossRestarts) {
+  std::vector<std::string> args = {"--port",
+                                   "0",
+                                   "--data-dir",
+                                   (dir_ / "data").string(),
+                                   "--log-level",
+                                   "warn",
+                                   "--provisioning-delay-ms",
+                                   "0",
+                                   "--project-quota-tensorcores",
+                                   "8"};
   const std::string nodes = "/v2/projects/p/locations/us-central2-b/nodes";
-  EXPECT_EQ(c.Request("POST", nodes + "?nodeId=a", kNodeBody)->status, 200);
-  Result<ClientResponse> over = c.Request("POST", nodes + "?nodeId=b", kNodeBody);
-  EXPECT_EQ(over->status, 429);
-  EXPECT_EQ(over->Json()["error"]["status"], "RESOURCE_EXHAUSTED");
-  EXPECT_EQ(d.Kill(SIGTERM), 0);
+  {
+    DaemonProcess d;
+    ASSERT_TRUE(d.Start(args));
+    HttpClient c("127.0.0.1", d.port());
+    EXPECT_EQ(c.Request("POST", nodes + "?nodeId=a", kNodeBody)->status, 200);
+    Result<ClientResponse> over = c.Request("POST", nodes + "?nodeId=b", kNodeBody);
+    EXPECT_EQ(over->status, 429);
+    EXPECT_EQ(over->Json()["error"]["status"], "RESOURCE_EXHAUSTED");
+    EXPECT_EQ(d.Kill(SIGKILL), -SIGKILL);
+  }
+  DaemonProcess again;
+  ASSERT_TRUE(again.Start(args));
+  HttpClient c("127.0.0.1", again.port());
+  // The node from before the restart still counts.
+  EXPECT_EQ(c.Request("POST", nodes + "?nodeId=b", kNodeBody)->status, 429);
+  EXPECT_EQ(again.Kill(SIGTERM), 0);
 }
 
 }  // namespace
