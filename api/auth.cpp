@@ -82,8 +82,8 @@ std::string PermissionFor(const HttpRequest& request, const ApiPath& path) {
   if (verb.empty()) {
     if (request.method == "GET" || request.method == "HEAD")
       verb = item ? "get" : "list";
-    else if (request.method == "POST")
-      verb = item ? Lower(path.segments.back()) : "create";
+    else if (request.method == "POST" && !item)
+      verb = "create";
     else if (request.method == "PATCH")
       verb = "update";
     else if (request.method == "DELETE")
