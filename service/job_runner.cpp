@@ -106,17 +106,25 @@ void JobManager::Run(const std::string& name) {
   Result<Node> node = nodes_.Get(NodeKey{row.project, row.zone, row.node_id});
   if (!spec.ok()) return fail("FAILED", kExitFailed, "stored spec: " + Reason(spec.status()));
   if (!node.ok()) return fail("FAILED", kExitFailed, Reason(node.status()));
-  if (spec->timeout_seconds > 0) {
+  // The job's own timeoutSeconds, or the server's cap when that is tighter (or the job has none).
+  int64_t timeout_seconds = spec->timeout_seconds;
+  std::string timeout_reason = "the job exceeded timeoutSeconds=" + std::to_string(timeout_seconds);
+  if (limits_.max_job_seconds > 0 &&
+      (timeout_seconds == 0 || timeout_seconds > limits_.max_job_seconds)) {
+    timeout_seconds = limits_.max_job_seconds;
+    timeout_reason = "the job exceeded the server's maximum job duration of " +
+                     std::to_string(timeout_seconds) + "s (--max-job-seconds)";
+  }
+  if (timeout_seconds > 0) {
     std::weak_ptr<Active> weak = active;
-    scheduler_.At(NowUnixMs() + spec->timeout_seconds * 1000, [weak, spec = *spec] {
+    scheduler_.At(NowUnixMs() + timeout_seconds * 1000, [weak, timeout_reason] {
       std::shared_ptr<Active> a = weak.lock();
       if (!a) return;
       {
         std::lock_guard alock(a->mu);
         if (a->cancel_state.empty()) {
           a->cancel_state = "TIMED_OUT";
-          a->cancel_reason =
-              "the job exceeded timeoutSeconds=" + std::to_string(spec.timeout_seconds);
+          a->cancel_reason = timeout_reason;
         }
       }
       a->cancel = true;

@@ -3,11 +3,13 @@
 #include <csignal>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "api/auth.h"
 #include "api/http_server.h"
 #include "api/router.h"
 #include "api/routes.h"
@@ -40,6 +42,9 @@ struct Flags {
   int64_t read_timeout_ms = 30000;
   int64_t idle_timeout_ms = 60000;
   int max_connections = 1024;
+  int64_t max_job_seconds = 86400;
+  int64_t project_quota_tensorcores = 0;
+  std::string auth_tokens;
 };
 
 void AddFlags(CLI::App& app, Flags& f) {
@@ -103,6 +108,19 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_MAX_CONNECTIONS")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--max-job-seconds", f.max_job_seconds,
+                 "Longest a job may run (TIMED_OUT past it; caps timeoutSeconds); 0 = no limit")
+      ->envname("TPUEMU_MAX_JOB_SECONDS")
+      ->check(CLI::Range(int64_t{0}, int64_t{31536000}))
+      ->capture_default_str();
+  app.add_option("--project-quota-tensorcores", f.project_quota_tensorcores,
+                 "TensorCores one project may hold (429 RESOURCE_EXHAUSTED past it); 0 = unlimited")
+      ->envname("TPUEMU_PROJECT_QUOTA_TENSORCORES")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--auth-tokens", f.auth_tokens,
+                 "JSON file of bearer tokens (projects, role); empty = auth off")
+      ->envname("TPUEMU_AUTH_TOKENS");
 }
 
 // Blocks SIGINT/SIGTERM in every thread (call before starting any) so one sigwait() sees them.
@@ -133,6 +151,17 @@ int main(int argc, char** argv) {
       "This is the Cloud TPU emulator. Implementation may be incomplete or differ from the "
       "real system.");
 
+  std::optional<api::AuthPolicy> auth;
+  if (!flags.auth_tokens.empty()) {
+    Result<api::AuthPolicy> loaded = api::AuthPolicy::Load(flags.auth_tokens);
+    if (!loaded.ok()) {
+      spdlog::critical("--auth-tokens: {}", loaded.status().ToString());
+      return 1;
+    }
+    auth = std::move(loaded).value();
+    spdlog::info("auth on: {} token(s) from {}", auth->size(), flags.auth_tokens);
+  }
+
   std::atomic<bool> ready{false};
   db::DbResult<std::unique_ptr<db::Store>> store = db::Store::Open(db_path);
   if (!store.ok()) {
@@ -143,7 +172,8 @@ int main(int argc, char** argv) {
   service::NodeManager nodes(**store, scheduler, service::Catalog::Default(),
                              {.provisioning_delay_ms = flags.provisioning_delay_ms,
                               .transition_delay_ms = flags.transition_delay_ms,
-                              .zone_capacity_tensorcores = flags.zone_capacity_tensorcores});
+                              .zone_capacity_tensorcores = flags.zone_capacity_tensorcores,
+                              .project_quota_tensorcores = flags.project_quota_tensorcores});
 
   // Mutations block until their group commit: they run here, never on IO threads. Enough of them
   // wait together to fill a commit batch.
@@ -156,7 +186,9 @@ int main(int argc, char** argv) {
   // Jobs run on one engine pool (one thread per core) with one compile cache, shared by all nodes.
   engine::Pool pool;
   engine::CompileCache compile_cache;
-  service::JobManager jobs(**store, nodes, scheduler, pool, compile_cache);
+  service::JobLimits job_limits;
+  job_limits.max_job_seconds = flags.max_job_seconds;
+  service::JobManager jobs(**store, nodes, scheduler, pool, compile_cache, job_limits);
   nodes.SetStateObserver([&jobs](const service::Node& node, service::NodeState previous) {
     jobs.OnNodeStateChanged(node, previous);
   });
@@ -171,7 +203,10 @@ int main(int argc, char** argv) {
   http.read_timeout = std::chrono::milliseconds(flags.read_timeout_ms);
   http.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);
   http.max_connections = flags.max_connections;
-  api::HttpServer server(http, router.AsHandler(), [](const api::AccessLogEntry& e) {
+  // Auth wraps the whole router so that no route can be reached around it (api/auth.h).
+  api::AsyncHandlerFn handler =
+      auth ? api::RequireAuth(*auth, router.AsHandler()) : router.AsHandler();
+  api::HttpServer server(http, handler, [](const api::AccessLogEntry& e) {
     spdlog::info("{} {} => {} ({:.3f} ms)", e.method, e.route.empty() ? "-" : e.route, e.status,
                  e.latency_seconds * 1000);
   });
