@@ -97,7 +97,8 @@ class NodeManager {
   // Called after each committed node state change, in commit order, on the write batcher's thread
   // (events and metrics hang here). It must not call NodeManager mutations (they would wait on it).
   using StateObserver = std::function<void(const Node& node, NodeState previous)>;
-  void SetStateObserver(StateObserver observer);
+  void SetStateObserver(StateObserver observer);  // replaces every observer
+  void AddStateObserver(StateObserver observer);  // observers run in the order added
 
  private:
   Result<Operation> BeginTransition(const NodeKey& key, NodeVerb verb,
@@ -123,7 +124,7 @@ class NodeManager {
   mutable std::mutex zone_mu_;
   std::map<std::string, int64_t> zone_tensorcores_;  // guarded by zone_mu_
   std::mutex observer_mu_;
-  StateObserver observer_;  // guarded by observer_mu_
+  std::vector<StateObserver> observers_;  // guarded by observer_mu_
 };
 
 }  // namespace tpuemu::service
