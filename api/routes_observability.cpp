@@ -65,8 +65,8 @@ Result<double> ParseDurationSeconds(const std::string& text, const std::string& 
 }
 
 json RenderEvent(const db::EventRow& e) {
-  json j = {{"seq", e.seq},           {"time", e.time},   {"kind", e.kind},
-            {"resource", e.resource}, {"zone", e.zone},   {"state", e.state}};
+  json j = {{"seq", e.seq},           {"time", e.time}, {"kind", e.kind},
+            {"resource", e.resource}, {"zone", e.zone}, {"state", e.state}};
   if (e.previous_state) j["previousState"] = *e.previous_state;
   j["message"] = e.message;
   return j;
@@ -89,9 +89,8 @@ void RegisterObservabilityRoutes(Router& router, service::Observability& obs,
     return TextResponse(obs.prometheus().Render(), service::kPrometheusContentType);
   });
   router.Add("GET", node + "/metricsReport", [&obs](const HttpRequest&, const PathParams& p) {
-    return TextResponse(
-        obs.reports().ForNode({p.at("project"), p.at("location"), p.at("node")}),
-        "text/plain; charset=utf-8");
+    return TextResponse(obs.reports().ForNode({p.at("project"), p.at("location"), p.at("node")}),
+                        "text/plain; charset=utf-8");
   });
   router.Add("GET", node + "/jobs/{job}/metricsReport",
              [&obs](const HttpRequest&, const PathParams& p) {
@@ -118,14 +117,13 @@ void RegisterObservabilityRoutes(Router& router, service::Observability& obs,
                 {"intervalSeconds", static_cast<double>(obs.utilization().interval_ms()) / 1000},
                 {"samples", json::array()}};
     for (const db::UtilizationRow& r : *rows) {
-      out["samples"].push_back(
-          {{"time", service::FormatRfc3339(service::WallTime(std::chrono::milliseconds(
-                        r.time_unix_ms)))},
-           {"dutyCycle", r.duty_cycle},
-           {"tensorcoreUtilization", r.tensorcore_utilization},
-           {"mxuUtilization", r.mxu_utilization},
-           {"hbmUsedBytes", r.hbm_used_bytes},
-           {"hbmTotalBytes", r.hbm_total_bytes}});
+      out["samples"].push_back({{"time", service::FormatRfc3339(service::WallTime(
+                                             std::chrono::milliseconds(r.time_unix_ms)))},
+                                {"dutyCycle", r.duty_cycle},
+                                {"tensorcoreUtilization", r.tensorcore_utilization},
+                                {"mxuUtilization", r.mxu_utilization},
+                                {"hbmUsedBytes", r.hbm_used_bytes},
+                                {"hbmTotalBytes", r.hbm_total_bytes}});
     }
     return JsonResponse(200, out);
   });

@@ -43,7 +43,8 @@ DbResult<JobProgramRow> JobProgramRepository::Get(Txn& txn, std::string_view job
   (*stmt)->Bind(1, job);
   DbResult<bool> found = (*stmt)->Step();
   if (!found.ok()) return found.status();
-  if (!*found) return DbStatus::NotFound("no compiled program recorded for job " + std::string(job));
+  if (!*found)
+    return DbStatus::NotFound("no compiled program recorded for job " + std::string(job));
   const Statement& s = **stmt;
   JobProgramRow row;
   row.job = s.ColumnText(0);

@@ -47,8 +47,8 @@ DbResult<std::vector<NodeBrief>> StatsRepository::ListAllNodes() const {
           DbResult<bool> more = (*stmt)->Step();
           if (!more.ok()) return more.status();
           if (!*more) return nodes;
-          nodes.push_back({(*stmt)->ColumnText(0), (*stmt)->ColumnText(1),
-                           (*stmt)->ColumnText(2), (*stmt)->ColumnInt64(3)});
+          nodes.push_back({(*stmt)->ColumnText(0), (*stmt)->ColumnText(1), (*stmt)->ColumnText(2),
+                           (*stmt)->ColumnInt64(3)});
         }
       });
 }

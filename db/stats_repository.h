@@ -30,8 +30,7 @@ class StatsRepository {
   explicit StatsRepository(Store& store) : store_(store) {}
 
   // (state, accelerator_type) -> number of nodes, over every project and zone.
-  DbResult<std::map<std::pair<std::string, std::string>, int64_t>> CountNodesByStateAndType()
-      const;
+  DbResult<std::map<std::pair<std::string, std::string>, int64_t>> CountNodesByStateAndType() const;
   // state -> number of jobs (jobs of deleted nodes included).
   DbResult<std::map<std::string, int64_t>> CountJobsByState() const;
   // Every node of every project, by seq.

@@ -10,7 +10,6 @@ constexpr int kDefaultPageSize = 100;
 constexpr int kMaxPageSize = 1000;
 constexpr int64_t kPruneEvery = 256;  // appends between two retention passes
 
-
 }  // namespace
 
 EventLog::EventLog(db::Store& store, EventLogOptions options)
@@ -52,8 +51,9 @@ void EventLog::OnNodeStateChanged(const Node& node, NodeState previous) {
   e.zone = node.key.zone;
   e.state = node.state == NodeState::kUnspecified ? "DELETED" : NodeStateName(node.state);
   if (previous != NodeState::kUnspecified) e.previous_state = NodeStateName(previous);
-  e.message = "node " + node.key.node_id + " " +
-              (e.previous_state ? *e.previous_state + " -> " + e.state : "created (" + e.state + ")");
+  e.message =
+      "node " + node.key.node_id + " " +
+      (e.previous_state ? *e.previous_state + " -> " + e.state : "created (" + e.state + ")");
   Append(std::move(e));
 }
 
@@ -166,8 +166,8 @@ void EventLog::WriteBatch(std::vector<db::EventRow>& batch) {
       e.seq = *seq;
     }
     if (prune) {
-      db::DbResult<int64_t> removed = events_.Prune(
-          txn, options_.max_events, NowUnixMs() - options_.retention_seconds * 1000);
+      db::DbResult<int64_t> removed =
+          events_.Prune(txn, options_.max_events, NowUnixMs() - options_.retention_seconds * 1000);
       if (!removed.ok()) return removed.status();
     }
     return db::DbStatus::Ok();

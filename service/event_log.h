@@ -80,12 +80,12 @@ class EventLog {
   db::EventRepository events_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;       // new events or stopping
-  std::condition_variable flushed_;  // written_ advanced
-  std::deque<db::EventRow> queue_;   // guarded by mu_
-  uint64_t queued_ = 0;              // events ever queued; guarded by mu_
-  uint64_t written_ = 0;             // events ever handled by the writer; guarded by mu_
-  bool stopping_ = false;            // guarded by mu_
+  std::condition_variable cv_;               // new events or stopping
+  std::condition_variable flushed_;          // written_ advanced
+  std::deque<db::EventRow> queue_;           // guarded by mu_
+  uint64_t queued_ = 0;                      // events ever queued; guarded by mu_
+  uint64_t written_ = 0;                     // events ever handled by the writer; guarded by mu_
+  bool stopping_ = false;                    // guarded by mu_
   std::map<std::string, int64_t> last_seq_;  // project -> newest written seq; guarded by mu_
   std::map<uint64_t, Waiter> waiters_;       // guarded by mu_
   uint64_t next_waiter_ = 1;                 // guarded by mu_

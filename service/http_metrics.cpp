@@ -5,7 +5,7 @@ namespace {
 
 // Seconds; from 0.5 ms (an in-memory read) to 60 s (the longest long-poll).
 const std::vector<double> kLatencyBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                            0.25,   0.5,   1,      2.5,   5,    10,   30,   60};
+                                            0.25,   0.5,   1,      2.5,   5,    10,    30,   60};
 
 }  // namespace
 

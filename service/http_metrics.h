@@ -20,8 +20,7 @@ namespace tpuemu::service {
 
 class HttpMetrics {
  public:
-  void Observe(std::string_view method, std::string_view route, int status,
-               double latency_seconds);
+  void Observe(std::string_view method, std::string_view route, int status, double latency_seconds);
   void Write(PrometheusText& out) const;
 
  private:

@@ -119,9 +119,8 @@ Result<std::vector<MetricsArena>> MetricsReportBuilder::Collect(
     }
   }
   MetricsArena lazy;
-  lazy.counters = {{"CachedCompile", c.cached},
-                   {"MarkStep", c.mark_step},
-                   {"UncachedCompile", c.uncached}};
+  lazy.counters = {
+      {"CachedCompile", c.cached}, {"MarkStep", c.mark_step}, {"UncachedCompile", c.uncached}};
   MetricsArena runtime;
   for (ReportMetric* m :
        {&c.compile, &c.execute, &c.to_device, &c.from_device, &c.inbound, &c.outbound}) {

@@ -72,20 +72,18 @@ Result<std::string> PrometheusExporter::Render() const {
   const engine::Pool::Stats pool = pool_.GetStats();
   out.Family("tpuemu_engine_pool_threads", "Worker threads of the engine pool.", "gauge");
   out.Sample("tpuemu_engine_pool_threads", {}, pool.threads);
-  out.Family("tpuemu_engine_pool_busy_workers", "Engine pool workers running a task now.",
-             "gauge");
+  out.Family("tpuemu_engine_pool_busy_workers", "Engine pool workers running a task now.", "gauge");
   out.Sample("tpuemu_engine_pool_busy_workers", {}, pool.busy_workers);
   out.Family("tpuemu_engine_pool_queue_depth", "Engine pool tasks submitted and not started.",
              "gauge");
   out.Sample("tpuemu_engine_pool_queue_depth", {}, static_cast<double>(pool.queued_tasks));
-  out.Family("tpuemu_engine_pool_completed_tasks_total", "Engine pool tasks completed.",
-             "counter");
+  out.Family("tpuemu_engine_pool_completed_tasks_total", "Engine pool tasks completed.", "counter");
   out.Sample("tpuemu_engine_pool_completed_tasks_total", {},
              static_cast<double>(pool.completed_tasks));
 
   const engine::CompileCache::Stats cache = cache_.GetStats();
-  out.Family("tpuemu_compile_cache_hits_total",
-             "Compile cache hits (torch_xla's CachedCompile).", "counter");
+  out.Family("tpuemu_compile_cache_hits_total", "Compile cache hits (torch_xla's CachedCompile).",
+             "counter");
   out.Sample("tpuemu_compile_cache_hits_total", {}, static_cast<double>(cache.hits));
   out.Family("tpuemu_compile_cache_misses_total",
              "Compile cache misses, i.e. compiles (torch_xla's UncachedCompile).", "counter");

@@ -88,8 +88,8 @@ Status UtilizationSampler::SampleNow() {
     busy = std::move(ended_);
     ended_.clear();
     for (const auto& [node, r] : running_) {
-      busy[node].push_back(Busy{r.job, std::max<int64_t>(0, now - std::max(r.since_ms,
-                                                                            last_sample_ms_))});
+      busy[node].push_back(
+          Busy{r.job, std::max<int64_t>(0, now - std::max(r.since_ms, last_sample_ms_))});
       running_now[node] = r.job;
     }
     last_sample_ms_ = now;
@@ -111,8 +111,8 @@ Status UtilizationSampler::SampleNow() {
       busy_ms += static_cast<double>(b.ms);
       db::DbResult<db::JobProgramRow> program = programs_.Get(b.job);
       const double cores = program.ok() ? static_cast<double>(program->tensorcores) : 1.0;
-      const double share =
-          static_cast<double>(b.ms) / static_cast<double>(interval) * std::min(1.0, cores / node_cores);
+      const double share = static_cast<double>(b.ms) / static_cast<double>(interval) *
+                           std::min(1.0, cores / node_cores);
       db::DbResult<double> mxu = stats_.MeanStepMxuUtilization(b.job);
       row.tensorcore_utilization += share;
       row.mxu_utilization += share * (mxu.ok() ? *mxu : 0.0);

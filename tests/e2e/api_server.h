@@ -78,7 +78,7 @@ class ApiServer {
   std::unique_ptr<service::NodeManager> nodes_;
   engine::Pool pool_{2};
   engine::CompileCache cache_;
-  std::unique_ptr<service::JobManager> jobs_;  // declared after nodes_: destroyed before it
+  std::unique_ptr<service::JobManager> jobs_;    // declared after nodes_: destroyed before it
   std::unique_ptr<service::Observability> obs_;  // after jobs_: destroyed before the managers
   api::WorkerThreads writers_{8};
   api::Router router_;
