@@ -99,7 +99,8 @@ class JobManager {
   // Called after each committed job state change — QUEUED (submit: previous "", or a re-queue
   // after a restart), RUNNING, terminal — with the job as stored, on the thread that made it.
   // Observers (events, utilization, metrics) must be quick and must not call back into the manager.
-  using TransitionObserver = std::function<void(const db::JobRow& job, const std::string& previous)>;
+  using TransitionObserver =
+      std::function<void(const db::JobRow& job, const std::string& previous)>;
   void AddTransitionObserver(TransitionObserver observer);
 
  private:

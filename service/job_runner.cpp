@@ -4,11 +4,11 @@
 #include <chrono>
 #include <cstdio>
 
+#include "db/job_program_repository.h"
 #include "engine/executor.h"
 #include "engine/timing.h"
 #include "service/clock.h"
 #include "service/db_translate.h"
-#include "db/job_program_repository.h"
 #include "service/job_manager.h"
 #include "service/transfer_model.h"
 #include "service/workloads.h"
@@ -145,7 +145,8 @@ void JobManager::Run(const std::string& name) {
                   compiled->hit ? "cache hit" : "cache miss", compiled->compile_seconds * 1e3,
                   program.plans.size(), slice.type().name.c_str(), spec->cores,
                   static_cast<long long>(program.peak_hbm_bytes_per_tensorcore));
-    // What the metrics report and utilization read while the job runs (db/job_program_repository.h).
+    // What the metrics report and utilization read while the job runs
+    // (db/job_program_repository.h).
     const StepTransferBytes transfer = TransferBytesPerStep(workload->graph(), workload->shards());
     const db::JobProgramRow record{
         .job = name,

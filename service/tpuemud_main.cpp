@@ -192,12 +192,11 @@ int main(int argc, char** argv) {
   });
   api::RegisterJobRoutes(router, jobs, scheduler, writers);
   // Events, utilization history, Prometheus and the torch_xla-style reports (hooks observers).
-  service::Observability obs(
-      **store, nodes, jobs, pool, compile_cache,
-      {.utilization_interval_ms = flags.utilization_interval_ms,
-       .utilization_retention_seconds = flags.utilization_retention_seconds,
-       .event_retention_seconds = flags.events_retention_seconds,
-       .max_events = flags.events_max});
+  service::Observability obs(**store, nodes, jobs, pool, compile_cache,
+                             {.utilization_interval_ms = flags.utilization_interval_ms,
+                              .utilization_retention_seconds = flags.utilization_retention_seconds,
+                              .event_retention_seconds = flags.events_retention_seconds,
+                              .max_events = flags.events_max});
   reset_observability = [&obs] { obs.Reset(); };
   api::RegisterObservabilityRoutes(router, obs, nodes, scheduler);
 
