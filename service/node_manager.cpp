@@ -603,12 +603,18 @@ Status NodeManager::Reset() {
 
 void NodeManager::SetStateObserver(StateObserver observer) {
   std::lock_guard lock(observer_mu_);
-  observer_ = std::move(observer);
+  observers_.clear();
+  if (observer) observers_.push_back(std::move(observer));
+}
+
+void NodeManager::AddStateObserver(StateObserver observer) {
+  std::lock_guard lock(observer_mu_);
+  if (observer) observers_.push_back(std::move(observer));
 }
 
 void NodeManager::Notify(const Node& node, NodeState previous) {
   std::lock_guard lock(observer_mu_);
-  if (observer_) observer_(node, previous);
+  for (const StateObserver& observer : observers_) observer(node, previous);
 }
 
 }  // namespace tpuemu::service

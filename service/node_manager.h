@@ -101,7 +101,8 @@ class NodeManager {
   // Called after each committed node state change, in commit order, on the write batcher's thread
   // (events and metrics hang here). It must not call NodeManager mutations (they would wait on it).
   using StateObserver = std::function<void(const Node& node, NodeState previous)>;
-  void SetStateObserver(StateObserver observer);
+  void SetStateObserver(StateObserver observer);  // replaces every observer
+  void AddStateObserver(StateObserver observer);  // observers run in the order added
 
  private:
   Result<Operation> BeginTransition(const NodeKey& key, NodeVerb verb,
@@ -133,7 +134,7 @@ class NodeManager {
   // Only projects seen since the last reseed; absent = not counted yet. Guarded by zone_mu_.
   std::map<std::string, int64_t> project_tensorcores_;
   std::mutex observer_mu_;
-  StateObserver observer_;  // guarded by observer_mu_
+  std::vector<StateObserver> observers_;  // guarded by observer_mu_
 };
 
 }  // namespace tpuemu::service

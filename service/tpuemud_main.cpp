@@ -20,6 +20,7 @@
 #include "service/db_translate.h"
 #include "service/job_manager.h"
 #include "service/node_manager.h"
+#include "service/observability.h"
 #include "service/scheduler.h"
 
 namespace {
@@ -45,6 +46,10 @@ struct Flags {
   int64_t max_job_seconds = 86400;
   int64_t project_quota_tensorcores = 0;
   std::string auth_tokens;
+  int64_t utilization_interval_ms = 10000;
+  int64_t utilization_retention_seconds = 86400;
+  int64_t events_retention_seconds = 7 * 86400;
+  int64_t events_max = 100000;
 };
 
 void AddFlags(CLI::App& app, Flags& f) {
@@ -121,6 +126,25 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--auth-tokens", f.auth_tokens,
                  "JSON file of bearer tokens (projects, role); empty = auth off")
       ->envname("TPUEMU_AUTH_TOKENS");
+  app.add_option("--utilization-interval-ms", f.utilization_interval_ms,
+                 "Per-node utilization sampling interval (0 = no sampling)")
+      ->envname("TPUEMU_UTILIZATION_INTERVAL_MS")
+      ->check(CLI::Range(int64_t{0}, int64_t{86400000}))
+      ->capture_default_str();
+  app.add_option("--utilization-retention-seconds", f.utilization_retention_seconds,
+                 "How long utilization samples are kept")
+      ->envname("TPUEMU_UTILIZATION_RETENTION_SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--events-retention-seconds", f.events_retention_seconds,
+                 "How long node and job events are kept")
+      ->envname("TPUEMU_EVENTS_RETENTION_SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--events-max", f.events_max, "Most events kept (oldest pruned first)")
+      ->envname("TPUEMU_EVENTS_MAX")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 // Blocks SIGINT/SIGTERM in every thread (call before starting any) so one sigwait() sees them.
@@ -179,7 +203,13 @@ int main(int argc, char** argv) {
   // wait together to fill a commit batch.
   api::WorkerThreads writers(flags.writer_threads);
   api::Router router;
-  api::RegisterEmulatorRoutes(router, {.ready = &ready, .reset = [&] { return nodes.Reset(); }});
+  // Set once `obs` exists (below): reset also forgets the sampler's in-memory activity.
+  std::function<void()> reset_observability;
+  api::RegisterEmulatorRoutes(router, {.ready = &ready, .reset = [&] {
+                                         Status s = nodes.Reset();
+                                         if (s.ok() && reset_observability) reset_observability();
+                                         return s;
+                                       }});
   api::RegisterNodeRoutes(router, nodes, writers);
   api::RegisterOperationRoutes(router, nodes, writers);
   api::RegisterCatalogRoutes(router, service::Catalog::Default());
@@ -193,6 +223,14 @@ int main(int argc, char** argv) {
     jobs.OnNodeStateChanged(node, previous);
   });
   api::RegisterJobRoutes(router, jobs, scheduler, writers);
+  // Events, utilization history, Prometheus and the torch_xla-style reports (hooks observers).
+  service::Observability obs(**store, nodes, jobs, pool, compile_cache,
+                             {.utilization_interval_ms = flags.utilization_interval_ms,
+                              .utilization_retention_seconds = flags.utilization_retention_seconds,
+                              .event_retention_seconds = flags.events_retention_seconds,
+                              .max_events = flags.events_max});
+  reset_observability = [&obs] { obs.Reset(); };
+  api::RegisterObservabilityRoutes(router, obs, nodes, scheduler);
 
   api::HttpServerOptions http;
   http.host = flags.host;
@@ -206,7 +244,8 @@ int main(int argc, char** argv) {
   // Auth wraps the whole router so that no route can be reached around it (api/auth.h).
   api::AsyncHandlerFn handler =
       auth ? api::RequireAuth(*auth, router.AsHandler()) : router.AsHandler();
-  api::HttpServer server(http, handler, [](const api::AccessLogEntry& e) {
+  api::HttpServer server(http, handler, [&obs](const api::AccessLogEntry& e) {
+    obs.http().Observe(e.method, e.route, e.status, e.latency_seconds);
     spdlog::info("{} {} => {} ({:.3f} ms)", e.method, e.route.empty() ? "-" : e.route, e.status,
                  e.latency_seconds * 1000);
   });
@@ -223,6 +262,7 @@ int main(int argc, char** argv) {
     spdlog::critical("job recovery failed: {}", s.ToString());
     return 1;
   }
+  obs.Start();
   ready = true;
   spdlog::info("tpuemud listening on http://{}:{} (store {})", flags.host, server.port(), db_path);
   // A line tests and scripts can wait for when --port 0 picks the port.
@@ -236,6 +276,7 @@ int main(int argc, char** argv) {
   server.Stop(std::chrono::seconds(10));
   scheduler.Stop();
   jobs.Shutdown();  // cancels running jobs in memory only: they stay RUNNING and re-run on restart
+  obs.Stop();       // after everything that notifies it; writes the last queued events
   db::DbStatus closed = (*store)->Close();
   if (!closed.ok()) spdlog::error("closing the store: {}", closed.ToString());
   spdlog::info("bye");
