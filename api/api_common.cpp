@@ -1,10 +1,67 @@
 #include "api/api_common.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "api/google_error.h"
 
 namespace tpuemu::api {
+
+Result<nlohmann::json> ParseBody(const std::string& body, const JsonLimits& limits) {
+  using nlohmann::json;
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return json::object();
+  if (body.size() > limits.max_bytes) {
+    return Status::InvalidArgument("Invalid JSON payload received. The body has " +
+                                   std::to_string(body.size()) + " bytes, above the limit of " +
+                                   std::to_string(limits.max_bytes) + ".");
+  }
+  // One pass outside strings: nesting depth, and values (each ',' separates two; each container
+  // holds one more), so neither a deep nor a huge document reaches the parser.
+  int depth = 0, max_depth = 0;
+  std::size_t values = 1;
+  bool in_string = false, escaped = false;
+  for (char c : body) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      max_depth = std::max(max_depth, ++depth);
+      ++values;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == ',') {
+      ++values;
+    }
+  }
+  if (max_depth > limits.max_depth) {
+    return Status::InvalidArgument("Invalid JSON payload received. Nesting depth " +
+                                   std::to_string(max_depth) + " exceeds the limit of " +
+                                   std::to_string(limits.max_depth) + ".");
+  }
+  if (values > limits.max_values) {
+    return Status::InvalidArgument("Invalid JSON payload received. The body holds about " +
+                                   std::to_string(values) + " values, above the limit of " +
+                                   std::to_string(limits.max_values) + ".");
+  }
+  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    return Status::InvalidArgument(
+        "Invalid JSON payload received. Unexpected token or truncated body.");
+  }
+  if (!parsed.is_object()) {
+    return Status::InvalidArgument(
+        "Invalid JSON payload received. Expected an object at the top level.");
+  }
+  return parsed;
+}
 
 bool WantsIntEnums(const HttpRequest& req) {
   for (const char* key : {"$alt", "alt"}) {

@@ -1,6 +1,8 @@
-// Helpers shared by the resource handlers: page parameters, enum encoding, JSON replies.
+// Helpers shared by the resource handlers: the one checked JSON body parser, page parameters, enum
+// encoding, JSON replies.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +12,20 @@
 #include "service/node_manager.h"
 
 namespace tpuemu::api {
+
+// Limits on a JSON request body, checked by a scan of the text BEFORE nlohmann parses it (its
+// parser recurses, and every value costs tens of bytes of memory).
+struct JsonLimits {
+  int max_depth = 64;                 // nesting of objects/arrays
+  std::size_t max_bytes = 64u << 20;  // text size (the HTTP body limit is usually lower)
+  std::size_t max_values = 1u << 22;  // array elements + object members, all levels together
+};
+inline constexpr int kMaxJsonDepth = JsonLimits{}.max_depth;
+
+// Every request body the API reads goes through here. "" (or only whitespace) is an empty object.
+// INVALID_ARGUMENT "Invalid JSON payload received. …" naming the broken limit on malformed JSON,
+// a depth, size or value count over `limits`, or a non-object top level.
+Result<nlohmann::json> ParseBody(const std::string& body, const JsonLimits& limits = {});
 
 // `$alt=json;enum-encoding=int` (sent by @google-cloud/tpu): enums as numbers in responses.
 bool WantsIntEnums(const HttpRequest& req);

@@ -45,14 +45,22 @@ constexpr std::size_t kReadChunkBytes = 4096;
 
 // State shared by the server and its sessions. A session keeps the Core (and so the io_context its
 // socket lives on) alive while a Responder held by another thread still references the session.
+// One io_context per IO thread (Beast's "io_context per CPU" layout): a session lives on one of
+// them, so a handler posted on its own thread never wakes another thread, as a shared io_context's
+// scheduler does on every post (a futex wake and a context switch per request on 2 cores).
 struct Core {
   Core(HttpServerOptions o, AsyncHandlerFn h, std::function<void(const AccessLogEntry&)> a)
-      : ioc(std::max(1, o.io_threads)),
-        options(std::move(o)),
-        handler(std::move(h)),
-        on_access(std::move(a)) {}
+      : options(std::move(o)), handler(std::move(h)), on_access(std::move(a)) {
+    for (int i = 0; i < std::max(1, options.io_threads); ++i) {
+      iocs.push_back(std::make_unique<net::io_context>(1));
+    }
+  }
 
-  net::io_context ioc;
+  // The io_context for the next accepted connection (round-robin; called on the acceptor's strand).
+  net::io_context& NextIoContext() { return *iocs[next_ioc++ % iocs.size()]; }
+
+  std::vector<std::unique_ptr<net::io_context>> iocs;  // fixed after construction
+  std::size_t next_ioc = 0;                            // touched only on the acceptor's strand
   const HttpServerOptions options;
   const AsyncHandlerFn handler;
   const std::function<void(const AccessLogEntry&)> on_access;
@@ -432,7 +440,7 @@ struct HttpServer::Impl {
 
   void DoAccept() {
     acceptor->async_accept(
-        net::make_strand(core->ioc),
+        net::make_strand(core->NextIoContext()),
         [this](beast::error_code ec, tcp::socket socket) { OnAccept(ec, std::move(socket)); });
   }
 
@@ -487,7 +495,7 @@ struct HttpServer::Impl {
   std::shared_ptr<Core> core;  // first member: outlives the acceptor and timer below
   std::optional<tcp::acceptor> acceptor;
   std::optional<net::steady_timer> retry_timer;
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> work;  // one per ioc
   std::vector<std::thread> threads;
   uint16_t port = 0;
 
@@ -520,13 +528,13 @@ Status HttpServer::Start() {
   };
 
   beast::error_code ec;
-  tcp::resolver resolver(impl_->core->ioc);
+  tcp::resolver resolver(*impl_->core->iocs.front());
   auto endpoints = resolver.resolve(options.host, std::to_string(options.port),
                                     tcp::resolver::passive | tcp::resolver::numeric_service, ec);
   if (ec || endpoints.empty()) return failed("resolve", ec);
   tcp::endpoint endpoint = endpoints.begin()->endpoint();
 
-  impl_->acceptor.emplace(net::make_strand(impl_->core->ioc));
+  impl_->acceptor.emplace(net::make_strand(*impl_->core->iocs.front()));
   impl_->acceptor->open(endpoint.protocol(), ec);
   if (ec) return failed("open", ec);
   impl_->acceptor->set_option(net::socket_base::reuse_address(true), ec);
@@ -538,13 +546,13 @@ Status HttpServer::Start() {
   impl_->port = impl_->acceptor->local_endpoint(ec).port();
   impl_->retry_timer.emplace(impl_->acceptor->get_executor());
 
-  impl_->work.emplace(impl_->core->ioc.get_executor());
+  for (auto& ioc : impl_->core->iocs) impl_->work.emplace_back(ioc->get_executor());
   impl_->DoAccept();
-  for (int i = 0; i < std::max(1, options.io_threads); ++i) {
-    impl_->threads.emplace_back([core = impl_->core.get()] {
+  for (auto& ioc : impl_->core->iocs) {
+    impl_->threads.emplace_back([ioc = ioc.get()] {
       while (true) {
         try {
-          core->ioc.run();
+          ioc->run();
           return;
         } catch (const std::exception& e) {
           spdlog::error("http: io thread caught: {}", e.what());
@@ -591,7 +599,7 @@ void HttpServer::Stop(std::chrono::milliseconds drain) {
     net::post(session->strand(), [session] { session->ForceClose(); });
   }
   // With every socket closed and no new posts accepted, run() returns once the queue empties.
-  impl_->work.reset();
+  for (auto& guard : impl_->work) guard.reset();
   for (std::thread& thread : impl_->threads) thread.join();
   impl_->threads.clear();
   spdlog::info("http: stopped");

@@ -148,47 +148,6 @@ void ToNumber(json& obj, const char* key, const std::vector<std::string_view>& n
 
 }  // namespace
 
-Result<json> ParseBody(const std::string& body) {
-  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return json::object();
-  // Count nesting before parsing: nlohmann recurses, so a pathological depth must not reach it.
-  int depth = 0, max_depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : body) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"')
-      in_string = true;
-    else if (c == '{' || c == '[')
-      max_depth = std::max(max_depth, ++depth);
-    else if (c == '}' || c == ']')
-      --depth;
-  }
-  if (max_depth > kMaxJsonDepth) {
-    return Status::InvalidArgument("Invalid JSON payload received. Nesting depth " +
-                                   std::to_string(max_depth) + " exceeds the limit of " +
-                                   std::to_string(kMaxJsonDepth) + ".");
-  }
-  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    return Status::InvalidArgument(
-        "Invalid JSON payload received. Unexpected token or truncated "
-        "body.");
-  }
-  if (!parsed.is_object()) {
-    return Status::InvalidArgument(
-        "Invalid JSON payload received. Expected an object at the top "
-        "level.");
-  }
-  return parsed;
-}
-
 Result<service::NodeSpec> DecodeNode(const json& body) {
   json fields = body;
   TPUEMU_RETURN_IF_ERROR(ExpectString(fields, "acceleratorType", "acceleratorType"));

@@ -12,10 +12,7 @@
 
 namespace tpuemu::api {
 
-// Parses a request body; "" is an empty object. INVALID_ARGUMENT "Invalid JSON payload received. …"
-// on malformed JSON, depth over kMaxJsonDepth, or a non-object top level.
-inline constexpr int kMaxJsonDepth = 64;
-Result<nlohmann::json> ParseBody(const std::string& body);
+// Request bodies are parsed by ParseBody (api/api_common.h), the one checked JSON parser.
 
 // A Node body (nodes.create, nodes.patch) -> NodeSpec. Every known field is type-checked and a
 // wrong type is INVALID_ARGUMENT naming it ("Invalid value at 'node.labels' (map<string, string>),

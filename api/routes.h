@@ -11,6 +11,7 @@
 #include "service/catalog.h"
 #include "service/job_manager.h"
 #include "service/node_manager.h"
+#include "service/observability.h"
 #include "service/scheduler.h"
 
 namespace tpuemu::api {
@@ -39,5 +40,13 @@ void RegisterEmulatorRoutes(Router& router, EmulatorHooks hooks);
 // it (NOT_FOUND for an unknown type), plus the zone capacity in TensorCores tpuemud runs with.
 void RegisterHardwareRoutes(Router& router, const service::Catalog& catalog,
                             int64_t zone_capacity_tensorcores);
+
+// Observability (emulator extensions): GET /metrics (Prometheus text 0.0.4), GET
+// .../nodes/{node}/metricsReport and .../jobs/{job}/metricsReport (torch_xla's report, text/plain),
+// GET .../nodes/{node}/metrics?window=3600s (utilization history), GET
+// /v2/projects/{project}/events?since=&timeout=&pageSize= (long-poll up to 60s). `scheduler`
+// times out event long-polls; it must be stopped before `obs` is destroyed.
+void RegisterObservabilityRoutes(Router& router, service::Observability& obs,
+                                 service::NodeManager& nodes, service::Scheduler& scheduler);
 
 }  // namespace tpuemu::api

@@ -73,13 +73,11 @@ void RegisterJobRoutes(Router& router, service::JobManager& jobs, service::Sched
 
   router.AddAsync(
       "POST", node_jobs, writers.Offload([&jobs](const HttpRequest& req, const PathParams& p) {
-        json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
-        if (body.is_discarded()) {
-          return ErrorResponse(Status::InvalidArgument("the request body is not valid JSON"));
-        }
+        Result<json> body = ParseBody(req.body);
+        if (!body.ok()) return ErrorResponse(body.status());
         std::string job_id = req.Query("jobId").value_or("");
         Result<db::JobRow> row =
-            jobs.Submit({p.at("project"), p.at("location"), p.at("node")}, body, job_id);
+            jobs.Submit({p.at("project"), p.at("location"), p.at("node")}, *body, job_id);
         return JobReply(row);
       }));
   router.Add("GET", node_jobs, [&jobs](const HttpRequest& req, const PathParams& p) {

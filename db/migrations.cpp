@@ -98,9 +98,55 @@ CREATE TABLE job_steps (
   PRIMARY KEY (job, step)
 ) WITHOUT ROWID;
 )sql";
+// v3: observability. `job_programs` records each job's compile (cache hit, compile time, peak HBM,
+// bytes moved host<->device per step) as soon as it compiles, so a running job's metrics report
+// and its node's utilization do not wait for the result; a trigger drops it with its job.
+// `events` is the append-only feed of node and job state changes (seq never reused, like every
+// other seq); `utilization_samples` the per-node history. Both are pruned by retention.
+constexpr std::string_view kV3 = R"sql(
+CREATE TABLE job_programs (
+  job                                 TEXT PRIMARY KEY,
+  compile_cache_hit                   INTEGER NOT NULL,
+  compile_seconds                     REAL NOT NULL,
+  compile_end_unix_ns                 INTEGER NOT NULL,
+  tensorcores                         INTEGER NOT NULL,
+  hbm_peak_bytes_per_tensorcore       INTEGER NOT NULL,
+  transfer_to_device_bytes_per_step   INTEGER NOT NULL,
+  transfer_from_device_bytes_per_step INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TRIGGER job_programs_follow_jobs AFTER DELETE ON jobs
+BEGIN
+  DELETE FROM job_programs WHERE job = OLD.name;
+END;
+CREATE TABLE events (
+  seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+  project        TEXT NOT NULL,
+  time           TEXT NOT NULL,             -- RFC 3339
+  time_unix_ms   INTEGER NOT NULL,
+  kind           TEXT NOT NULL,             -- "node" | "job"
+  resource       TEXT NOT NULL,             -- full resource name
+  zone           TEXT NOT NULL,
+  state          TEXT NOT NULL,
+  previous_state TEXT,                      -- NULL for a new resource
+  message        TEXT NOT NULL
+);
+CREATE INDEX events_by_project ON events (project, seq);
+CREATE TABLE utilization_samples (
+  node                   TEXT NOT NULL,     -- "projects/p/locations/z/nodes/n"
+  time_unix_ms           INTEGER NOT NULL,
+  duty_cycle             REAL NOT NULL,
+  tensorcore_utilization REAL NOT NULL,
+  mxu_utilization        REAL NOT NULL,
+  hbm_used_bytes         INTEGER NOT NULL,
+  hbm_total_bytes        INTEGER NOT NULL,
+  PRIMARY KEY (node, time_unix_ms)
+) WITHOUT ROWID;
+CREATE INDEX utilization_by_time ON utilization_samples (time_unix_ms);
+)sql";
 constexpr std::array kMigrations = {
     Migration{1, kV1},
     Migration{2, kV2},
+    Migration{3, kV3},
 };
 
 DbResult<int> UserVersion(sqlite3* db) {

@@ -96,6 +96,7 @@ Status JobManager::Recover() {
           "re-queued after a restart of tpuemud (attempt " + std::to_string(row.attempt) + ")");
     });
     if (!s.ok()) return FromDb(s);
+    NotifyTransition(row, kRunning);
   }
   db::DbResult<std::vector<db::JobRow>> queued = jobs_.ListInState(kQueued);
   if (!queued.ok()) return FromDb(queued.status());
@@ -165,6 +166,7 @@ Result<db::JobRow> JobManager::Submit(const NodeKey& key, const json& body,
   });
   if (!s.ok()) return FromTxn(s, carried);
   if (created) *created = inserted;
+  if (inserted) NotifyTransition(row, "");
   if (inserted) {
     std::lock_guard lock(mu_);
     if (!stopping_) {
@@ -340,6 +342,7 @@ void JobManager::OnNodeStateChanged(const Node& node, NodeState) {
 void JobManager::Finish(const std::string& name, const std::string& state, int exit_code,
                         const std::string& reason, const json& result) {
   Result<db::JobRow> final_row = Status::Internal("job " + name + " vanished");
+  std::string previous;  // set when this call made the job terminal
   db::DbStatus s = store_.Transaction([&](db::Txn& txn) -> db::DbStatus {
     db::DbResult<db::JobRow> row = jobs_.Get(txn, name);
     if (!row.ok()) return row.status();
@@ -347,6 +350,7 @@ void JobManager::Finish(const std::string& name, const std::string& state, int e
       final_row = *row;
       return db::DbStatus::Ok();
     }
+    previous = row->state;
     row->state = state;
     row->exit_code = exit_code;
     row->reason = reason;
@@ -359,6 +363,7 @@ void JobManager::Finish(const std::string& name, const std::string& state, int e
     return db::DbStatus::Ok();
   });
   if (!s.ok()) final_row = FromDb(s);
+  if (s.ok() && !previous.empty() && final_row.ok()) NotifyTransition(*final_row, previous);
   std::vector<std::function<void(Result<db::JobRow>)>> waiters;
   {
     std::lock_guard lock(mu_);
@@ -369,6 +374,16 @@ void JobManager::Finish(const std::string& name, const std::string& state, int e
     }
   }
   for (auto& fn : waiters) fn(final_row);
+}
+
+void JobManager::AddTransitionObserver(TransitionObserver observer) {
+  std::lock_guard lock(observers_mu_);
+  if (observer) observers_.push_back(std::move(observer));
+}
+
+void JobManager::NotifyTransition(const db::JobRow& job, const std::string& previous) {
+  std::lock_guard lock(observers_mu_);
+  for (const TransitionObserver& observer : observers_) observer(job, previous);
 }
 
 }  // namespace tpuemu::service

@@ -96,6 +96,13 @@ class JobManager {
   // Cancels running jobs, waits for them, forgets every queue (POST /_emulator/reset, shutdown).
   void Shutdown();
 
+  // Called after each committed job state change — QUEUED (submit: previous "", or a re-queue
+  // after a restart), RUNNING, terminal — with the job as stored, on the thread that made it.
+  // Observers (events, utilization, metrics) must be quick and must not call back into the manager.
+  using TransitionObserver =
+      std::function<void(const db::JobRow& job, const std::string& previous)>;
+  void AddTransitionObserver(TransitionObserver observer);
+
  private:
   // A queued or running job's in-memory half. `cancel` is read by the executor between ops.
   // Lock order: mu_ before Active::mu.
@@ -116,6 +123,7 @@ class JobManager {
   void Finish(const std::string& name, const std::string& state, int exit_code,
               const std::string& reason, const nlohmann::json& result);
   Status CancelLocked(const std::string& name, const std::string& reason);
+  void NotifyTransition(const db::JobRow& job, const std::string& previous);
 
   db::Store& store_;
   NodeManager& nodes_;
@@ -134,6 +142,8 @@ class JobManager {
   int running_tasks_ = 0;  // guarded by mu_
   bool stopping_ = false;  // guarded by mu_
   std::atomic<uint64_t> next_id_{0};
+  std::mutex observers_mu_;
+  std::vector<TransitionObserver> observers_;  // guarded by observers_mu_
 };
 
 }  // namespace tpuemu::service

@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cstdio>
 
+#include "db/job_program_repository.h"
 #include "engine/executor.h"
 #include "engine/timing.h"
 #include "service/clock.h"
 #include "service/db_translate.h"
 #include "service/job_manager.h"
+#include "service/transfer_model.h"
 #include "service/workloads.h"
 
 namespace tpuemu::service {
@@ -71,17 +73,20 @@ void JobManager::Run(const std::string& name) {
   };
 
   db::JobRow row;
+  bool began = false;
   db::DbStatus started = store_.Transaction([&](db::Txn& txn) -> db::DbStatus {
     db::DbResult<db::JobRow> r = jobs_.Get(txn, name);
     if (!r.ok()) return r.status();
     row = *r;
     if (row.state != "QUEUED") return db::DbStatus::Ok();
+    began = true;
     row.state = "RUNNING";
     row.start_time = NowRfc3339();
     TPUEMU_DB_RETURN_IF_ERROR(jobs_.Update(txn, row));
     return jobs_.AppendLog(txn, name, "running (attempt " + std::to_string(row.attempt) + ")");
   });
   node_name = "projects/" + row.project + "/locations/" + row.zone + "/nodes/" + row.node_id;
+  if (started.ok() && began) NotifyTransition(row, "QUEUED");
   if (!started.ok() || !active || row.state != "RUNNING") {
     if (active)
       Finish(name, "FAILED", kExitFailed, "could not start: " + started.message(), json());
@@ -106,17 +111,25 @@ void JobManager::Run(const std::string& name) {
   Result<Node> node = nodes_.Get(NodeKey{row.project, row.zone, row.node_id});
   if (!spec.ok()) return fail("FAILED", kExitFailed, "stored spec: " + Reason(spec.status()));
   if (!node.ok()) return fail("FAILED", kExitFailed, Reason(node.status()));
-  if (spec->timeout_seconds > 0) {
+  // The job's own timeoutSeconds, or the server's cap when that is tighter (or the job has none).
+  int64_t timeout_seconds = spec->timeout_seconds;
+  std::string timeout_reason = "the job exceeded timeoutSeconds=" + std::to_string(timeout_seconds);
+  if (limits_.max_job_seconds > 0 &&
+      (timeout_seconds == 0 || timeout_seconds > limits_.max_job_seconds)) {
+    timeout_seconds = limits_.max_job_seconds;
+    timeout_reason = "the job exceeded the server's maximum job duration of " +
+                     std::to_string(timeout_seconds) + "s (--max-job-seconds)";
+  }
+  if (timeout_seconds > 0) {
     std::weak_ptr<Active> weak = active;
-    scheduler_.At(NowUnixMs() + spec->timeout_seconds * 1000, [weak, spec = *spec] {
+    scheduler_.At(NowUnixMs() + timeout_seconds * 1000, [weak, timeout_reason] {
       std::shared_ptr<Active> a = weak.lock();
       if (!a) return;
       {
         std::lock_guard alock(a->mu);
         if (a->cancel_state.empty()) {
           a->cancel_state = "TIMED_OUT";
-          a->cancel_reason =
-              "the job exceeded timeoutSeconds=" + std::to_string(spec.timeout_seconds);
+          a->cancel_reason = timeout_reason;
         }
       }
       a->cancel = true;
@@ -140,7 +153,24 @@ void JobManager::Run(const std::string& name) {
                   compiled->hit ? "cache hit" : "cache miss", compiled->compile_seconds * 1e3,
                   program.plans.size(), slice.type().name.c_str(), spec->cores,
                   static_cast<long long>(program.peak_hbm_bytes_per_tensorcore));
-    (void)store_.Transaction([&](db::Txn& txn) { return jobs_.AppendLog(txn, name, line); });
+    // What the metrics report and utilization read while the job runs
+    // (db/job_program_repository.h).
+    const StepTransferBytes transfer = TransferBytesPerStep(workload->graph(), workload->shards());
+    const db::JobProgramRow record{
+        .job = name,
+        .compile_cache_hit = compiled->hit,
+        .compile_seconds = compiled->compile_seconds,
+        .compile_end_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count(),
+        .tensorcores = workload->shards() > 1 ? workload->shards() : spec->cores,
+        .hbm_peak_bytes_per_tensorcore = program.peak_hbm_bytes_per_tensorcore,
+        .transfer_to_device_bytes_per_step = transfer.to_device,
+        .transfer_from_device_bytes_per_step = transfer.from_device};
+    (void)store_.Transaction([&](db::Txn& txn) -> db::DbStatus {
+      TPUEMU_DB_RETURN_IF_ERROR(db::JobProgramRepository(store_).Put(txn, record));
+      return jobs_.AppendLog(txn, name, line);
+    });
   }
 
   const int64_t allreduce_cycles =

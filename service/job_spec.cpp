@@ -120,6 +120,12 @@ Status ParseWorkload(const json& w, const JobLimits& limits, JobSpec* spec) {
     TPUEMU_RETURN_IF_ERROR(Int(body, "channels", path, 1, 256, &spec->channels));
     TPUEMU_RETURN_IF_ERROR(Int(body, "steps", path, 1, limits.max_steps, &spec->steps));
     TPUEMU_RETURN_IF_ERROR(Number(body, "learningRate", path, 0, 100, &spec->learning_rate));
+    // The activations: batch x 8 x 8 x channels.
+    if (const int64_t e = spec->batch * 64 * spec->channels; e > limits.max_tensor_elements) {
+      return Bad(path + "batch/channels", "give a tensor of " + std::to_string(e) +
+                                              " elements, above the limit of " +
+                                              std::to_string(limits.max_tensor_elements));
+    }
     return Status::Ok();
   }
   if (name == "transformer") {

@@ -31,6 +31,9 @@ struct JobLimits {
   int64_t max_steps = 10000;
   int64_t max_timeout_seconds = 86400;
   int64_t max_tensor_elements = int64_t{1} << 24;
+  // Server-wide run-time cap (tpuemud --max-job-seconds); 0 = none. It replaces a job's
+  // timeoutSeconds when that is 0 or larger, and the job ends TIMED_OUT naming the limit.
+  int64_t max_job_seconds = 0;
 };
 
 struct JobSpec {

@@ -134,7 +134,27 @@ Status NodeManager::ReseedZoneUsage() {
   if (!s.ok()) return FromDb(s);
   std::lock_guard lock(zone_mu_);
   zone_tensorcores_ = std::move(used);
+  project_tensorcores_.clear();  // recounted lazily by ProjectUsed
   return Status::Ok();
+}
+
+Result<int64_t> NodeManager::ProjectUsed(db::Txn& txn, const std::string& project) {
+  {
+    std::lock_guard lock(zone_mu_);
+    auto it = project_tensorcores_.find(project);
+    if (it != project_tensorcores_.end()) return it->second;
+  }
+  db::DbResult<int64_t> sum = nodes_.SumTensorCores(txn, project, db::NodeRepository::kAllZones);
+  if (!sum.ok()) return FromDb(sum.status());
+  std::lock_guard lock(zone_mu_);
+  project_tensorcores_[project] = *sum;
+  return *sum;
+}
+
+void NodeManager::AddProjectUsed(const std::string& project, int64_t delta) {
+  std::lock_guard lock(zone_mu_);
+  auto it = project_tensorcores_.find(project);
+  if (it != project_tensorcores_.end()) it->second += delta;  // absent: counted on first use
 }
 
 int64_t NodeManager::ZoneUsed(const std::string& zone) const {
@@ -223,6 +243,17 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
         if (existing.ok())
           return Status::AlreadyExists("Resource '" + key.Name() + "' already exists");
         if (existing.status().code() != db::DbCode::kNotFound) return FromDb(existing.status());
+        if (options_.project_quota_tensorcores > 0) {
+          Result<int64_t> used = ProjectUsed(txn, key.project);
+          if (!used.ok()) return used.status();
+          if (*used + node.type.tensorcores > options_.project_quota_tensorcores) {
+            return Status::ResourceExhausted(
+                "Quota 'TPU_TENSORCORES_PER_PROJECT' exceeded. Limit: " +
+                std::to_string(options_.project_quota_tensorcores) + " in project " + key.project +
+                " (in use: " + std::to_string(*used) + ", requested: " +
+                std::to_string(node.type.tensorcores) + " for " + node.type.name + ").");
+          }
+        }
         bool fits =
             ZoneUsed(key.zone) + node.type.tensorcores <= options_.zone_capacity_tensorcores;
         if (!fits) {
@@ -247,6 +278,7 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
         if (fits) {
           // Last, so a body that fails earlier leaves the count untouched.
           AddZoneUsed(key.zone, node.type.tensorcores);
+          AddProjectUsed(key.project, node.type.tensorcores);
           created = true;
         }
         return Status::Ok();
@@ -435,6 +467,7 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
         TPUEMU_RETURN_IF_ERROR(FromDb(operations_.Update(txn, OperationToRow(*op))));
         if (!final_state) {
           AddZoneUsed(node.key.zone, -node.type.tensorcores);
+          AddProjectUsed(node.key.project, -node.type.tensorcores);
           freed = true;
         }
         changed = true;
@@ -564,17 +597,24 @@ Status NodeManager::Reset() {
   TPUEMU_RETURN_IF_ERROR(FromDb(store_.WipeAll()));
   std::lock_guard lock(zone_mu_);
   zone_tensorcores_.clear();
+  project_tensorcores_.clear();
   return Status::Ok();
 }
 
 void NodeManager::SetStateObserver(StateObserver observer) {
   std::lock_guard lock(observer_mu_);
-  observer_ = std::move(observer);
+  observers_.clear();
+  if (observer) observers_.push_back(std::move(observer));
+}
+
+void NodeManager::AddStateObserver(StateObserver observer) {
+  std::lock_guard lock(observer_mu_);
+  if (observer) observers_.push_back(std::move(observer));
 }
 
 void NodeManager::Notify(const Node& node, NodeState previous) {
   std::lock_guard lock(observer_mu_);
-  if (observer_) observer_(node, previous);
+  for (const StateObserver& observer : observers_) observer(node, previous);
 }
 
 }  // namespace tpuemu::service

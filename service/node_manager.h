@@ -41,6 +41,10 @@ struct NodeManagerOptions {
   // TensorCores one zone can hold across all projects; a create past it fails its Operation with
   // RESOURCE_EXHAUSTED (code 8) like the real service.
   int64_t zone_capacity_tensorcores = 65536;
+  // TensorCores one project may hold across zones (nodes not yet deleted, any state); 0 =
+  // unlimited. A create past it fails synchronously with RESOURCE_EXHAUSTED "Quota
+  // 'TPU_TENSORCORES_PER_PROJECT' exceeded. …" (HTTP 429), like a Google quota error.
+  int64_t project_quota_tensorcores = 0;
 };
 
 struct NodePage {
@@ -97,7 +101,8 @@ class NodeManager {
   // Called after each committed node state change, in commit order, on the write batcher's thread
   // (events and metrics hang here). It must not call NodeManager mutations (they would wait on it).
   using StateObserver = std::function<void(const Node& node, NodeState previous)>;
-  void SetStateObserver(StateObserver observer);
+  void SetStateObserver(StateObserver observer);  // replaces every observer
+  void AddStateObserver(StateObserver observer);  // observers run in the order added
 
  private:
   Result<Operation> BeginTransition(const NodeKey& key, NodeVerb verb,
@@ -111,6 +116,10 @@ class NodeManager {
   int64_t ZoneUsed(const std::string& zone) const;
   void AddZoneUsed(const std::string& zone, int64_t delta);
   Status ReseedZoneUsage();  // recount from the store (startup, or after a failed commit)
+  // TensorCores held by `project`, counted from the store on first use (inside a batcher body, so
+  // the count is exact) and then kept in memory like the zone counters.
+  Result<int64_t> ProjectUsed(db::Txn& txn, const std::string& project);
+  void AddProjectUsed(const std::string& project, int64_t delta);
 
   db::Store& store_;
   Scheduler& scheduler_;
@@ -122,8 +131,10 @@ class NodeManager {
   WriteBatcher batcher_;  // runs every mutation; declared after the repositories it uses
   mutable std::mutex zone_mu_;
   std::map<std::string, int64_t> zone_tensorcores_;  // guarded by zone_mu_
+  // Only projects seen since the last reseed; absent = not counted yet. Guarded by zone_mu_.
+  std::map<std::string, int64_t> project_tensorcores_;
   std::mutex observer_mu_;
-  StateObserver observer_;  // guarded by observer_mu_
+  std::vector<StateObserver> observers_;  // guarded by observer_mu_
 };
 
 }  // namespace tpuemu::service

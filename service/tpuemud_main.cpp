@@ -3,12 +3,14 @@
 #include <csignal>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "api/auth.h"
 #include "api/http_server.h"
 #include "api/router.h"
 #include "api/routes.h"
@@ -20,6 +22,7 @@
 #include "service/db_translate.h"
 #include "service/job_manager.h"
 #include "service/node_manager.h"
+#include "service/observability.h"
 #include "service/scheduler.h"
 
 namespace {
@@ -42,6 +45,13 @@ struct Flags {
   int64_t read_timeout_ms = 30000;
   int64_t idle_timeout_ms = 60000;
   int max_connections = 1024;
+  int64_t max_job_seconds = 86400;
+  int64_t project_quota_tensorcores = 0;
+  std::string auth_tokens;
+  int64_t utilization_interval_ms = 10000;
+  int64_t utilization_retention_seconds = 86400;
+  int64_t events_retention_seconds = 7 * 86400;
+  int64_t events_max = 100000;
   std::string web_dir;  // default: DefaultWebDir()
   std::string chartjs_dir = "/usr/share/javascript/chart.js";
 };
@@ -126,6 +136,38 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_MAX_CONNECTIONS")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--max-job-seconds", f.max_job_seconds,
+                 "Longest a job may run (TIMED_OUT past it; caps timeoutSeconds); 0 = no limit")
+      ->envname("TPUEMU_MAX_JOB_SECONDS")
+      ->check(CLI::Range(int64_t{0}, int64_t{31536000}))
+      ->capture_default_str();
+  app.add_option("--project-quota-tensorcores", f.project_quota_tensorcores,
+                 "TensorCores one project may hold (429 RESOURCE_EXHAUSTED past it); 0 = unlimited")
+      ->envname("TPUEMU_PROJECT_QUOTA_TENSORCORES")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--auth-tokens", f.auth_tokens,
+                 "JSON file of bearer tokens (projects, role); empty = auth off")
+      ->envname("TPUEMU_AUTH_TOKENS");
+  app.add_option("--utilization-interval-ms", f.utilization_interval_ms,
+                 "Per-node utilization sampling interval (0 = no sampling)")
+      ->envname("TPUEMU_UTILIZATION_INTERVAL_MS")
+      ->check(CLI::Range(int64_t{0}, int64_t{86400000}))
+      ->capture_default_str();
+  app.add_option("--utilization-retention-seconds", f.utilization_retention_seconds,
+                 "How long utilization samples are kept")
+      ->envname("TPUEMU_UTILIZATION_RETENTION_SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--events-retention-seconds", f.events_retention_seconds,
+                 "How long node and job events are kept")
+      ->envname("TPUEMU_EVENTS_RETENTION_SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--events-max", f.events_max, "Most events kept (oldest pruned first)")
+      ->envname("TPUEMU_EVENTS_MAX")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--web-dir", f.web_dir,
                  "Dashboard files served at / (default: the web folder of the source tree)")
       ->envname("TPUEMU_WEB_DIR");
@@ -163,6 +205,17 @@ int main(int argc, char** argv) {
       "This is the Cloud TPU emulator. Implementation may be incomplete or differ from the "
       "real system.");
 
+  std::optional<api::AuthPolicy> auth;
+  if (!flags.auth_tokens.empty()) {
+    Result<api::AuthPolicy> loaded = api::AuthPolicy::Load(flags.auth_tokens);
+    if (!loaded.ok()) {
+      spdlog::critical("--auth-tokens: {}", loaded.status().ToString());
+      return 1;
+    }
+    auth = std::move(loaded).value();
+    spdlog::info("auth on: {} token(s) from {}", auth->size(), flags.auth_tokens);
+  }
+
   std::atomic<bool> ready{false};
   db::DbResult<std::unique_ptr<db::Store>> store = db::Store::Open(db_path);
   if (!store.ok()) {
@@ -173,24 +226,41 @@ int main(int argc, char** argv) {
   service::NodeManager nodes(**store, scheduler, service::Catalog::Default(),
                              {.provisioning_delay_ms = flags.provisioning_delay_ms,
                               .transition_delay_ms = flags.transition_delay_ms,
-                              .zone_capacity_tensorcores = flags.zone_capacity_tensorcores});
+                              .zone_capacity_tensorcores = flags.zone_capacity_tensorcores,
+                              .project_quota_tensorcores = flags.project_quota_tensorcores});
 
   // Mutations block until their group commit: they run here, never on IO threads. Enough of them
   // wait together to fill a commit batch.
   api::WorkerThreads writers(flags.writer_threads);
   api::Router router;
-  api::RegisterEmulatorRoutes(router, {.ready = &ready, .reset = [&] { return nodes.Reset(); }});
+  // Set once `obs` exists (below): reset also forgets the sampler's in-memory activity.
+  std::function<void()> reset_observability;
+  api::RegisterEmulatorRoutes(router, {.ready = &ready, .reset = [&] {
+                                         Status s = nodes.Reset();
+                                         if (s.ok() && reset_observability) reset_observability();
+                                         return s;
+                                       }});
   api::RegisterNodeRoutes(router, nodes, writers);
   api::RegisterOperationRoutes(router, nodes, writers);
   api::RegisterCatalogRoutes(router, service::Catalog::Default());
   // Jobs run on one engine pool (one thread per core) with one compile cache, shared by all nodes.
   engine::Pool pool;
   engine::CompileCache compile_cache;
-  service::JobManager jobs(**store, nodes, scheduler, pool, compile_cache);
+  service::JobLimits job_limits;
+  job_limits.max_job_seconds = flags.max_job_seconds;
+  service::JobManager jobs(**store, nodes, scheduler, pool, compile_cache, job_limits);
   nodes.SetStateObserver([&jobs](const service::Node& node, service::NodeState previous) {
     jobs.OnNodeStateChanged(node, previous);
   });
   api::RegisterJobRoutes(router, jobs, scheduler, writers);
+  // Events, utilization history, Prometheus and the torch_xla-style reports (hooks observers).
+  service::Observability obs(**store, nodes, jobs, pool, compile_cache,
+                             {.utilization_interval_ms = flags.utilization_interval_ms,
+                              .utilization_retention_seconds = flags.utilization_retention_seconds,
+                              .event_retention_seconds = flags.events_retention_seconds,
+                              .max_events = flags.events_max});
+  reset_observability = [&obs] { obs.Reset(); };
+  api::RegisterObservabilityRoutes(router, obs, nodes, scheduler);
   api::RegisterHardwareRoutes(router, service::Catalog::Default(), flags.zone_capacity_tensorcores);
   // The dashboard: GET requests no API route matches are static files.
   if (flags.web_dir.empty()) flags.web_dir = DefaultWebDir();
@@ -208,7 +278,11 @@ int main(int argc, char** argv) {
   http.read_timeout = std::chrono::milliseconds(flags.read_timeout_ms);
   http.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);
   http.max_connections = flags.max_connections;
-  api::HttpServer server(http, router.AsHandler(), [](const api::AccessLogEntry& e) {
+  // Auth wraps the whole router so that no route can be reached around it (api/auth.h).
+  api::AsyncHandlerFn handler =
+      auth ? api::RequireAuth(*auth, router.AsHandler()) : router.AsHandler();
+  api::HttpServer server(http, handler, [&obs](const api::AccessLogEntry& e) {
+    obs.http().Observe(e.method, e.route, e.status, e.latency_seconds);
     spdlog::info("{} {} => {} ({:.3f} ms)", e.method, e.route.empty() ? "-" : e.route, e.status,
                  e.latency_seconds * 1000);
   });
@@ -225,6 +299,7 @@ int main(int argc, char** argv) {
     spdlog::critical("job recovery failed: {}", s.ToString());
     return 1;
   }
+  obs.Start();
   ready = true;
   spdlog::info("tpuemud listening on http://{}:{} (store {}, dashboard {})", flags.host,
                server.port(), db_path, flags.web_dir);
@@ -239,6 +314,7 @@ int main(int argc, char** argv) {
   server.Stop(std::chrono::seconds(10));
   scheduler.Stop();
   jobs.Shutdown();  // cancels running jobs in memory only: they stay RUNNING and re-run on restart
+  obs.Stop();       // after everything that notifies it; writes the last queued events
   db::DbStatus closed = (*store)->Close();
   if (!closed.ok()) spdlog::error("closing the store: {}", closed.ToString());
   spdlog::info("bye");

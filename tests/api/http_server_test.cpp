@@ -9,9 +9,19 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
 #include <gtest/gtest.h>
 
 #include "api/router.h"
+#include "tests/service/wait_for.h"
 #include "tests/support/http_client.h"
 
 namespace tpuemu::api {
@@ -323,6 +333,99 @@ TEST_F(HttpServerTest, ManyConcurrentClientsAllAnswered) {
   EXPECT_EQ(ok.load(), kClients * kRequests);
   std::lock_guard lock(log_mu_);
   EXPECT_EQ(log_.size(), static_cast<std::size_t>(kClients * kRequests));
+}
+
+// Opens `count` plain TCP connections to 127.0.0.1:port; every odd one also sends the start of a
+// request it never finishes (a slow client), the even ones say nothing (idle). Raises the soft
+// file-descriptor limit first: both ends of each connection live in this process.
+class IdleAndSlowClients {
+ public:
+  IdleAndSlowClients(uint16_t port, int count) {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 4096) {
+      limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, 8192);
+      setrlimit(RLIMIT_NOFILE, &limit);
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const std::string partial = "GET /echo/slow HTTP/1.1\r\nHost: x\r\nX-Pad: aaaa";
+    for (int i = 0; i < count; ++i) {
+      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      if (fd < 0) break;
+      if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+        ::close(fd);
+        break;
+      }
+      if (i % 2 == 1) (void)!::send(fd, partial.data(), partial.size(), MSG_NOSIGNAL);
+      fds_.push_back(fd);
+    }
+  }
+  ~IdleAndSlowClients() {
+    for (int fd : fds_) ::close(fd);
+  }
+  int opened() const { return static_cast<int>(fds_.size()); }
+  // How many of them the server has closed: reading (without blocking, discarding any error
+  // response the server sent first) reaches EOF or an error.
+  int closed_by_server() const {
+    int closed = 0;
+    for (int fd : fds_) {
+      char buffer[512];
+      ssize_t n;
+      while ((n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT)) > 0) {
+      }
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) ++closed;
+    }
+    return closed;
+  }
+
+ private:
+  std::vector<int> fds_;
+};
+
+TEST_F(HttpServerTest, ThousandIdleAndSlowConnectionsDoNotStopOthers) {
+  HttpServerOptions options;
+  options.max_connections = 4096;  // the cap is not what is tested here
+  options.read_timeout = 60s;      // they stay open for the whole test
+  options.idle_timeout = 60s;
+  StartServer(options);
+  IdleAndSlowClients hogs(server_->port(), 1000);
+  ASSERT_EQ(hogs.opened(), 1000);
+  ASSERT_TRUE(testing::WaitFor([&] { return server_->active_connections() >= 1000; }, 30s))
+      << server_->active_connections();
+  // Fresh clients and keep-alive clients are all served while the thousand hang on.
+  for (int i = 0; i < 20; ++i) {
+    HttpClient fresh("127.0.0.1", server_->port());
+    Result<ClientResponse> response = fresh.Request("GET", "/echo/f" + std::to_string(i));
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+    EXPECT_EQ(response->status, 200);
+  }
+  HttpClient keep("127.0.0.1", server_->port());
+  for (int i = 0; i < 20; ++i) {
+    Result<ClientResponse> response = keep.Request("POST", "/echo", std::string(1000, 'x'));
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+    EXPECT_EQ(response->status, 200);
+  }
+  EXPECT_EQ(hogs.closed_by_server(), 0);
+  EXPECT_GE(server_->active_connections(), 1000);
+}
+
+TEST_F(HttpServerTest, ThousandIdleAndSlowConnectionsAreCutByTheirTimeouts) {
+  HttpServerOptions options;
+  options.max_connections = 4096;
+  options.read_timeout = 500ms;  // cuts the slow half
+  options.idle_timeout = 500ms;  // cuts the idle half
+  StartServer(options);
+  IdleAndSlowClients hogs(server_->port(), 1000);
+  ASSERT_EQ(hogs.opened(), 1000);
+  ASSERT_TRUE(testing::WaitFor([&] { return hogs.closed_by_server() == 1000; }, 60s))
+      << hogs.closed_by_server();
+  ASSERT_TRUE(testing::WaitFor([&] { return server_->active_connections() == 0; }, 10s));
+  HttpClient after("127.0.0.1", server_->port());
+  Result<ClientResponse> response = after.Request("GET", "/echo/after");
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200);
 }
 
 TEST_F(HttpServerTest, ThrowingRawHandlerGives500) {

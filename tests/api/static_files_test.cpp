@@ -76,6 +76,41 @@ TEST_F(StaticFilesTest, TraversalAttemptsAre404) {
   }
 }
 
+TEST_F(StaticFilesTest, EncodedAbsoluteAndSymlinkEscapesAre404) {
+  fs::create_symlink("../secret.txt", root_ / "relative_link.txt");
+  fs::create_directory_symlink("..", root_ / "parent");
+  fs::create_symlink(root_ / "link.txt", root_ / "chain.txt");  // link -> link -> outside
+  files_ = std::make_unique<StaticFiles>(root_);
+  const std::string absolute = (base_ / "secret.txt").string();  // "/tmp/.../secret.txt"
+  std::string encoded_absolute = "/";
+  for (char c : absolute) encoded_absolute += c == '/' ? std::string("%2F") : std::string(1, c);
+  for (const std::string& target : std::vector<std::string>{
+           // percent-encoded dots and slashes, mixed case, partially encoded
+           "/%2e%2e%2fsecret.txt", "/%2E%2E%2Fsecret.txt", "/.%2e/secret.txt", "/%2e./secret.txt",
+           "/data/%2e%2e/%2e%2e/secret.txt", "/data%2f..%2f..%2fsecret.txt",
+           // double encoding: "%252e" decodes once to the literal name "%2e", never to "."
+           "/%252e%252e/secret.txt", "/%252e%252e%252fsecret.txt", "/data/%252e%252e/x.json",
+           // absolute paths, plain and encoded
+           "/" + absolute, absolute + "/", encoded_absolute, "/%2Fetc%2Fpasswd", "/etc/passwd",
+           "/C:%5Cwindows%5Cwin.ini", "/C:/secret.txt",
+           // backslashes, raw and encoded
+           "/..\\..\\secret.txt", "/data\\..\\..\\secret.txt", "/%5c..%5csecret.txt",
+           "/data/..%5C..%5Csecret.txt",
+           // overlong UTF-8 dots are just odd bytes, not a traversal
+           "/%c0%ae%c0%ae/secret.txt",
+           // symlinks inside the root that lead out of it
+           "/relative_link.txt", "/parent/secret.txt", "/chain.txt", "/up/web/../secret.txt",
+           // NUL and other separators
+           "/index.html%00", "/data%00/x.json"}) {
+    HttpResponse response = Get(target);
+    EXPECT_EQ(response.status, 404) << target;
+    EXPECT_EQ(response.body.find("top secret"), std::string::npos) << target;
+  }
+  // The files themselves are still served by their honest names.
+  EXPECT_EQ(Get("/data/x.json").status, 200);
+  EXPECT_EQ(Get("/index.html").status, 200);
+}
+
 TEST_F(StaticFilesTest, MountServesAnotherDirectory) {
   files_ = std::make_unique<StaticFiles>(root_);
   files_->Mount("/vendor/chart.js/", base_ / "vendor");

@@ -17,6 +17,7 @@
 #include "service/catalog.h"
 #include "service/job_manager.h"
 #include "service/node_manager.h"
+#include "service/observability.h"
 #include "service/scheduler.h"
 #include "tests/service/wait_for.h"
 #include "tests/support/http_client.h"
@@ -27,12 +28,17 @@ class ApiServer {
  public:
   explicit ApiServer(service::NodeManagerOptions options = {.provisioning_delay_ms = 0,
                                                             .transition_delay_ms = 0},
-                     api::HttpServerOptions http = {}) {
+                     api::HttpServerOptions http = {},
+                     // No background sampling by default: tests call SampleNow() themselves.
+                     service::ObservabilityOptions observability = {.utilization_interval_ms = 0}) {
     store_ = std::move(db::Store::Open(":memory:").value());
     nodes_ = std::make_unique<service::NodeManager>(*store_, scheduler_,
                                                     service::Catalog::Default(), options);
-    api::RegisterEmulatorRoutes(router_,
-                                {.ready = &ready_, .reset = [this] { return nodes_->Reset(); }});
+    api::RegisterEmulatorRoutes(router_, {.ready = &ready_, .reset = [this] {
+                                            Status s = nodes_->Reset();
+                                            if (s.ok()) obs_->Reset();
+                                            return s;
+                                          }});
     api::RegisterNodeRoutes(router_, *nodes_, writers_);
     api::RegisterOperationRoutes(router_, *nodes_, writers_);
     api::RegisterCatalogRoutes(router_, service::Catalog::Default());
@@ -41,20 +47,29 @@ class ApiServer {
       jobs_->OnNodeStateChanged(node, previous);
     });
     api::RegisterJobRoutes(router_, *jobs_, scheduler_, writers_);
+    obs_ = std::make_unique<service::Observability>(*store_, *nodes_, *jobs_, pool_, cache_,
+                                                    std::move(observability));
+    api::RegisterObservabilityRoutes(router_, *obs_, *nodes_, scheduler_);
     http.port = 0;
-    server_ = std::make_unique<api::HttpServer>(http, router_.AsHandler());
+    server_ = std::make_unique<api::HttpServer>(
+        http, router_.AsHandler(), [this](const api::AccessLogEntry& e) {
+          obs_->http().Observe(e.method, e.route, e.status, e.latency_seconds);
+        });
     Status s = server_->Start();
     EXPECT_TRUE(s.ok()) << s.ToString();
+    obs_->Start();
     ready_ = true;
   }
   ~ApiServer() {
     server_->Stop(std::chrono::seconds(2));
     scheduler_.Stop();
     jobs_->Shutdown();
+    obs_->Stop();
   }
 
   uint16_t port() const { return server_->port(); }
   service::NodeManager& nodes() { return *nodes_; }
+  service::Observability& obs() { return *obs_; }
 
  private:
   std::atomic<bool> ready_{false};
@@ -63,7 +78,8 @@ class ApiServer {
   std::unique_ptr<service::NodeManager> nodes_;
   engine::Pool pool_{2};
   engine::CompileCache cache_;
-  std::unique_ptr<service::JobManager> jobs_;  // declared after nodes_: destroyed before it
+  std::unique_ptr<service::JobManager> jobs_;    // declared after nodes_: destroyed before it
+  std::unique_ptr<service::Observability> obs_;  // after jobs_: destroyed before the managers
   api::WorkerThreads writers_{8};
   api::Router router_;
   std::unique_ptr<api::HttpServer> server_;

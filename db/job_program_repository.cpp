@@ -1,0 +1,65 @@
+#include "db/job_program_repository.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace tpuemu::db {
+namespace {
+
+// Statement has no double binder: REAL columns take decimal text (17 digits round-trip exactly).
+std::string Real(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+DbStatus JobProgramRepository::Put(Txn& txn, const JobProgramRow& row) const {
+  DbResult<Statement*> stmt = txn.Prepare(
+      "INSERT OR REPLACE INTO job_programs (job, compile_cache_hit, compile_seconds, "
+      "compile_end_unix_ns, tensorcores, hbm_peak_bytes_per_tensorcore, "
+      "transfer_to_device_bytes_per_step, transfer_from_device_bytes_per_step) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)
+      ->Bind(1, row.job)
+      .Bind(2, row.compile_cache_hit)
+      .Bind(3, Real(row.compile_seconds))
+      .Bind(4, row.compile_end_unix_ns)
+      .Bind(5, row.tensorcores)
+      .Bind(6, row.hbm_peak_bytes_per_tensorcore)
+      .Bind(7, row.transfer_to_device_bytes_per_step)
+      .Bind(8, row.transfer_from_device_bytes_per_step);
+  return (*stmt)->Run();
+}
+
+DbResult<JobProgramRow> JobProgramRepository::Get(Txn& txn, std::string_view job) const {
+  DbResult<Statement*> stmt = txn.Prepare(
+      "SELECT job, compile_cache_hit, compile_seconds, compile_end_unix_ns, tensorcores, "
+      "hbm_peak_bytes_per_tensorcore, transfer_to_device_bytes_per_step, "
+      "transfer_from_device_bytes_per_step FROM job_programs WHERE job = ?1");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, job);
+  DbResult<bool> found = (*stmt)->Step();
+  if (!found.ok()) return found.status();
+  if (!*found)
+    return DbStatus::NotFound("no compiled program recorded for job " + std::string(job));
+  const Statement& s = **stmt;
+  JobProgramRow row;
+  row.job = s.ColumnText(0);
+  row.compile_cache_hit = s.ColumnInt64(1) != 0;
+  row.compile_seconds = std::strtod(s.ColumnText(2).c_str(), nullptr);
+  row.compile_end_unix_ns = s.ColumnInt64(3);
+  row.tensorcores = s.ColumnInt64(4);
+  row.hbm_peak_bytes_per_tensorcore = s.ColumnInt64(5);
+  row.transfer_to_device_bytes_per_step = s.ColumnInt64(6);
+  row.transfer_from_device_bytes_per_step = s.ColumnInt64(7);
+  return row;
+}
+
+DbResult<JobProgramRow> JobProgramRepository::Get(std::string_view job) const {
+  return store_.ReadResult<JobProgramRow>([&](Txn& txn) { return Get(txn, job); });
+}
+
+}  // namespace tpuemu::db
