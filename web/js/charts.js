@@ -58,6 +58,7 @@ export function barChart(canvas, labels, series, options = {}) {
     label: s.label,
     data: s.data,
     backgroundColor: s.color || kPalette[i % kPalette.length],
+    maxBarThickness: 28,
   }));
   const existing = Chart.getChart(canvas);
   if (existing) {
@@ -74,8 +75,10 @@ export function barChart(canvas, labels, series, options = {}) {
       responsive: true,
       plugins: {legend: {display: series.length > 1, position: 'bottom'}},
       scales: {
-        x: {stacked: Boolean(options.stacked), beginAtZero: true},
-        y: {stacked: Boolean(options.stacked), beginAtZero: true},
+        x: {stacked: Boolean(options.stacked), beginAtZero: true,
+            title: {display: Boolean(options.valueLabel && options.horizontal), text: options.valueLabel}},
+        y: {stacked: Boolean(options.stacked), beginAtZero: true,
+            title: {display: Boolean(options.valueLabel && !options.horizontal), text: options.valueLabel}},
       },
     },
   });

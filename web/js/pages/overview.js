@@ -121,12 +121,11 @@ export default {
                    : [h('meter', {min: 0, max: 1, value: fraction, 'aria-label': `${zone} capacity used`}),
                       ` ${(fraction * 100).toFixed(fraction < 0.01 ? 3 : 1)}%`]));
       }) : emptyRow(5, 'No TPU VMs hold TensorCores.'));
-      const used = zones.map((z) => perZone.get(z).tensorcores);
       barChart(capacityCanvas, zones,
-               capacity ? [{label: 'TensorCores used', data: used, color: '#1a73e8'},
-                           {label: 'Free', data: used.map((u) => Math.max(0, capacity - u)), color: '#e8eaed'}]
-                        : [{label: 'TensorCores used', data: used}],
-               {horizontal: true, stacked: true});
+               [{label: 'TensorCores used', data: zones.map((z) => perZone.get(z).tensorcores)}],
+               {horizontal: true,
+                valueLabel: capacity ? `TensorCores used (of ${capacity.toLocaleString('en-US')} per zone)`
+                                     : 'TensorCores used'});
 
       mount(events, eventRows());
       const latest = [...jobs].sort((a, b) => (b.createTime || '').localeCompare(a.createTime || ''))
