@@ -57,8 +57,8 @@ async function render() {
   dispose();
   const found = parseHash();
   for (const link of document.querySelectorAll('nav a[data-nav]')) {
-    link.toggleAttribute('aria-current', found?.route.nav === link.dataset.nav);
     if (found?.route.nav === link.dataset.nav) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
   }
   if (!found) {
     mount(view, h('h1', {}, 'Not found'),
