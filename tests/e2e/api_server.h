@@ -54,6 +54,7 @@ class ApiServer {
   }
 
   uint16_t port() const { return server_->port(); }
+  int active_connections() const { return server_->active_connections(); }
   service::NodeManager& nodes() { return *nodes_; }
 
  private:

@@ -126,6 +126,22 @@ TEST_F(JobsApiTest, TransformerTrainsWithFallingLossAndAPerOpProfile) {
   EXPECT_EQ(bad["error"]["message"], "workload.transformer.heads must divide dModel (30)");
 }
 
+// A :wait answered by the job's end must let go of its connection: before the fix its pending
+// timeout timer held the session (and tpuemud's shutdown drain) for the whole `timeout`.
+TEST_F(JobsApiTest, WaitAnsweredEarlyReleasesItsConnection) {
+  CreateReady("tpu-a");
+  const std::string name = Submit("tpu-a", R"({"workload": {"matmul": {"m": 8}}})")["name"];
+  {
+    HttpClient waiter("127.0.0.1", server_.port(), std::chrono::seconds(30));
+    Result<ClientResponse> r = waiter.Request("GET", "/v2/" + name + ":wait?timeout=600s");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->Json()["state"], "SUCCEEDED");
+  }  // closes its connection
+  // Only client_'s keep-alive connection may remain.
+  EXPECT_TRUE(WaitFor([&] { return server_.active_connections() <= 1; }))
+      << server_.active_connections() << " connections still open";
+}
+
 TEST_F(JobsApiTest, ShapeChangeRecompilesAndRepeatHitsTheCache) {
   CreateReady("tpu-a");
   auto hit = [&](const char* body) {
