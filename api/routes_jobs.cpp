@@ -2,8 +2,8 @@
 // delete. Submissions and cancels write a transaction, so they run on `writers`; reads answer
 // inline. `:wait` never blocks a thread: it registers a JobManager terminal callback and a
 // Scheduler timer, and whichever fires first answers (the other is ignored).
-#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "api/api_common.h"
@@ -42,6 +42,24 @@ HttpResponse ListResponse(const HttpRequest& req, service::JobListRequest list,
   if (!result->next_page_token.empty()) out["nextPageToken"] = result->next_page_token;
   return JsonResponse(200, out);
 }
+
+// A long-poll's Responder, handed out once to whichever callback answers first and dropped then:
+// a Responder keeps its connection's session alive, so one left in a pending timer would hold
+// the session (and HttpServer::Stop's drain) until the timer fires.
+class OnceResponder {
+ public:
+  explicit OnceResponder(Responder respond) : respond_(std::move(respond)) {}
+  Responder Take() {
+    std::lock_guard lock(mu_);
+    Responder r;
+    r.swap(respond_);
+    return r;
+  }
+
+ private:
+  std::mutex mu_;
+  Responder respond_;  // guarded by mu_; empty once taken
+};
 
 HttpResponse JobReply(const Result<db::JobRow>& row) {
   if (!row.ok()) return ErrorResponse(row.status());
@@ -124,13 +142,13 @@ void RegisterJobRoutes(Router& router, service::JobManager& jobs, service::Sched
         Result<int64_t> timeout_ms = ParseTimeoutMs(req.Query("timeout").value_or("60s"));
         if (!timeout_ms.ok()) return respond(ErrorResponse(timeout_ms.status()));
         const std::string name = JobName(p);
-        auto answered = std::make_shared<std::atomic<bool>>(false);
-        scheduler.At(service::NowUnixMs() + *timeout_ms, [&jobs, name, answered, respond] {
+        auto once = std::make_shared<OnceResponder>(std::move(respond));
+        scheduler.At(service::NowUnixMs() + *timeout_ms, [&jobs, name, once] {
           // Not terminal in time: the job as it is now (the client checks `state`).
-          if (!answered->exchange(true)) respond(JobReply(jobs.Get(name)));
+          if (Responder r = once->Take()) r(JobReply(jobs.Get(name)));
         });
-        jobs.OnTerminal(name, [answered, respond](Result<db::JobRow> row) {
-          if (!answered->exchange(true)) respond(JobReply(row));
+        jobs.OnTerminal(name, [once](Result<db::JobRow> row) {
+          if (Responder r = once->Take()) r(JobReply(row));
         });
       });
 }

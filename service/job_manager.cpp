@@ -49,7 +49,11 @@ json RenderJob(const db::JobRow& row) {
   if (row.end_time) j["endTime"] = *row.end_time;
   if (row.exit_code) j["exitCode"] = *row.exit_code;
   if (row.reason) j["reason"] = *row.reason;
-  if (row.result_json) j["result"] = ParseOr(row.result_json, json::object());
+  if (row.result_json) {
+    json result = ParseOr(row.result_json, json::object());
+    if (result.is_object()) result.erase("profile");  // the per-op profile is .../metrics's
+    if (!result.empty()) j["result"] = std::move(result);
+  }
   j["attempt"] = row.attempt;
   return j;
 }
@@ -298,6 +302,11 @@ Result<json> JobManager::Metrics(const std::string& name) const {
   out["job"] = name;
   out["state"] = row->state;
   out["steps"] = json::array();
+  // The profile is stored once the program is compiled (job_runner.cpp); the HBM peak is the
+  // compiled program's, the same every step.
+  json result = ParseOr(row->result_json, json::object());
+  if (!result.is_object()) result = json::object();
+  const json profile = result.value("profile", json::object());
   for (const db::JobStepRow& s : *steps) {
     json j = {{"step", s.step},
               {"cycles", s.cycles},
@@ -307,10 +316,13 @@ Result<json> JobManager::Metrics(const std::string& name) const {
               {"emulatedTflops", s.emulated_seconds > 0 ? s.flops / s.emulated_seconds / 1e12 : 0},
               {"hostSeconds", s.host_seconds}};
     if (s.loss) j["loss"] = *s.loss;
+    if (profile.contains("hbmPeakBytesPerTensorCore")) {
+      j["hbmPeakBytes"] = profile["hbmPeakBytesPerTensorCore"];
+    }
     out["steps"].push_back(j);
   }
-  json result = ParseOr(row->result_json, json::object());
   out["summary"] = result.value("metrics", json::object());
+  out["ops"] = profile.value("ops", json::array());
   return out;
 }
 

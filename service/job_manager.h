@@ -86,7 +86,7 @@ class JobManager {
   // FAILED_PRECONDITION unless the job is terminal.
   Status Delete(const std::string& name);
   Result<std::vector<std::string>> Logs(const std::string& name, int64_t offset) const;
-  // {"job", "state", "steps": [...], "summary": {...}}.
+  // {"job", "state", "steps": [...], "summary": {...}, "ops": [...] (one step's per-op profile)}.
   Result<nlohmann::json> Metrics(const std::string& name) const;
   // Calls `fn` once with the job when it is terminal: now (on this thread) if it already is or
   // cannot be found (then with the error), else later on the thread that finishes it.

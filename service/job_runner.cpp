@@ -34,6 +34,24 @@ json Summarize(const engine::Tensor& t) {
   return out;
 }
 
+// The per-op profile of one step of `program`: every op that does work (parameters and constants
+// are already in HBM), with its unit and its planned cost. Served by .../metrics as "ops".
+json OpsProfile(const engine::CompiledProgram& program) {
+  json ops = json::array();
+  for (const engine::OpPlan& p : program.plans) {
+    if (p.kind == engine::OpKind::kParameter || p.kind == engine::OpKind::kConstant) continue;
+    ops.push_back({{"id", p.id},
+                   {"op", engine::OpKindName(p.kind)},
+                   {"unit", p.on_mxu ? "mxu" : "vpu"},
+                   {"cycles", p.cost.cycles},
+                   {"emulatedSeconds", p.cost.seconds},
+                   {"flops", p.cost.flops},
+                   {"mxuUtilization", p.cost.mxu_utilization},
+                   {"hbmBytes", p.cost.hbm_bytes}});
+  }
+  return ops;
+}
+
 std::string Reason(const Status& s) {
   return std::string(StatusCodeName(s.code())) + ": " + s.message();
 }
@@ -145,6 +163,10 @@ void JobManager::Run(const std::string& name) {
       cache_.GetOrCompile(workload->graph(), slice, options);
   if (!compiled.ok()) return fail("FAILED", kExitFailed, Reason(compiled.status()));
   const engine::CompiledProgram& program = *compiled->program;
+  // Stored with the job from now on (result.profile, hidden from the job's JSON), so .../metrics
+  // shows the profile while the job runs, after it fails and after a restart.
+  json profile = {{"ops", OpsProfile(program)},
+                  {"hbmPeakBytesPerTensorCore", program.peak_hbm_bytes_per_tensorcore}};
   {
     char line[256];
     std::snprintf(line, sizeof line,
@@ -169,6 +191,10 @@ void JobManager::Run(const std::string& name) {
         .transfer_from_device_bytes_per_step = transfer.from_device};
     (void)store_.Transaction([&](db::Txn& txn) -> db::DbStatus {
       TPUEMU_DB_RETURN_IF_ERROR(db::JobProgramRepository(store_).Put(txn, record));
+      db::DbResult<db::JobRow> current = jobs_.Get(txn, name);
+      if (!current.ok()) return current.status();
+      current->result_json = json{{"profile", profile}}.dump();
+      TPUEMU_DB_RETURN_IF_ERROR(jobs_.Update(txn, *current));
       return jobs_.AppendLog(txn, name, line);
     });
   }
@@ -252,6 +278,7 @@ void JobManager::Run(const std::string& name) {
     return fail(state, state == "TIMED_OUT" ? kExitTimedOut : kExitCancelled, reason);
   }
   json result;
+  result["profile"] = profile;
   result["outputs"] = outputs;
   if (final_loss) result["finalLoss"] = *final_loss;
   json& metrics = result["metrics"];

@@ -64,6 +64,44 @@ Status KnownKeys(const json& obj, const std::string& path,
   return Status::Ok();
 }
 
+// Checks one tensor of `elements` elements against the limit, blaming `field`.
+Status Fits(const std::string& field, const std::string& tensor, int64_t elements,
+            const JobLimits& limits) {
+  if (elements <= limits.max_tensor_elements) return Status::Ok();
+  return Bad(field, "makes " + tensor + " of " + std::to_string(elements) +
+                        " elements, above the limit of " +
+                        std::to_string(limits.max_tensor_elements));
+}
+
+Status ParseTransformer(const json& body, const std::string& path, const JobLimits& limits,
+                        JobSpec* spec) {
+  spec->kind = WorkloadKind::kTransformer;
+  spec->layers = 2;
+  spec->batch = 8;
+  spec->learning_rate = 0.05;
+  TPUEMU_RETURN_IF_ERROR(KnownKeys(
+      body, path, {"layers", "dModel", "heads", "seqLen", "batch", "steps", "learningRate"}));
+  TPUEMU_RETURN_IF_ERROR(Int(body, "layers", path, 1, 64, &spec->layers));
+  TPUEMU_RETURN_IF_ERROR(Int(body, "dModel", path, 1, 8192, &spec->d_model));
+  TPUEMU_RETURN_IF_ERROR(Int(body, "heads", path, 1, 256, &spec->heads));
+  TPUEMU_RETURN_IF_ERROR(Int(body, "seqLen", path, 1, 8192, &spec->seq_len));
+  TPUEMU_RETURN_IF_ERROR(Int(body, "batch", path, 1, 65536, &spec->batch));
+  TPUEMU_RETURN_IF_ERROR(Int(body, "steps", path, 1, limits.max_steps, &spec->steps));
+  TPUEMU_RETURN_IF_ERROR(Number(body, "learningRate", path, 0, 100, &spec->learning_rate));
+  if (spec->d_model % spec->heads != 0) {
+    return Bad(path + "heads", "must divide dModel (" + std::to_string(spec->d_model) + ")");
+  }
+  // Every factor is <= 65536, so these products stay far below INT64_MAX.
+  const int64_t tokens = spec->batch * spec->seq_len;
+  TPUEMU_RETURN_IF_ERROR(Fits(path + "batch", "the activations [batch*seqLen, 4*dModel]",
+                              tokens * 4 * spec->d_model, limits));
+  TPUEMU_RETURN_IF_ERROR(Fits(path + "dModel", "the MLP weight [dModel, 4*dModel]",
+                              4 * spec->d_model * spec->d_model, limits));
+  TPUEMU_RETURN_IF_ERROR(Fits(path + "seqLen", "the attention scores [batch*heads, seqLen, seqLen]",
+                              tokens * spec->heads * spec->seq_len, limits));
+  return Status::Ok();
+}
+
 Status ParseWorkload(const json& w, const JobLimits& limits, JobSpec* spec) {
   if (!w.is_object() || w.size() != 1) {
     return Bad("workload", "must be an object with exactly one of matmul, mlp, cnn, transformer");
@@ -128,10 +166,7 @@ Status ParseWorkload(const json& w, const JobLimits& limits, JobSpec* spec) {
     }
     return Status::Ok();
   }
-  if (name == "transformer") {
-    return Bad("workload.transformer",
-               "is not implemented yet by this emulator (use matmul, mlp, cnn or program)");
-  }
+  if (name == "transformer") return ParseTransformer(body, path, limits, spec);
   return Bad("workload." + name, "is not a known workload (matmul, mlp, cnn, transformer)");
 }
 
@@ -145,6 +180,8 @@ std::string_view WorkloadKindName(WorkloadKind kind) {
       return "mlp";
     case WorkloadKind::kCnn:
       return "cnn";
+    case WorkloadKind::kTransformer:
+      return "transformer";
     case WorkloadKind::kProgram:
       return "program";
   }
@@ -195,7 +232,8 @@ Result<JobSpec> ParseJobSpec(const json& body, const JobLimits& limits) {
   if (!(s = Int(body, "priority", "", -1000, 1000, &spec.priority)).ok()) return s;
   spec.cores = static_cast<int>(cores);
   spec.seed = static_cast<uint64_t>(seed);
-  if ((spec.kind == WorkloadKind::kMlp || spec.kind == WorkloadKind::kCnn) &&
+  if ((spec.kind == WorkloadKind::kMlp || spec.kind == WorkloadKind::kCnn ||
+       spec.kind == WorkloadKind::kTransformer) &&
       spec.batch % spec.cores != 0) {
     return Bad("cores", "must divide workload." + std::string(WorkloadKindName(spec.kind)) +
                             ".batch (" + std::to_string(spec.batch) + ")");
@@ -237,6 +275,15 @@ json JobSpecToJson(const JobSpec& spec) {
                                 {"channels", spec.channels},
                                 {"steps", spec.steps},
                                 {"learningRate", spec.learning_rate}};
+      break;
+    case WorkloadKind::kTransformer:
+      out["workload"]["transformer"] = {{"layers", spec.layers},
+                                        {"dModel", spec.d_model},
+                                        {"heads", spec.heads},
+                                        {"seqLen", spec.seq_len},
+                                        {"batch", spec.batch},
+                                        {"steps", spec.steps},
+                                        {"learningRate", spec.learning_rate}};
       break;
     case WorkloadKind::kProgram:
       out["program"] = spec.program;

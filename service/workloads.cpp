@@ -107,6 +107,9 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
     }
     case WorkloadKind::kCnn:
       break;  // BuildCnn below
+    case WorkloadKind::kTransformer:
+      BuildTransformer(spec, rng, w);
+      break;
     case WorkloadKind::kMlp: {
       w.shards_ = spec.cores;
       w.learning_rate_ = static_cast<float>(spec.learning_rate);

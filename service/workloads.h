@@ -7,6 +7,12 @@
 //    parameters, and ApplySgd updates the fed values between steps, so the loss falls.
 //  * cnn: conv2d 3x3 SAME on 8x8x2 images, ReLU, dense to 4 classes, softmax loss; backward with
 //    conv2d_backprop_filter; trained by SGD like mlp.
+//  * transformer: `layers` pre-residual blocks on [batch, seqLen, dModel] inputs — Q/K/V
+//    projections, per-head attention (batched dots for scores and context, scale, softmax),
+//    output projection, residual, a dModel -> 4·dModel -> dModel GELU MLP, residual — then a
+//    head to 4 classes per token and the softmax loss. Labels come from a fixed random teacher
+//    on each token plus its sequence mean (so attention has something to learn). The backward
+//    pass is written out with the IR's ops (workload_transformer.cpp); trained by SGD like mlp.
 //  * program: the client's IR (engine/program_json.h), run as is every step.
 // `shard_batch` is the per-core batch (data parallel over `cores`): the graph is built for one
 // shard and Feeds(shard) gives each shard its slice of the data. Not thread-safe; one per job.
@@ -44,6 +50,7 @@ class Workload {
 
  private:
   static void BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w);
+  static void BuildTransformer(const JobSpec& spec, std::mt19937_64& rng, Workload& w);
 
   engine::Graph graph_;
   int shards_ = 1;

@@ -68,6 +68,7 @@ class ApiServer {
   }
 
   uint16_t port() const { return server_->port(); }
+  int active_connections() const { return server_->active_connections(); }
   service::NodeManager& nodes() { return *nodes_; }
   service::Observability& obs() { return *obs_; }
 

@@ -1,5 +1,6 @@
 // The real tpuemud process with jobs: a job RUNNING when the process is killed is re-queued
-// (attempt 2) and runs again after the restart; its earlier log survives.
+// (attempt 2) and runs again after the restart; its earlier log survives, and a finished job's
+// metrics (steps, summary, per-op profile) read back the same.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,6 +30,7 @@ TEST(DaemonJobsTest, RunningJobIsRequeuedAndRunsAgainAfterKill9) {
                                       "0"};
   const std::string node = "/v2/projects/p/locations/us-central2-b/nodes/r";
   std::string job;
+  json small_metrics;
   {
     DaemonProcess first;
     ASSERT_TRUE(first.Start(args));
@@ -38,6 +40,17 @@ TEST(DaemonJobsTest, RunningJobIsRequeuedAndRunsAgainAfterKill9) {
                   ->status,
               200);
     ASSERT_TRUE(WaitFor([&] { return c.Request("GET", node)->Json()["state"] == "READY"; }));
+    // A finished job's metrics, per-op profile included, must survive the kill.
+    Result<ClientResponse> small =
+        c.Request("POST", node + "/jobs?jobId=small",
+                  R"({"workload": {"matmul": {"m": 8, "n": 8, "k": 8}}})");
+    ASSERT_TRUE(small.ok());
+    ASSERT_EQ(small->status, 200) << small->body;
+    ASSERT_EQ(c.Request("GET", node + "/jobs/small:wait?timeout=30s")->Json()["state"],
+              "SUCCEEDED");
+    small_metrics = c.Request("GET", node + "/jobs/small/metrics")->Json();
+    ASSERT_EQ(small_metrics["ops"].size(), 1u) << small_metrics.dump();
+    EXPECT_EQ(small_metrics["ops"][0]["unit"], "mxu");
     // Long enough to be running when killed; the second run is cut short by its timeout.
     Result<ClientResponse> r = c.Request(
         "POST", node + "/jobs",
@@ -50,11 +63,15 @@ TEST(DaemonJobsTest, RunningJobIsRequeuedAndRunsAgainAfterKill9) {
       json j = c.Request("GET", "/v2/" + job + "/metrics")->Json();
       return j["state"] == "RUNNING" && j["steps"].size() >= 2;
     }));
+    json running = c.Request("GET", "/v2/" + job + "/metrics")->Json();
+    EXPECT_FALSE(running["ops"].empty()) << "the profile is stored once the program compiles";
+    EXPECT_TRUE(running["steps"][0].contains("hbmPeakBytes"));
     EXPECT_EQ(first.Kill(SIGKILL), -SIGKILL);
   }
   DaemonProcess second;
   ASSERT_TRUE(second.Start(args));
   HttpClient c("127.0.0.1", second.port(), std::chrono::seconds(30));
+  EXPECT_EQ(c.Request("GET", node + "/jobs/small/metrics")->Json(), small_metrics);
   json after = c.Request("GET", "/v2/" + job)->Json();
   EXPECT_EQ(after["attempt"], 2) << after.dump();
   json done;

@@ -2,6 +2,9 @@
 // timeout, idempotency, :wait, logs, metrics, errors, and 4 nodes x 10 jobs.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "tests/e2e/api_server.h"
 
 namespace tpuemu::testing {
@@ -75,6 +78,68 @@ TEST_F(JobsApiTest, MlpLossFallsWithLogsAndMetrics) {
   json listed = Call("GET", "/v2/projects/proj/locations/-/jobs?label=team=ml").Json();
   ASSERT_EQ(listed["jobs"].size(), 1u);
   EXPECT_EQ(listed["jobs"][0]["name"], job["name"]);
+}
+
+TEST_F(JobsApiTest, TransformerTrainsWithFallingLossAndAPerOpProfile) {
+  CreateReady("tpu-a");
+  json job = Submit("tpu-a", R"({"workload": {"transformer": {"layers": 2, "dModel": 16,
+                                  "heads": 2, "seqLen": 8, "batch": 4, "steps": 15}}})");
+  const std::string name = job["name"];
+  json done = Wait(name);
+  ASSERT_EQ(done["state"], "SUCCEEDED") << done.dump();
+  EXPECT_FALSE(done["result"].contains("profile"));  // served by .../metrics only
+  EXPECT_LT(done["result"]["finalLoss"].get<double>(), 1.0);
+  json metrics = Call("GET", "/v2/" + name + "/metrics").Json();
+  ASSERT_EQ(metrics["steps"].size(), 15u) << metrics.dump().substr(0, 500);
+  const json& steps = metrics["steps"];
+  EXPECT_LT(steps[14]["loss"].get<double>(), 0.8 * steps[0]["loss"].get<double>());
+  for (const char* field : {"cycles", "emulatedSeconds", "mxuUtilization", "flops",
+                            "emulatedTflops", "hbmPeakBytes", "hostSeconds"}) {
+    EXPECT_TRUE(steps[0].contains(field)) << field;
+  }
+  EXPECT_EQ(steps[0]["hbmPeakBytes"], metrics["summary"]["hbmPeakBytesPerTensorCore"]);
+  // One step's per-op profile: exactly the documented fields; attention on the MXU, softmax on
+  // the vector unit; the ops' cycles add up to the step's.
+  const json& ops = metrics["ops"];
+  ASSERT_GT(ops.size(), 50u);
+  int64_t cycles = 0;
+  double flops = 0;
+  std::map<std::string, std::string> unit;
+  for (const json& op : ops) {
+    std::set<std::string> keys;
+    for (auto it = op.begin(); it != op.end(); ++it) keys.insert(it.key());
+    EXPECT_EQ(keys, (std::set<std::string>{"id", "op", "unit", "cycles", "emulatedSeconds", "flops",
+                                           "mxuUtilization", "hbmBytes"}))
+        << op.dump();
+    cycles += op["cycles"].get<int64_t>();
+    flops += op["flops"].get<double>();
+    unit[op["id"]] = op["unit"];
+  }
+  EXPECT_EQ(unit["l0.scores"], "mxu");
+  EXPECT_EQ(unit["l1.ctxh"], "mxu");
+  EXPECT_EQ(unit["l0.probs"], "vpu");
+  EXPECT_EQ(unit["l1.gelu"], "vpu");
+  EXPECT_EQ(cycles, steps[0]["cycles"].get<int64_t>());
+  EXPECT_DOUBLE_EQ(flops, steps[0]["flops"].get<double>());
+
+  json bad = Submit("tpu-a", R"({"workload": {"transformer": {"dModel": 30, "heads": 4}}})", 400);
+  EXPECT_EQ(bad["error"]["message"], "workload.transformer.heads must divide dModel (30)");
+}
+
+// A :wait answered by the job's end must let go of its connection: before the fix its pending
+// timeout timer held the session (and tpuemud's shutdown drain) for the whole `timeout`.
+TEST_F(JobsApiTest, WaitAnsweredEarlyReleasesItsConnection) {
+  CreateReady("tpu-a");
+  const std::string name = Submit("tpu-a", R"({"workload": {"matmul": {"m": 8}}})")["name"];
+  {
+    HttpClient waiter("127.0.0.1", server_.port(), std::chrono::seconds(30));
+    Result<ClientResponse> r = waiter.Request("GET", "/v2/" + name + ":wait?timeout=600s");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->Json()["state"], "SUCCEEDED");
+  }  // closes its connection
+  // Only client_'s keep-alive connection may remain.
+  EXPECT_TRUE(WaitFor([&] { return server_.active_connections() <= 1; }))
+      << server_.active_connections() << " connections still open";
 }
 
 TEST_F(JobsApiTest, ShapeChangeRecompilesAndRepeatHitsTheCache) {

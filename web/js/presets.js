@@ -15,8 +15,9 @@ export const kPresets = {
     spec: {workload: {cnn: {batch: 16, channels: 8, steps: 20, learningRate: 0.1}}},
   },
   transformer: {
-    label: 'transformer — attention block',
-    spec: {workload: {transformer: {}}, steps: 10},
+    label: 'transformer — attention + MLP blocks (loss per step)',
+    spec: {workload: {transformer: {layers: 2, dModel: 32, heads: 4, seqLen: 16, batch: 8, steps: 20,
+                                    learningRate: 0.05}}},
   },
   program: {
     label: 'program — your own ops (JSON IR)',
