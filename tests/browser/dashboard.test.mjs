@@ -57,6 +57,7 @@ after(async () => {
 });
 
 async function shot(name) {
+  await page.evaluate(() => window.scrollTo(0, 0));  // the sticky header stays on top
   await page.screenshot({path: path.join(kArtifacts, `${name}.png`), fullPage: true});
 }
 
