@@ -3,9 +3,10 @@
 // through the form and see it turn READY, see a duplicate create fail with the API's own message,
 // submit an mlp job and see it SUCCEEDED with its loss chart drawn by Chart.js, log, op table and
 // metrics report, cancel a long job, filter the job lists, see the events on the Overview, and
-// delete the VM; then, with --auth-tokens, ask for a token and show a viewer's 403. A screenshot of every page goes to $ARTIFACTS_DIR (build/test-artifacts/browser).
-// Any console error or page error fails the test, except the one 409 the duplicate create asks
-// for. Skipped, saying so, only when chromium is not installed.
+// delete the VM; then, with --auth-tokens, ask for a token and show a viewer's 403. A screenshot
+// of every page goes to $ARTIFACTS_DIR (build/test-artifacts/browser). Any console error or page
+// error fails the test, except the 409 the duplicate create asks for and the auth case's 401s and
+// 403. Skipped, saying so, only when chromium is not installed.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
