@@ -62,7 +62,7 @@ struct Context {
   int Fail(const Status& status);
   // Prints a usage error ("ERROR: (tpuctl) message") and returns kExitUsage.
   int UsageError(const std::string& message);
-  // A status line on stderr (gcloud's "Created tpu [x]."), unless --quiet... always printed.
+  // A status line on stderr (gcloud's "Created tpu [x].").
   void Note(const std::string& line);
   // Fetches every page of a list (`key` is the array in each page), applies --filter and --limit.
   Result<nlohmann::json> ListAll(const std::string& path, const std::string& key,

@@ -1,5 +1,7 @@
 // The tpuctl binary against a live tpuemud: the TPU VM lifecycle in every --format, --filter,
 // the catalog, and errors (API message + exit 3, usage exit 2, unreachable exit 4).
+#include <pty.h>
+
 #include "tests/cli/tpuctl_fixture.h"
 
 namespace tpuemu::testing {
@@ -98,6 +100,51 @@ TEST_F(TpuctlTest, LifecycleInEveryFormat) {
   EXPECT_EQ(empty.out, "");
   EXPECT_NE(empty.err.find("Listed 0 items."), std::string::npos);
   EXPECT_EQ(TpuctlJson(TpuVm({"list", "--zone", kZone, "--format", "json"})), json::array());
+}
+
+// Runs tpuctl with stdin, stdout and stderr on a pseudo-terminal; returns what the terminal saw.
+ProcessResult RunInTerminal(const std::vector<std::string>& args, const std::string& endpoint) {
+  std::vector<std::string> argv = {TPUCTL_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  int master = -1;
+  pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    setenv("TPUEMU_ENDPOINT", endpoint.c_str(), 1);
+    unsetenv("TPUEMU_ZONE");
+    unsetenv("TPUEMU_PROJECT");
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  ProcessResult result;
+  if (pid < 0) return result;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(master, buf, sizeof(buf))) > 0) result.out.append(buf, static_cast<size_t>(n));
+  close(master);  // read() fails with EIO once the child closed the terminal
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  return result;
+}
+
+TEST_F(TpuctlTest, ProgressLineOnlyOnATerminal) {
+  ProcessResult tty = RunInTerminal(TpuVm({"create", "term", "--zone", kZone, "--accelerator-type",
+                                           "v4-8", "--version", "tpu-ubuntu2204-base"}),
+                                    endpoint_);
+  ASSERT_EQ(tty.exit_code, 0) << tty.out;
+  EXPECT_NE(tty.out.find("Waiting for operation [projects/my-proj/locations/us-central2-b/"
+                         "operations/operation-"),
+            std::string::npos)
+      << tty.out;
+  EXPECT_NE(tty.out.find("done."), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find("Created tpu [term]."), std::string::npos) << tty.out;
+  // The same command with pipes (the other tests) prints no progress: see LifecycleInEveryFormat.
+  ProcessResult piped = Tpuctl(TpuVm({"stop", "term", "--zone", kZone}));
+  EXPECT_EQ(piped.exit_code, 0);
+  EXPECT_EQ(piped.err, "Stopped tpu [term].\n");
 }
 
 TEST_F(TpuctlTest, AsyncReturnsTheOperation) {
