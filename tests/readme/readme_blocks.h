@@ -3,7 +3,6 @@
 // `<!-- readme-test: skip -->` is returned with skip = true. Pure function of the text.
 #pragma once
 
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,8 +15,20 @@ struct ShellBlock {
   bool skip = false;
 };
 
+// True when `text` runs `word` as a command (`tpuctl`, `build/cli/tpuctl`, `$(curl`), not as
+// part of another word.
+inline bool CallsWord(const std::string& text, const std::string& word) {
+  const std::string before = " \t\n;|&($`\"/", after = " \t\n;|&)\"";
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    size_t end = at + word.size();
+    bool starts = at == 0 || before.find(text[at - 1]) != std::string::npos;
+    bool ends = end == text.size() || after.find(text[end]) != std::string::npos;
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
 inline std::vector<ShellBlock> ExtractShellBlocks(const std::string& markdown) {
-  static const std::regex kCommand(R"((^|[\s;|&($`])(curl|tpuctl)(\s|$))");
   std::vector<ShellBlock> blocks;
   std::istringstream in(markdown);
   std::string line, last_nonblank;
@@ -29,7 +40,9 @@ inline std::vector<ShellBlock> ExtractShellBlocks(const std::string& markdown) {
     if (inside) {
       if (line.rfind("```", 0) == 0) {
         inside = false;
-        if (std::regex_search(current.text, kCommand)) blocks.push_back(current);
+        if (CallsWord(current.text, "curl") || CallsWord(current.text, "tpuctl")) {
+          blocks.push_back(current);
+        }
       } else {
         current.text += line + "\n";
       }

@@ -58,16 +58,19 @@ TEST(ReadmeBlocksTest, ExtractsShellBlocksThatCallCurlOrTpuctl) {
       "intro\n```sh\nscripts/run\n```\n"      // no curl/tpuctl: not a test block
       "```sh\ncurl -s \"$E/healthz\"\n```\n"  // line 5
       "<!-- readme-test: skip -->\n\n```sh\ntpuctl compute tpus locations list\n```\n"
-      "```json\n{\"curl\": 1}\n```\n"                  // not shell
-      "```sh\nX=$(tpuctl jobs list --zone z)\n```\n";  // line 16
+      "```json\n{\"curl\": 1}\n```\n"                                // not shell
+      "```sh\nX=$(tpuctl jobs list --zone z)\n```\n"                 // line 16
+      "```sh\necho curling; ls cli/tpuctl_main.cpp\n```\n"           // mentions only
+      "```sh\nbuild/cli/tpuctl compute tpus locations list\n```\n";  // line 22
   std::vector<ShellBlock> blocks = ExtractShellBlocks(md);
-  ASSERT_EQ(blocks.size(), 3u);
+  ASSERT_EQ(blocks.size(), 4u);
   EXPECT_EQ(blocks[0].fence_line, 5);
   EXPECT_EQ(blocks[0].text, "curl -s \"$E/healthz\"\n");
   EXPECT_FALSE(blocks[0].skip);
   EXPECT_TRUE(blocks[1].skip);
   EXPECT_EQ(blocks[2].fence_line, 16);
   EXPECT_FALSE(blocks[2].skip);
+  EXPECT_EQ(blocks[3].fence_line, 22);
 }
 
 TEST(ReadmeTest, ShellExamplesRunInOrderAgainstALiveServer) {
