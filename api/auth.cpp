@@ -171,6 +171,17 @@ Result<AuthPolicy> AuthPolicy::Load(const std::filesystem::path& file) {
   return policy;
 }
 
+namespace {
+
+// The hardware catalog (/_emulator/hardware) belongs to no project and tells nothing about
+// anyone's resources, like acceleratorTypes: any valid token may read it.
+bool IsSharedCatalogRead(const HttpRequest& request, const ApiPath& path) {
+  return IsRead(request.method) && path.segments.size() == 2 &&
+         Lower(path.segments[0]) == "_emulator" && path.segments[1] == "hardware";
+}
+
+}  // namespace
+
 bool AuthPolicy::IsProtected(const HttpRequest& request) {
   ApiPath path = SplitPath(request);
   return !path.segments.empty() && IsApiSegment(path.segments.front());
@@ -200,7 +211,7 @@ Status AuthPolicy::Check(const HttpRequest& request) const {
     if (!all_projects && (project == "-" || grant.projects.count(project) == 0)) {
       return Denied(request, path, "the token is not granted project '" + project + "'.");
     }
-  } else if (!all_projects) {
+  } else if (!all_projects && !IsSharedCatalogRead(request, path)) {
     return Denied(request, path,
                   "a path without a project needs a token granted every project (\"*\").");
   }

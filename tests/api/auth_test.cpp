@@ -116,6 +116,10 @@ TEST(AuthPolicyCheck, ProjectsAndRoles) {
   EXPECT_EQ(CodeOf(p, Req("POST", "/_emulator/reset", "ed-p1")), StatusCode::kPermissionDenied);
   EXPECT_EQ(CodeOf(p, Req("POST", "/_emulator/reset", "ro-all")), StatusCode::kPermissionDenied);
   EXPECT_TRUE(p.Check(Req("POST", "/_emulator/reset", "admin")).ok());
+  // The hardware catalog is no project's: any valid token reads it, nobody writes it.
+  EXPECT_TRUE(p.Check(Req("GET", "/_emulator/hardware", "ro-p1")).ok());
+  EXPECT_EQ(CodeOf(p, Req("GET", "/_emulator/hardware")), StatusCode::kUnauthenticated);
+  EXPECT_EQ(CodeOf(p, Req("POST", "/_emulator/hardware", "ed-p1")), StatusCode::kPermissionDenied);
 }
 
 TEST(AuthPolicyCheck, DeniedMessageNamesPermissionAndResource) {
