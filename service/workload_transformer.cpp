@@ -19,6 +19,7 @@
 #include <cmath>
 #include <random>
 
+#include "service/workload_data.h"
 #include "service/workloads.h"
 
 namespace tpuemu::service {
@@ -31,16 +32,8 @@ using engine::Tensor;
 
 constexpr int64_t kClasses = 4;
 
-std::vector<float> Normal(std::mt19937_64& rng, int64_t n, double stddev) {
-  std::normal_distribution<float> dist(0.0f, static_cast<float>(stddev));
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-Tensor Make(Shape shape, const std::vector<float>& values) {
-  return std::move(Tensor::FromF32(std::move(shape), values)).value();
-}
+using workload_data::Make;
+using workload_data::Normal;
 
 }  // namespace
 
