@@ -109,7 +109,9 @@ NodeManager::NodeManager(db::Store& store, Scheduler& scheduler, const Catalog& 
       options_(options),
       nodes_(store),
       operations_(store),
-      batcher_(store) {}
+      batcher_(store) {
+  batcher_.SetAfterBatch([this] { cache_.Clear(); });
+}
 
 Status NodeManager::Recover() {
   TPUEMU_RETURN_IF_ERROR(ReseedZoneUsage());
@@ -295,32 +297,60 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
 }
 
 Result<Node> NodeManager::Get(const NodeKey& key) const {
-  db::DbResult<db::NodeRow> row = nodes_.Get(key.Name());
+  Result<std::shared_ptr<const NodeView>> view = GetView(key);
+  if (!view.ok()) return view.status();
+  return (*view)->node;
+}
+
+Result<std::shared_ptr<const NodeView>> NodeManager::GetView(const NodeKey& key) const {
+  const std::string name = key.Name();
+  if (std::shared_ptr<const NodeView> cached = cache_.Find(name)) return cached;
+  const uint64_t generation = cache_.Generation();
+  db::DbResult<db::NodeRow> row = nodes_.Get(name);
   if (!row.ok()) {
-    return row.status().code() == db::DbCode::kNotFound ? NotFound(key.Name())
-                                                        : FromDb(row.status());
+    return row.status().code() == db::DbCode::kNotFound ? NotFound(name) : FromDb(row.status());
   }
-  return NodeFromRow(*row);
+  Result<Node> node = NodeFromRow(*row);
+  if (!node.ok()) return node.status();
+  return cache_.Insert(std::move(node).value(), generation);
 }
 
 Result<NodePage> NodeManager::List(const std::string& project, const std::string& zone,
                                    const PageRequest& page) const {
+  Result<NodeViewPage> views = ListViews(project, zone, page);
+  if (!views.ok()) return views.status();
+  NodePage out;
+  for (const auto& view : views->nodes) out.nodes.push_back(view->node);
+  out.next_page_token = std::move(views->next_page_token);
+  return out;
+}
+
+Result<NodeViewPage> NodeManager::ListViews(const std::string& project, const std::string& zone,
+                                            const PageRequest& page) const {
   if (zone != db::NodeRepository::kAllZones && catalog_.FindZone(zone) == nullptr) {
     return NotFound("projects/" + project + "/locations/" + zone);
   }
   Result<int64_t> after = DecodePageToken(page.page_token);
   if (!after.ok()) return after.status();
   int size = PageSize(page);
+  const uint64_t generation = cache_.Generation();
   db::DbResult<std::vector<db::NodeRow>> rows = nodes_.List(project, zone, *after, size + 1);
   if (!rows.ok()) return FromDb(rows.status());
-  NodePage out;
+  NodeViewPage out;
   for (int i = 0; i < static_cast<int>(rows->size()) && i < size; ++i) {
-    Result<Node> node = NodeFromRow((*rows)[i]);
-    if (!node.ok()) return node.status();
-    out.nodes.push_back(std::move(node).value());
+    // A cached view is never older than the last acknowledged write (the batcher clears the cache
+    // before it acknowledges), so it may stand in for the row.
+    std::shared_ptr<const NodeView> view = cache_.Find((*rows)[i].name);
+    if (!view) {
+      Result<Node> node = NodeFromRow((*rows)[i]);
+      if (!node.ok()) return node.status();
+      view = cache_.Insert(std::move(node).value(), generation);
+    }
+    out.nodes.push_back(std::move(view));
   }
-  if (static_cast<int>(rows->size()) > size)
-    out.next_page_token = EncodePageToken(out.nodes.back().seq);
+  if (static_cast<int>(rows->size()) > size) {
+    out.next_page_token = EncodePageToken(out.nodes.back()->node.seq);
+  }
   return out;
 }
 
@@ -594,7 +624,9 @@ Result<int64_t> NodeManager::TensorCoresInZone(const std::string& zone) const {
 
 Status NodeManager::Reset() {
   scheduler_.Clear();
-  TPUEMU_RETURN_IF_ERROR(FromDb(store_.WipeAll()));
+  Status wiped = FromDb(store_.WipeAll());
+  cache_.Clear();
+  TPUEMU_RETURN_IF_ERROR(wiped);
   std::lock_guard lock(zone_mu_);
   zone_tensorcores_.clear();
   project_tensorcores_.clear();

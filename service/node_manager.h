@@ -8,7 +8,8 @@
 //
 // Thread-safe: every mutation (API calls and scheduled completions) runs as a body of the
 // WriteBatcher, which runs bodies one at a time (so read-check-write is atomic) and commits many of
-// them in one transaction (group commit); reads go straight to the store. The store and scheduler
+// them in one transaction (group commit); reads go through a cache the batcher clears after each
+// commit (service/node_cache.h), else to the store. The store and scheduler
 // are borrowed and must outlive the manager, and the scheduler must be stopped before the manager
 // is destroyed (its callbacks point here).
 #pragma once
@@ -28,6 +29,7 @@
 #include "engine/status.h"
 #include "service/catalog.h"
 #include "service/node.h"
+#include "service/node_cache.h"
 #include "service/node_state_machine.h"
 #include "service/operation.h"
 #include "service/scheduler.h"
@@ -52,6 +54,11 @@ struct NodePage {
   std::string next_page_token;  // empty on the last page
 };
 
+struct NodeViewPage {
+  std::vector<std::shared_ptr<const NodeView>> nodes;
+  std::string next_page_token;  // empty on the last page
+};
+
 struct OperationPage {
   std::vector<Operation> operations;
   std::string next_page_token;
@@ -73,9 +80,14 @@ class NodeManager {
 
   Result<Operation> Create(const NodeKey& key, const NodeSpec& spec);
   Result<Node> Get(const NodeKey& key) const;
+  // The node with its rendered v2 JSON, from the read cache (filled from the store on a miss).
+  Result<std::shared_ptr<const NodeView>> GetView(const NodeKey& key) const;
   // zone "-" lists every zone.
   Result<NodePage> List(const std::string& project, const std::string& zone,
                         const PageRequest& page) const;
+  // List with each node's rendered JSON (through the read cache).
+  Result<NodeViewPage> ListViews(const std::string& project, const std::string& zone,
+                                 const PageRequest& page) const;
   Result<Operation> Delete(const NodeKey& key);
   Result<Operation> Start(const NodeKey& key);
   Result<Operation> Stop(const NodeKey& key);
@@ -128,6 +140,8 @@ class NodeManager {
   db::NodeRepository nodes_;
   db::OperationRepository operations_;
 
+  // Reads are served from here; cleared after every batch of writes and by Reset (node_cache.h).
+  mutable NodeCache cache_;
   WriteBatcher batcher_;  // runs every mutation; declared after the repositories it uses
   mutable std::mutex zone_mu_;
   std::map<std::string, int64_t> zone_tensorcores_;  // guarded by zone_mu_

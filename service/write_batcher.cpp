@@ -84,6 +84,7 @@ void WriteBatcher::RunBatch(std::deque<Item>& batch) {
       }
     }
   }
+  if (after_batch_) after_batch_();
   for (std::size_t i = 0; i < batch.size(); ++i) {
     batch[i].done.set_value(committed.ok() ? results[i] : FromDb(committed));
   }
