@@ -19,10 +19,10 @@
 #include <memory>
 #include <string>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <spdlog/spdlog.h>
 
 #include "api/http_server.h"
 #include "api/router.h"

@@ -5,8 +5,8 @@
 // with a Status (never throws).
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 #include "engine/compiler.h"
