@@ -51,10 +51,12 @@ TEST(DaemonJobsTest, RunningJobIsRequeuedAndRunsAgainAfterKill9) {
     small_metrics = c.Request("GET", node + "/jobs/small/metrics")->Json();
     ASSERT_EQ(small_metrics["ops"].size(), 1u) << small_metrics.dump();
     EXPECT_EQ(small_metrics["ops"][0]["unit"], "mxu");
-    // Long enough to be running when killed; the second run is cut short by its timeout.
+    // Long enough to be running when killed; the second run is cut short by its timeout. Steps
+    // of ~3 ms (~70 ms under TSan): two of them finish well within the timeout under every
+    // sanitizer, and 10000 of them take far longer than it on any machine.
     Result<ClientResponse> r = c.Request(
         "POST", node + "/jobs",
-        R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": 10000}},
+        R"({"workload": {"mlp": {"layers": 4, "batch": 128, "hidden": 256, "steps": 10000}},
             "timeoutSeconds": 2})");
     ASSERT_TRUE(r.ok());
     ASSERT_EQ(r->status, 200) << r->body;

@@ -268,7 +268,13 @@ TEST_F(NodeManagerTest, ObserverSeesEveryStateChange) {
     states.emplace_back(NodeStateName(n.state));
   });
   Result<Operation> op = manager_->Create(key_, Spec("v4-8"));
-  ASSERT_TRUE(WaitFor([&] { return Done(op->name); }));
+  ASSERT_TRUE(op.ok());
+  // Observers run after the commit that marks the operation done: wait for the READY call itself
+  // (TSan caught the test reading `states` before it, then destroying them under the callback).
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(mu);
+    return states.size() >= 2;
+  }));
   std::lock_guard lock(mu);
   EXPECT_EQ(states, (std::vector<std::string>{"CREATING", "READY"}));
 }
