@@ -257,7 +257,8 @@ void ConcatT(const Op& op, const std::vector<const Tensor*>& in, Tensor& out) {
   for (const Tensor* t : in) {
     const int64_t len = t->shape().dim(static_cast<int>(axis));
     const T* src = Data<T>(*t);
-    for (int64_t a = 0; a < outer; ++a) {
+    // An empty input (a zero-length slice) has no buffer: memcpy from null is UB even for 0 bytes.
+    for (int64_t a = 0; a < outer && len * inner > 0; ++a) {
       std::memcpy(dst + (a * out_len + offset) * inner, src + a * len * inner,
                   sizeof(T) * static_cast<size_t>(len * inner));
     }

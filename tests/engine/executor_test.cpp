@@ -352,6 +352,20 @@ TEST(ExecutorTest, VectorAndDataMovementOps) {
              1e-6);
 }
 
+// Found by tests/fuzz/program_fuzzer (UBSan: memcpy from the null buffer of an empty tensor).
+TEST(ExecutorTest, ConcatWithAnEmptySliceKeepsTheOtherInputs) {
+  Graph g;
+  g.Constant("x", {2, 3}, Init::Values({1, -2, 3, 4, 5, -6}));
+  g.Slice("empty", "x", {1, 0}, {1, 3});
+  g.Concat("cat", {"empty", "x", "empty"}, 0);
+  g.MarkOutput("empty");
+  g.MarkOutput("cat");
+  const auto r = RunGraph(g, {});
+  EXPECT_EQ(r.outputs.at("empty").shape(), (Shape{0, 3}));
+  EXPECT_EQ(r.outputs.at("cat").shape(), (Shape{2, 3}));
+  ExpectNear(r.outputs.at("cat"), {1, -2, 3, 4, 5, -6}, 1e-7);
+}
+
 TEST(ExecutorTest, Bf16ResultsAreBf16Representable) {
   Graph g;
   g.Parameter("a", {16, 16}, DType::kBF16);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "api/api_common.h"  // ParseBody (once the checked body parser moved there)
 #include "api/node_codec.h"
 #include "service/node.h"
 
