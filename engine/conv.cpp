@@ -32,6 +32,8 @@ Geometry MakeGeometry(const Conv2DParams& p, const Shape& x, const Shape& f) {
 
 // col[oy·ow + ox, (ky·fw + kx)·c + ci] = x[oy·sh − pt + ky, ox·sw − pl + kx, ci] (0 in padding).
 void Im2Col(const Geometry& g, const float* x, float* col) {
+  // Zero channels: nothing to copy, and the empty tensors' null buffers must not reach memcpy.
+  if (g.c == 0) return;
   const int64_t k = g.K();
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     for (int64_t ox = 0; ox < g.ow; ++ox) {
@@ -54,6 +56,7 @@ void Im2Col(const Geometry& g, const float* x, float* col) {
 
 // The adjoint of Im2Col: dx[...] += col[...].
 void Col2ImAdd(const Geometry& g, const float* col, float* dx) {
+  if (g.c == 0) return;  // as in Im2Col
   const int64_t k = g.K();
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     for (int64_t ox = 0; ox < g.ow; ++ox) {

@@ -366,6 +366,22 @@ TEST(ExecutorTest, ConcatWithAnEmptySliceKeepsTheOtherInputs) {
   ExpectNear(r.outputs.at("cat"), {1, -2, 3, 4, 5, -6}, 1e-7);
 }
 
+TEST(ExecutorTest, ConvWithZeroInputChannelsIsAllZeros) {
+  // x and the filter hold no elements (and so no buffers): the output is the empty sum, 0.
+  Graph g;
+  g.Parameter("x", {1, 4, 4, 0});
+  g.Parameter("f", {3, 3, 0, 2});
+  Conv2DParams same;
+  same.padding = ConvPadding::kSame;
+  g.Conv2D("y", "x", "f", same);
+  g.MarkOutput("y");
+  std::map<std::string, Tensor> feeds{{"x", Random({1, 4, 4, 0}, 1)},
+                                      {"f", Random({3, 3, 0, 2}, 2)}};
+  const auto r = RunGraph(g, feeds);
+  ASSERT_EQ(r.outputs.at("y").shape(), (Shape{1, 4, 4, 2}));
+  ExpectNear(r.outputs.at("y"), std::vector<double>(32, 0.0), 0);
+}
+
 TEST(ExecutorTest, Bf16ResultsAreBf16Representable) {
   Graph g;
   g.Parameter("a", {16, 16}, DType::kBF16);
