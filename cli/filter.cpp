@@ -103,17 +103,14 @@ class Parser {
       negate = true;
     }
     SkipSpace();
-    Result<NodePtr> inner = Status::Ok();
-    if (pos_ < s_.size() && s_[pos_] == '(') {
-      ++pos_;
-      inner = ParseOr();
-      if (!inner.ok()) return inner;
+    const bool group = pos_ < s_.size() && s_[pos_] == '(';
+    if (group) ++pos_;
+    Result<NodePtr> inner = group ? ParseOr() : ParseTerm();
+    if (!inner.ok()) return inner;
+    if (group) {
       SkipSpace();
       if (pos_ >= s_.size() || s_[pos_] != ')') return Error("missing \")\"");
       ++pos_;
-    } else {
-      inner = ParseTerm();
-      if (!inner.ok()) return inner;
     }
     if (!negate) return inner;
     auto node = std::make_shared<Filter::Node>();
