@@ -53,7 +53,8 @@ function Gapic(toPort) {
 }
 
 before(async () => {
-  daemon = await StartTpuemud(process.env.TPUEMUD);
+  daemon = await StartTpuemud(process.env.TPUEMUD,
+                              ['--provisioning-delay-ms', '0', '--transition-delay-ms', '0']);
   port = daemon.port;
   recorder = await StartRecorder(port);
   ({port: recorderPort, recorded} = recorder);

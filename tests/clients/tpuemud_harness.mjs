@@ -1,9 +1,10 @@
 // Test harness for the client tests: the tpuemud child process, a recording HTTP proxy, and a
 // deadline-bounded poll. No test logic here.
 //
-// StartTpuemud(binary) spawns tpuemud with --port 0 --db :memory: and zero delays, resolves with
-// {port, Stop} once stdout shows "tpuemud ready on port N", and rejects (with tpuemud's stderr) if
-// it exits first or is not ready within kReadyTimeoutMs. Stop() sends SIGTERM and resolves on exit.
+// StartTpuemud(binary, extraArgs, env) spawns tpuemud with --port 0 --db :memory: plus extraArgs,
+// resolves with {port, Stop, stderr} once stdout shows "tpuemud ready on port N", and rejects (with
+// tpuemud's stderr) if it exits first or is not ready within kReadyTimeoutMs. Stop() sends SIGTERM
+// and resolves on exit. (The dashboard test's harness re-exports it.)
 // StartRecorder(upstream_port) forwards every request to 127.0.0.1:upstream_port unchanged (host
 // header rewritten) and appends {method, url, body, status, response} to `recorded`, which the
 // caller owns and may clear between tests; requests are recorded in arrival order.
@@ -11,21 +12,14 @@
 import {spawn} from 'node:child_process';
 import http from 'node:http';
 
-const kReadyTimeoutMs = 15000;
+const kReadyTimeoutMs = 20000;
 
-export function StartTpuemud(binary) {
+export function StartTpuemud(binary, extraArgs = [], env = {}) {
   if (!binary) return Promise.reject(new Error('set TPUEMUD to the tpuemud binary'));
-  const daemon = spawn(
-      binary,
-      [
-        '--port', '0', '--db', ':memory:', '--provisioning-delay-ms', '0', '--transition-delay-ms',
-        '0', '--log-level', 'warn'
-      ],
-      {stdio: ['ignore', 'pipe', 'pipe']});
+  const daemon = spawn(binary, ['--port', '0', '--db', ':memory:', '--log-level', 'warn', ...extraArgs],
+                       {stdio: ['ignore', 'pipe', 'pipe'], env: {...process.env, ...env}});
   let stderr = '';
-  daemon.stderr.on('data', (d) => {
-    stderr += d;
-  });
+  daemon.stderr.on('data', (d) => { stderr += d; });
   const Stop = async () => {
     if (daemon.exitCode !== null || daemon.signalCode !== null) return;
     daemon.removeAllListeners('exit');
@@ -52,7 +46,7 @@ export function StartTpuemud(binary) {
       const m = /tpuemud ready on port (\d+)/.exec(stdout);
       if (m) {
         clearTimeout(timer);
-        resolve({port: Number(m[1]), Stop});
+        resolve({port: Number(m[1]), Stop, stderr: () => stderr});
       }
     });
   });
