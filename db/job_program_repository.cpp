@@ -1,20 +1,6 @@
 #include "db/job_program_repository.h"
 
-#include <cstdio>
-#include <cstdlib>
-
 namespace tpuemu::db {
-namespace {
-
-// Statement has no double binder: REAL columns take decimal text (17 digits round-trip exactly).
-std::string Real(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-}  // namespace
-
 DbStatus JobProgramRepository::Put(Txn& txn, const JobProgramRow& row) const {
   DbResult<Statement*> stmt = txn.Prepare(
       "INSERT OR REPLACE INTO job_programs (job, compile_cache_hit, compile_seconds, "
@@ -25,7 +11,7 @@ DbStatus JobProgramRepository::Put(Txn& txn, const JobProgramRow& row) const {
   (*stmt)
       ->Bind(1, row.job)
       .Bind(2, row.compile_cache_hit)
-      .Bind(3, Real(row.compile_seconds))
+      .BindReal(3, row.compile_seconds)
       .Bind(4, row.compile_end_unix_ns)
       .Bind(5, row.tensorcores)
       .Bind(6, row.hbm_peak_bytes_per_tensorcore)
@@ -49,7 +35,7 @@ DbResult<JobProgramRow> JobProgramRepository::Get(Txn& txn, std::string_view job
   JobProgramRow row;
   row.job = s.ColumnText(0);
   row.compile_cache_hit = s.ColumnInt64(1) != 0;
-  row.compile_seconds = std::strtod(s.ColumnText(2).c_str(), nullptr);
+  row.compile_seconds = s.ColumnReal(2);
   row.compile_end_unix_ns = s.ColumnInt64(3);
   row.tensorcores = s.ColumnInt64(4);
   row.hbm_peak_bytes_per_tensorcore = s.ColumnInt64(5);

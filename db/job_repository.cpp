@@ -1,7 +1,5 @@
 #include "db/job_repository.h"
 
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 namespace tpuemu::db {
@@ -56,16 +54,6 @@ void BindRow(Statement& s, const JobRow& row) {
       .Bind(16, row.reason)
       .Bind(17, row.result_json)
       .Bind(18, row.attempt);
-}
-
-std::string Real(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-double ParseReal(const Statement& s, int column) {
-  return std::strtod(s.ColumnText(column).c_str(), nullptr);
 }
 
 DbResult<std::vector<JobRow>> CollectRows(Statement& s) {
@@ -200,14 +188,14 @@ DbStatus JobRepository::AppendStep(Txn& txn, std::string_view job, const JobStep
   Statement& s = **stmt;
   s.Bind(1, job).Bind(2, step.step).Bind(4, step.cycles);
   if (step.loss) {
-    s.Bind(3, Real(*step.loss));
+    s.BindReal(3, *step.loss);
   } else {
     s.BindNull(3);
   }
-  s.Bind(5, Real(step.emulated_seconds))
-      .Bind(6, Real(step.mxu_utilization))
-      .Bind(7, Real(step.flops))
-      .Bind(8, Real(step.host_seconds));
+  s.BindReal(5, step.emulated_seconds)
+      .BindReal(6, step.mxu_utilization)
+      .BindReal(7, step.flops)
+      .BindReal(8, step.host_seconds);
   return s.Run();
 }
 
@@ -255,12 +243,12 @@ DbResult<std::vector<JobStepRow>> JobRepository::Steps(std::string_view job) con
           const Statement& s = **stmt;
           JobStepRow row;
           row.step = s.ColumnInt64(0);
-          if (!s.IsNull(1)) row.loss = ParseReal(s, 1);
+          if (!s.IsNull(1)) row.loss = s.ColumnReal(1);
           row.cycles = s.ColumnInt64(2);
-          row.emulated_seconds = ParseReal(s, 3);
-          row.mxu_utilization = ParseReal(s, 4);
-          row.flops = ParseReal(s, 5);
-          row.host_seconds = ParseReal(s, 6);
+          row.emulated_seconds = s.ColumnReal(3);
+          row.mxu_utilization = s.ColumnReal(4);
+          row.flops = s.ColumnReal(5);
+          row.host_seconds = s.ColumnReal(6);
           steps.push_back(row);
         }
       });

@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <utility>
 
 namespace tpuemu::db {
@@ -89,6 +92,16 @@ bool Statement::IsNull(int column) const {
 }
 
 int64_t Statement::ColumnInt64(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+Statement& Statement::BindReal(int index, double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return Bind(index, std::string_view(text));
+}
+
+double Statement::ColumnReal(int column) const {
+  return std::strtod(ColumnText(column).c_str(), nullptr);
+}
 
 std::string Statement::ColumnText(int column) const {
   const unsigned char* text = sqlite3_column_text(stmt_, column);

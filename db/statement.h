@@ -40,6 +40,9 @@ class Statement {
     return Bind(index, std::string_view(value));
   }
   Statement& BindNull(int index);
+  // REAL columns: bound as decimal text with 17 significant digits (round-trips a double exactly),
+  // which REAL affinity stores as a number.
+  Statement& BindReal(int index, double value);
   template <typename T>
   Statement& Bind(int index, const std::optional<T>& value) {
     return value.has_value() ? Bind(index, *value) : BindNull(index);
@@ -55,6 +58,7 @@ class Statement {
   bool IsNull(int column) const;
   int64_t ColumnInt64(int column) const;
   std::string ColumnText(int column) const;
+  double ColumnReal(int column) const;  // 0 for NULL
   std::optional<int64_t> ColumnOptionalInt64(int column) const;
   std::optional<std::string> ColumnOptionalText(int column) const;
 

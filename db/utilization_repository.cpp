@@ -1,24 +1,6 @@
 #include "db/utilization_repository.h"
 
-#include <cstdio>
-#include <cstdlib>
-
 namespace tpuemu::db {
-namespace {
-
-// Statement has no double binder: REAL columns take decimal text (17 digits round-trip exactly).
-std::string Real(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-double ParseReal(const Statement& s, int column) {
-  return std::strtod(s.ColumnText(column).c_str(), nullptr);
-}
-
-}  // namespace
-
 DbStatus UtilizationRepository::Append(Txn& txn, const UtilizationRow& row) const {
   DbResult<Statement*> stmt = txn.Prepare(
       "INSERT OR REPLACE INTO utilization_samples (node, time_unix_ms, duty_cycle, "
@@ -28,9 +10,9 @@ DbStatus UtilizationRepository::Append(Txn& txn, const UtilizationRow& row) cons
   (*stmt)
       ->Bind(1, row.node)
       .Bind(2, row.time_unix_ms)
-      .Bind(3, Real(row.duty_cycle))
-      .Bind(4, Real(row.tensorcore_utilization))
-      .Bind(5, Real(row.mxu_utilization))
+      .BindReal(3, row.duty_cycle)
+      .BindReal(4, row.tensorcore_utilization)
+      .BindReal(5, row.mxu_utilization)
       .Bind(6, row.hbm_used_bytes)
       .Bind(7, row.hbm_total_bytes);
   return (*stmt)->Run();
@@ -55,9 +37,9 @@ DbResult<std::vector<UtilizationRow>> UtilizationRepository::List(std::string_vi
           UtilizationRow row;
           row.node = s.ColumnText(0);
           row.time_unix_ms = s.ColumnInt64(1);
-          row.duty_cycle = ParseReal(s, 2);
-          row.tensorcore_utilization = ParseReal(s, 3);
-          row.mxu_utilization = ParseReal(s, 4);
+          row.duty_cycle = s.ColumnReal(2);
+          row.tensorcore_utilization = s.ColumnReal(3);
+          row.mxu_utilization = s.ColumnReal(4);
           row.hbm_used_bytes = s.ColumnInt64(5);
           row.hbm_total_bytes = s.ColumnInt64(6);
           rows.push_back(std::move(row));
