@@ -23,18 +23,7 @@ class TpuctlTest : public ::testing::Test {
   // (Re)starts tpuemud with extra flags.
   bool StartDaemon(const std::vector<std::string>& extra) {
     daemon_.Kill(SIGTERM);
-    std::vector<std::string> args = {"--port",
-                                     "0",
-                                     "--db",
-                                     ":memory:",
-                                     "--log-level",
-                                     "warn",
-                                     "--provisioning-delay-ms",
-                                     "0",
-                                     "--transition-delay-ms",
-                                     "0"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    if (!daemon_.Start(args)) return false;
+    if (!daemon_.Start(TestDaemonArgs({"--db", ":memory:"}, extra))) return false;
     endpoint_ = "http://127.0.0.1:" + std::to_string(daemon_.port());
     return true;
   }

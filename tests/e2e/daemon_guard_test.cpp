@@ -29,18 +29,7 @@ class DaemonGuardTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::vector<std::string> Args(std::vector<std::string> extra) {
-    std::vector<std::string> args = {"--port",
-                                     "0",
-                                     "--db",
-                                     ":memory:",
-                                     "--log-level",
-                                     "warn",
-                                     "--provisioning-delay-ms",
-                                     "0",
-                                     "--transition-delay-ms",
-                                     "0"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return args;
+    return TestDaemonArgs({"--db", ":memory:"}, extra);
   }
   std::string WriteFile(const std::string& name, const std::string& text) {
     std::filesystem::path file = dir_ / name;

@@ -18,16 +18,7 @@ TEST(DaemonJobsTest, RunningJobIsRequeuedAndRunsAgainAfterKill9) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("tpuemu-e2e-jobs-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  const std::vector<std::string> args{"--port",
-                                      "0",
-                                      "--data-dir",
-                                      dir.string(),
-                                      "--log-level",
-                                      "warn",
-                                      "--provisioning-delay-ms",
-                                      "0",
-                                      "--transition-delay-ms",
-                                      "0"};
+  const std::vector<std::string> args = TestDaemonArgs({"--data-dir", dir.string()});
   const std::string node = "/v2/projects/p/locations/us-central2-b/nodes/r";
   std::string job;
   json small_metrics;

@@ -17,18 +17,8 @@ TEST(DaemonObservabilityTest, ReportsAndEventsSurviveKill9) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("tpuemu-e2e-obs-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  const std::vector<std::string> args{"--port",
-                                      "0",
-                                      "--data-dir",
-                                      dir.string(),
-                                      "--log-level",
-                                      "warn",
-                                      "--provisioning-delay-ms",
-                                      "0",
-                                      "--transition-delay-ms",
-                                      "0",
-                                      "--utilization-interval-ms",
-                                      "50"};
+  const std::vector<std::string> args =
+      TestDaemonArgs({"--data-dir", dir.string()}, {"--utilization-interval-ms", "50"});
   const std::string parent = "/v2/projects/p/locations/us-central2-b";
   const std::string node = parent + "/nodes/r";
   const std::string body = R"({"workload": {"mlp": {"steps": 5, "hidden": 16}}})";

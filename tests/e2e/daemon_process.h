@@ -12,6 +12,18 @@
 
 namespace tpuemu::testing {
 
+// Flags for a test daemon: any free port, quiet logs, no provisioning or transition delay, the
+// given store flags (e.g. {"--db", ":memory:"} or {"--data-dir", dir}) and then `extra`.
+inline std::vector<std::string> TestDaemonArgs(std::vector<std::string> store,
+                                               const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {
+      "--port", "0", "--log-level", "warn", "--provisioning-delay-ms", "0", "--transition-delay-ms",
+      "0"};
+  args.insert(args.end(), store.begin(), store.end());
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
 class DaemonProcess {
  public:
   ~DaemonProcess() { Kill(SIGKILL); }
