@@ -41,19 +41,8 @@ tmp="$(mktemp -d -t tpuemu-bench-http.XXXXXX)"
 tpuemud_pid=""
 nginx_pid=""
 
-stop_pid() {  # stop_pid PID SIGNAL: signal one process we started, wait for it at most 10 s.
-  local pid="$1" sig="$2"
-  [[ -n "${pid}" ]] || return 0
-  kill -s "${sig}" "${pid}" 2>/dev/null || return 0
-  for _ in $(seq 100); do
-    kill -0 "${pid}" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "${pid}" 2>/dev/null; then
-    kill -s KILL "${pid}" 2>/dev/null || true
-  fi
-  wait "${pid}" 2>/dev/null || true
-}
+# shellcheck source=bench/lib.sh
+source "${script_dir}/../lib.sh"
 
 cleanup() {
   stop_pid "${nginx_pid}" QUIT

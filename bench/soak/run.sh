@@ -48,19 +48,8 @@ wrk_pid=""
 submitter_pid=""
 : >"${tmp}/failures.txt"
 
-stop_pid() {  # stop_pid PID SIGNAL: one process we started; waits at most 10 s, then SIGKILL.
-  local pid="$1" sig="$2"
-  [[ -n "${pid}" ]] || return 0
-  kill -s "${sig}" "${pid}" 2>/dev/null || return 0
-  for _ in $(seq 100); do
-    kill -0 "${pid}" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "${pid}" 2>/dev/null; then
-    kill -s KILL "${pid}" 2>/dev/null || true
-  fi
-  wait "${pid}" 2>/dev/null || true
-}
+# shellcheck source=bench/lib.sh
+source "${script_dir}/../lib.sh"
 
 cleanup() {
   stop_pid "${wrk_pid}" TERM
