@@ -21,17 +21,25 @@ std::shared_ptr<const NodeView> NodeCache::Insert(Node node, uint64_t generation
   view->json = RenderNode(node).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   view->node = std::move(node);
   std::lock_guard lock(mu_);
-  if (generation == generation_) {
+  if (!writing_ && generation == generation_) {
     if (views_.size() >= kMaxEntries) views_.clear();
     views_[view->node.key.Name()] = view;
   }
   return view;
 }
 
-void NodeCache::Clear() {
+void NodeCache::BeginWrite() {
   std::lock_guard lock(mu_);
   views_.clear();
   ++generation_;
+  writing_ = true;
+}
+
+void NodeCache::EndWrite() {
+  std::lock_guard lock(mu_);
+  views_.clear();
+  ++generation_;
+  writing_ = false;
 }
 
 }  // namespace tpuemu::service

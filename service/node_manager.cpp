@@ -110,7 +110,7 @@ NodeManager::NodeManager(db::Store& store, Scheduler& scheduler, const Catalog& 
       nodes_(store),
       operations_(store),
       batcher_(store) {
-  batcher_.SetAfterBatch([this] { cache_.Clear(); });
+  batcher_.SetBatchHooks([this] { cache_.BeginWrite(); }, [this] { cache_.EndWrite(); });
 }
 
 Status NodeManager::Recover() {
@@ -338,8 +338,7 @@ Result<NodeViewPage> NodeManager::ListViews(const std::string& project, const st
   if (!rows.ok()) return FromDb(rows.status());
   NodeViewPage out;
   for (int i = 0; i < static_cast<int>(rows->size()) && i < size; ++i) {
-    // A cached view is never older than the last acknowledged write (the batcher clears the cache
-    // before it acknowledges), so it may stand in for the row.
+    // A cached view was filled after the last batch of writes ended: never older than the row.
     std::shared_ptr<const NodeView> view = cache_.Find((*rows)[i].name);
     if (!view) {
       Result<Node> node = NodeFromRow((*rows)[i]);
@@ -624,8 +623,9 @@ Result<int64_t> NodeManager::TensorCoresInZone(const std::string& zone) const {
 
 Status NodeManager::Reset() {
   scheduler_.Clear();
+  cache_.BeginWrite();
   Status wiped = FromDb(store_.WipeAll());
-  cache_.Clear();
+  cache_.EndWrite();
   TPUEMU_RETURN_IF_ERROR(wiped);
   std::lock_guard lock(zone_mu_);
   zone_tensorcores_.clear();

@@ -8,8 +8,8 @@
 //
 // Thread-safe: every mutation (API calls and scheduled completions) runs as a body of the
 // WriteBatcher, which runs bodies one at a time (so read-check-write is atomic) and commits many of
-// them in one transaction (group commit); reads go through a cache the batcher clears after each
-// commit (service/node_cache.h), else to the store. The store and scheduler
+// them in one transaction (group commit); reads go through a cache that every batch empties and
+// bypasses while it writes (service/node_cache.h), else to the store. The store and scheduler
 // are borrowed and must outlive the manager, and the scheduler must be stopped before the manager
 // is destroyed (its callbacks point here).
 #pragma once
@@ -140,7 +140,7 @@ class NodeManager {
   db::NodeRepository nodes_;
   db::OperationRepository operations_;
 
-  // Reads are served from here; cleared after every batch of writes and by Reset (node_cache.h).
+  // Reads are served from here; bypassed during every batch of writes and Reset (node_cache.h).
   mutable NodeCache cache_;
   WriteBatcher batcher_;  // runs every mutation; declared after the repositories it uses
   mutable std::mutex zone_mu_;

@@ -56,6 +56,7 @@ void WriteBatcher::Loop() {
 }
 
 void WriteBatcher::RunBatch(std::deque<Item>& batch) {
+  if (before_batch_) before_batch_();
   std::vector<Status> results(batch.size());
   db::DbStatus committed = store_.Transaction([&](db::Txn& txn) -> db::DbStatus {
     for (std::size_t i = 0; i < batch.size(); ++i) {

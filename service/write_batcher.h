@@ -39,10 +39,13 @@ class WriteBatcher {
   // the same order as the bodies: observers see state changes in commit order. It must not call
   // Run() (that would wait on itself).
   Status Run(Body body, std::function<void()> on_commit = nullptr);
-  // `fn` runs on the batcher thread after every batch's transaction ended (committed or not),
-  // before its writers are acknowledged (NodeManager clears its read cache there). Set it before
-  // the first Run().
-  void SetAfterBatch(std::function<void()> fn) { after_batch_ = std::move(fn); }
+  // `before` runs on the batcher thread before each batch's transaction begins and `after` once it
+  // ended (committed or not), before its writers are acknowledged; NodeManager brackets its read
+  // cache with them. Set them before the first Run().
+  void SetBatchHooks(std::function<void()> before, std::function<void()> after) {
+    before_batch_ = std::move(before);
+    after_batch_ = std::move(after);
+  }
   // Finishes the queued bodies, then joins the thread. Idempotent.
   void Stop();
 
@@ -57,7 +60,8 @@ class WriteBatcher {
 
   db::Store& store_;
   const int max_batch_;
-  std::function<void()> after_batch_;  // set before the first Run(); then read by the thread only
+  std::function<void()> before_batch_;  // set before the first Run(); then read by the thread only
+  std::function<void()> after_batch_;   // likewise
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;  // guarded by mu_
