@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/http_types.h"
-#include "engine/status.h"
-#include "service/node_manager.h"
+#include "base/status.h"
+#include "service/nodes/node_manager.h"
 
 namespace tpuemu::api {
 

@@ -31,7 +31,7 @@
 #include <unordered_map>
 
 #include "api/http_types.h"
-#include "engine/status.h"
+#include "base/status.h"
 
 namespace tpuemu::api {
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/http_types.h"
-#include "engine/status.h"
+#include "base/status.h"
 
 namespace tpuemu::api {
 

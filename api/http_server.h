@@ -25,7 +25,7 @@
 #include <string>
 
 #include "api/http_types.h"
-#include "engine/status.h"
+#include "base/status.h"
 
 namespace tpuemu::api {
 

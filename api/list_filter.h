@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/status.h"
+#include "base/status.h"
 
 namespace tpuemu::api {
 

@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "service/operation.h"
+#include "service/operations/operation.h"
 
 namespace tpuemu::api {
 namespace {

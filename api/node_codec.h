@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/status.h"
-#include "service/node.h"
+#include "base/status.h"
+#include "service/nodes/node.h"
 
 namespace tpuemu::api {
 

@@ -7,12 +7,12 @@
 
 #include "api/router.h"
 #include "api/worker_threads.h"
-#include "engine/status.h"
-#include "service/catalog.h"
-#include "service/job_manager.h"
-#include "service/node_manager.h"
-#include "service/observability.h"
-#include "service/scheduler.h"
+#include "base/status.h"
+#include "service/catalog/catalog.h"
+#include "service/common/scheduler.h"
+#include "service/jobs/job_manager.h"
+#include "service/nodes/node_manager.h"
+#include "service/observability/observability.h"
 
 namespace tpuemu::api {
 

@@ -10,7 +10,7 @@
 #include "api/api_common.h"
 #include "api/google_error.h"
 #include "api/routes.h"
-#include "service/clock.h"
+#include "service/common/clock.h"
 
 namespace tpuemu::api {
 namespace {

@@ -2,8 +2,8 @@
 
 namespace tpuemu::db {
 
-DbResult<int64_t> EventRepository::Append(Txn& txn, const EventRow& row) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Result<int64_t> EventRepository::Append(Txn& txn, const EventRow& row) const {
+  Result<Statement*> stmt = txn.Prepare(
       "INSERT INTO events (project, time, time_unix_ms, kind, resource, zone, state, "
       "previous_state, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING seq");
   if (!stmt.ok()) return stmt.status();
@@ -17,27 +17,27 @@ DbResult<int64_t> EventRepository::Append(Txn& txn, const EventRow& row) const {
       .Bind(7, row.state)
       .Bind(8, row.previous_state)
       .Bind(9, row.message);
-  DbResult<bool> got = (*stmt)->Step();
+  Result<bool> got = (*stmt)->Step();
   if (!got.ok()) return got.status();
-  if (!*got) return DbStatus::IoError("INSERT INTO events returned no seq");
+  if (!*got) return Status::Internal("INSERT INTO events returned no seq");
   int64_t seq = (*stmt)->ColumnInt64(0);
   // Finish the statement so the insert is complete before the transaction commits.
-  DbResult<bool> done = (*stmt)->Step();
+  Result<bool> done = (*stmt)->Step();
   if (!done.ok()) return done.status();
   return seq;
 }
 
-DbResult<std::vector<EventRow>> EventRepository::List(std::string_view project, int64_t after_seq,
-                                                      int limit) const {
-  return store_.ReadResult<std::vector<EventRow>>([&](Txn& txn) -> DbResult<std::vector<EventRow>> {
-    DbResult<Statement*> stmt = txn.Prepare(
+Result<std::vector<EventRow>> EventRepository::List(std::string_view project, int64_t after_seq,
+                                                    int limit) const {
+  return store_.ReadResult<std::vector<EventRow>>([&](Txn& txn) -> Result<std::vector<EventRow>> {
+    Result<Statement*> stmt = txn.Prepare(
         "SELECT seq, project, time, time_unix_ms, kind, resource, zone, state, previous_state, "
         "message FROM events WHERE project = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3");
     if (!stmt.ok()) return stmt.status();
     (*stmt)->Bind(1, project).Bind(2, after_seq).Bind(3, static_cast<int64_t>(limit));
     std::vector<EventRow> rows;
     for (;;) {
-      DbResult<bool> more = (*stmt)->Step();
+      Result<bool> more = (*stmt)->Step();
       if (!more.ok()) return more.status();
       if (!*more) return rows;
       const Statement& s = **stmt;
@@ -57,22 +57,21 @@ DbResult<std::vector<EventRow>> EventRepository::List(std::string_view project, 
   });
 }
 
-DbResult<int64_t> EventRepository::Prune(Txn& txn, int64_t max_rows,
-                                         int64_t min_time_unix_ms) const {
+Result<int64_t> EventRepository::Prune(Txn& txn, int64_t max_rows, int64_t min_time_unix_ms) const {
   int64_t removed = 0;
   {
-    DbResult<Statement*> stmt = txn.Prepare(
+    Result<Statement*> stmt = txn.Prepare(
         "DELETE FROM events WHERE seq <= (SELECT seq FROM events ORDER BY seq DESC "
         "LIMIT 1 OFFSET ?1)");
     if (!stmt.ok()) return stmt.status();
     (*stmt)->Bind(1, max_rows);
-    TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
+    TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
     removed += txn.Changes();
   }
-  DbResult<Statement*> stmt = txn.Prepare("DELETE FROM events WHERE time_unix_ms < ?1");
+  Result<Statement*> stmt = txn.Prepare("DELETE FROM events WHERE time_unix_ms < ?1");
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, min_time_unix_ms);
-  TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
   removed += txn.Changes();
   return removed;
 }

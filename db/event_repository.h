@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "db/db_status.h"
+#include "base/status.h"
 #include "db/store.h"
 
 namespace tpuemu::db {
@@ -36,13 +36,12 @@ class EventRepository {
   explicit EventRepository(Store& store) : store_(store) {}
 
   // Appends and returns the new seq.
-  DbResult<int64_t> Append(Txn& txn, const EventRow& row) const;
+  Result<int64_t> Append(Txn& txn, const EventRow& row) const;
   // Up to `limit` events of `project` with seq > after_seq, oldest first.
-  DbResult<std::vector<EventRow>> List(std::string_view project, int64_t after_seq,
-                                       int limit) const;
+  Result<std::vector<EventRow>> List(std::string_view project, int64_t after_seq, int limit) const;
   // Keeps the newest `max_rows` events (all projects) and none older than `min_time_unix_ms`;
   // returns how many rows went.
-  DbResult<int64_t> Prune(Txn& txn, int64_t max_rows, int64_t min_time_unix_ms) const;
+  Result<int64_t> Prune(Txn& txn, int64_t max_rows, int64_t min_time_unix_ms) const;
 
  private:
   Store& store_;

@@ -1,8 +1,8 @@
 #include "db/job_program_repository.h"
 
 namespace tpuemu::db {
-DbStatus JobProgramRepository::Put(Txn& txn, const JobProgramRow& row) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Status JobProgramRepository::Put(Txn& txn, const JobProgramRow& row) const {
+  Result<Statement*> stmt = txn.Prepare(
       "INSERT OR REPLACE INTO job_programs (job, compile_cache_hit, compile_seconds, "
       "compile_end_unix_ns, tensorcores, hbm_peak_bytes_per_tensorcore, "
       "transfer_to_device_bytes_per_step, transfer_from_device_bytes_per_step) "
@@ -20,17 +20,16 @@ DbStatus JobProgramRepository::Put(Txn& txn, const JobProgramRow& row) const {
   return (*stmt)->Run();
 }
 
-DbResult<JobProgramRow> JobProgramRepository::Get(Txn& txn, std::string_view job) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Result<JobProgramRow> JobProgramRepository::Get(Txn& txn, std::string_view job) const {
+  Result<Statement*> stmt = txn.Prepare(
       "SELECT job, compile_cache_hit, compile_seconds, compile_end_unix_ns, tensorcores, "
       "hbm_peak_bytes_per_tensorcore, transfer_to_device_bytes_per_step, "
       "transfer_from_device_bytes_per_step FROM job_programs WHERE job = ?1");
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, job);
-  DbResult<bool> found = (*stmt)->Step();
+  Result<bool> found = (*stmt)->Step();
   if (!found.ok()) return found.status();
-  if (!*found)
-    return DbStatus::NotFound("no compiled program recorded for job " + std::string(job));
+  if (!*found) return Status::NotFound("no compiled program recorded for job " + std::string(job));
   const Statement& s = **stmt;
   JobProgramRow row;
   row.job = s.ColumnText(0);
@@ -44,7 +43,7 @@ DbResult<JobProgramRow> JobProgramRepository::Get(Txn& txn, std::string_view job
   return row;
 }
 
-DbResult<JobProgramRow> JobProgramRepository::Get(std::string_view job) const {
+Result<JobProgramRow> JobProgramRepository::Get(std::string_view job) const {
   return store_.ReadResult<JobProgramRow>([&](Txn& txn) { return Get(txn, job); });
 }
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "db/db_status.h"
+#include "base/status.h"
 #include "db/store.h"
 
 namespace tpuemu::db {
@@ -34,9 +34,9 @@ class JobProgramRepository {
   explicit JobProgramRepository(Store& store) : store_(store) {}
 
   // Inserts or replaces the job's row (a re-queued job compiles again).
-  DbStatus Put(Txn& txn, const JobProgramRow& row) const;
-  DbResult<JobProgramRow> Get(Txn& txn, std::string_view job) const;
-  DbResult<JobProgramRow> Get(std::string_view job) const;
+  Status Put(Txn& txn, const JobProgramRow& row) const;
+  Result<JobProgramRow> Get(Txn& txn, std::string_view job) const;
+  Result<JobProgramRow> Get(std::string_view job) const;
 
  private:
   Store& store_;

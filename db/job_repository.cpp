@@ -56,99 +56,98 @@ void BindRow(Statement& s, const JobRow& row) {
       .Bind(18, row.attempt);
 }
 
-DbResult<std::vector<JobRow>> CollectRows(Statement& s) {
+Result<std::vector<JobRow>> CollectRows(Statement& s) {
   std::vector<JobRow> rows;
   for (;;) {
-    DbResult<bool> more = s.Step();
+    Result<bool> more = s.Step();
     if (!more.ok()) return more.status();
     if (!*more) return rows;
     rows.push_back(ReadRow(s));
   }
 }
 
-DbStatus NotFound(std::string_view name) {
-  return DbStatus::NotFound("job '" + std::string(name) + "' not found");
+Status NotFound(std::string_view name) {
+  return Status::NotFound("job '" + std::string(name) + "' not found");
 }
 
 }  // namespace
 
-DbResult<int64_t> JobRepository::Insert(Txn& txn, const JobRow& row) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Result<int64_t> JobRepository::Insert(Txn& txn, const JobRow& row) const {
+  Result<Statement*> stmt = txn.Prepare(
       "INSERT INTO jobs (" TPUEMU_JOB_INSERT_COLUMNS
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
       " RETURNING seq");
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   BindRow(s, row);
-  DbResult<bool> inserted = s.Step();
+  Result<bool> inserted = s.Step();
   if (!inserted.ok()) {
-    if (inserted.status().code() == DbCode::kAlreadyExists) {
-      return DbStatus::AlreadyExists("job '" + row.name + "' already exists");
+    if (inserted.status().code() == StatusCode::kAlreadyExists) {
+      return Status::AlreadyExists("job '" + row.name + "' already exists");
     }
     return inserted.status();
   }
-  if (!*inserted) return DbStatus::IoError("insert job: RETURNING produced no row");
+  if (!*inserted) return Status::Internal("insert job: RETURNING produced no row");
   int64_t seq = s.ColumnInt64(0);
-  TPUEMU_DB_RETURN_IF_ERROR(s.Run());
+  TPUEMU_RETURN_IF_ERROR(s.Run());
   return seq;
 }
 
-DbStatus JobRepository::Update(Txn& txn, const JobRow& row) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Status JobRepository::Update(Txn& txn, const JobRow& row) const {
+  Result<Statement*> stmt = txn.Prepare(
       "UPDATE jobs SET project = ?2, zone = ?3, node_id = ?4, job_id = ?5, state = ?6, "
       "priority = ?7, labels_json = ?8, spec_json = ?9, request_id = ?10, spec_hash = ?11, "
       "create_time = ?12, start_time = ?13, end_time = ?14, exit_code = ?15, reason = ?16, "
       "result_json = ?17, attempt = ?18 WHERE name = ?1");
   if (!stmt.ok()) return stmt.status();
   BindRow(**stmt, row);
-  TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
   if (txn.Changes() == 0) return NotFound(row.name);
-  return DbStatus::Ok();
+  return Status::Ok();
 }
 
-DbStatus JobRepository::Delete(Txn& txn, std::string_view name) const {
-  TPUEMU_DB_RETURN_IF_ERROR(ClearOutputs(txn, name));
-  DbResult<Statement*> stmt = txn.Prepare("DELETE FROM jobs WHERE name = ?1");
+Status JobRepository::Delete(Txn& txn, std::string_view name) const {
+  TPUEMU_RETURN_IF_ERROR(ClearOutputs(txn, name));
+  Result<Statement*> stmt = txn.Prepare("DELETE FROM jobs WHERE name = ?1");
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, name);
-  TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
   if (txn.Changes() == 0) return NotFound(name);
-  return DbStatus::Ok();
+  return Status::Ok();
 }
 
-DbResult<JobRow> JobRepository::Get(Txn& txn, std::string_view name) const {
-  DbResult<Statement*> stmt =
-      txn.Prepare("SELECT " TPUEMU_JOB_COLUMNS " FROM jobs WHERE name = ?1");
+Result<JobRow> JobRepository::Get(Txn& txn, std::string_view name) const {
+  Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_JOB_COLUMNS " FROM jobs WHERE name = ?1");
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, name);
-  DbResult<bool> row = (*stmt)->Step();
+  Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
   if (!*row) return NotFound(name);
   return ReadRow(**stmt);
 }
 
-DbResult<JobRow> JobRepository::Get(std::string_view name) const {
+Result<JobRow> JobRepository::Get(std::string_view name) const {
   return store_.ReadResult<JobRow>([&](Txn& txn) { return Get(txn, name); });
 }
 
-DbResult<JobRow> JobRepository::GetByRequestId(Txn& txn, std::string_view project,
-                                               std::string_view zone, std::string_view node_id,
-                                               std::string_view request_id) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Result<JobRow> JobRepository::GetByRequestId(Txn& txn, std::string_view project,
+                                             std::string_view zone, std::string_view node_id,
+                                             std::string_view request_id) const {
+  Result<Statement*> stmt = txn.Prepare(
       "SELECT " TPUEMU_JOB_COLUMNS
       " FROM jobs WHERE project = ?1 AND zone = ?2 AND node_id = ?3 AND request_id = ?4");
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, project).Bind(2, zone).Bind(3, node_id).Bind(4, request_id);
-  DbResult<bool> row = (*stmt)->Step();
+  Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
-  if (!*row) return DbStatus::NotFound("no job with request id '" + std::string(request_id) + "'");
+  if (!*row) return Status::NotFound("no job with request id '" + std::string(request_id) + "'");
   return ReadRow(**stmt);
 }
 
-DbResult<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64_t after_seq,
-                                                  int limit) const {
-  return store_.ReadResult<std::vector<JobRow>>([&](Txn& txn) -> DbResult<std::vector<JobRow>> {
-    DbResult<Statement*> stmt = txn.Prepare(
+Result<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64_t after_seq,
+                                                int limit) const {
+  return store_.ReadResult<std::vector<JobRow>>([&](Txn& txn) -> Result<std::vector<JobRow>> {
+    Result<Statement*> stmt = txn.Prepare(
         "SELECT " TPUEMU_JOB_COLUMNS
         " FROM jobs WHERE (?1 = '' OR project = ?1) AND (?2 IN ('', '-') OR zone = ?2) AND "
         "(?3 = '' OR node_id = ?3) AND (?4 = '' OR state = ?4) AND seq > ?5 ORDER BY seq "
@@ -165,14 +164,14 @@ DbResult<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64
   });
 }
 
-DbResult<std::vector<JobRow>> JobRepository::ListInState(std::string_view state) const {
+Result<std::vector<JobRow>> JobRepository::ListInState(std::string_view state) const {
   JobFilter filter;
   filter.state = std::string(state);
   return List(filter, 0, 0);
 }
 
-DbStatus JobRepository::AppendLog(Txn& txn, std::string_view job, std::string_view text) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Status JobRepository::AppendLog(Txn& txn, std::string_view job, std::string_view text) const {
+  Result<Statement*> stmt = txn.Prepare(
       "INSERT INTO job_logs (job, line_no, text) VALUES (?1, "
       "(SELECT COUNT(*) FROM job_logs WHERE job = ?1), ?2)");
   if (!stmt.ok()) return stmt.status();
@@ -180,8 +179,8 @@ DbStatus JobRepository::AppendLog(Txn& txn, std::string_view job, std::string_vi
   return (*stmt)->Run();
 }
 
-DbStatus JobRepository::AppendStep(Txn& txn, std::string_view job, const JobStepRow& step) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Status JobRepository::AppendStep(Txn& txn, std::string_view job, const JobStepRow& step) const {
+  Result<Statement*> stmt = txn.Prepare(
       "INSERT OR REPLACE INTO job_steps (job, step, loss, cycles, emulated_seconds, "
       "mxu_utilization, flops, host_seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   if (!stmt.ok()) return stmt.status();
@@ -199,27 +198,27 @@ DbStatus JobRepository::AppendStep(Txn& txn, std::string_view job, const JobStep
   return s.Run();
 }
 
-DbStatus JobRepository::ClearOutputs(Txn& txn, std::string_view job) const {
+Status JobRepository::ClearOutputs(Txn& txn, std::string_view job) const {
   for (const char* sql :
        {"DELETE FROM job_logs WHERE job = ?1", "DELETE FROM job_steps WHERE job = ?1"}) {
-    DbResult<Statement*> stmt = txn.Prepare(sql);
+    Result<Statement*> stmt = txn.Prepare(sql);
     if (!stmt.ok()) return stmt.status();
     (*stmt)->Bind(1, job);
-    TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
+    TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
   }
-  return DbStatus::Ok();
+  return Status::Ok();
 }
 
-DbResult<std::vector<std::string>> JobRepository::Logs(std::string_view job, int64_t offset) const {
+Result<std::vector<std::string>> JobRepository::Logs(std::string_view job, int64_t offset) const {
   return store_.ReadResult<std::vector<std::string>>(
-      [&](Txn& txn) -> DbResult<std::vector<std::string>> {
-        DbResult<Statement*> stmt = txn.Prepare(
+      [&](Txn& txn) -> Result<std::vector<std::string>> {
+        Result<Statement*> stmt = txn.Prepare(
             "SELECT text FROM job_logs WHERE job = ?1 AND line_no >= ?2 ORDER BY line_no");
         if (!stmt.ok()) return stmt.status();
         (*stmt)->Bind(1, job).Bind(2, offset);
         std::vector<std::string> lines;
         for (;;) {
-          DbResult<bool> more = (*stmt)->Step();
+          Result<bool> more = (*stmt)->Step();
           if (!more.ok()) return more.status();
           if (!*more) return lines;
           lines.push_back((*stmt)->ColumnText(0));
@@ -227,17 +226,17 @@ DbResult<std::vector<std::string>> JobRepository::Logs(std::string_view job, int
       });
 }
 
-DbResult<std::vector<JobStepRow>> JobRepository::Steps(std::string_view job) const {
+Result<std::vector<JobStepRow>> JobRepository::Steps(std::string_view job) const {
   return store_.ReadResult<std::vector<JobStepRow>>(
-      [&](Txn& txn) -> DbResult<std::vector<JobStepRow>> {
-        DbResult<Statement*> stmt = txn.Prepare(
+      [&](Txn& txn) -> Result<std::vector<JobStepRow>> {
+        Result<Statement*> stmt = txn.Prepare(
             "SELECT step, loss, cycles, emulated_seconds, mxu_utilization, flops, host_seconds "
             "FROM job_steps WHERE job = ?1 ORDER BY step");
         if (!stmt.ok()) return stmt.status();
         (*stmt)->Bind(1, job);
         std::vector<JobStepRow> steps;
         for (;;) {
-          DbResult<bool> more = (*stmt)->Step();
+          Result<bool> more = (*stmt)->Step();
           if (!more.ok()) return more.status();
           if (!*more) return steps;
           const Statement& s = **stmt;

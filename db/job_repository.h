@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "db/db_status.h"
+#include "base/status.h"
 #include "db/store.h"
 
 namespace tpuemu::db {
@@ -67,29 +67,29 @@ class JobRepository {
   explicit JobRepository(Store& store) : store_(store) {}
 
   // Inserts with a fresh seq and returns it. kAlreadyExists for a taken name or request id.
-  DbResult<int64_t> Insert(Txn& txn, const JobRow& row) const;
+  Result<int64_t> Insert(Txn& txn, const JobRow& row) const;
   // Replaces every mutable column (state, times, exit code, reason, result, attempt, ...).
-  DbStatus Update(Txn& txn, const JobRow& row) const;
+  Status Update(Txn& txn, const JobRow& row) const;
   // Deletes the job with its logs and steps. kNotFound if absent.
-  DbStatus Delete(Txn& txn, std::string_view name) const;
-  DbResult<JobRow> Get(Txn& txn, std::string_view name) const;
-  DbResult<JobRow> Get(std::string_view name) const;
+  Status Delete(Txn& txn, std::string_view name) const;
+  Result<JobRow> Get(Txn& txn, std::string_view name) const;
+  Result<JobRow> Get(std::string_view name) const;
   // The job of node (project, zone, node_id) submitted with request_id; kNotFound if none.
-  DbResult<JobRow> GetByRequestId(Txn& txn, std::string_view project, std::string_view zone,
-                                  std::string_view node_id, std::string_view request_id) const;
+  Result<JobRow> GetByRequestId(Txn& txn, std::string_view project, std::string_view zone,
+                                std::string_view node_id, std::string_view request_id) const;
   // Up to `limit` jobs (no limit when <= 0) matching `filter` with seq > after_seq, by seq.
-  DbResult<std::vector<JobRow>> List(const JobFilter& filter, int64_t after_seq, int limit) const;
+  Result<std::vector<JobRow>> List(const JobFilter& filter, int64_t after_seq, int limit) const;
   // Every job in `state` (e.g. QUEUED and RUNNING at recovery), by seq.
-  DbResult<std::vector<JobRow>> ListInState(std::string_view state) const;
+  Result<std::vector<JobRow>> ListInState(std::string_view state) const;
 
   // Appends one log line; line numbers start at 0 and are the job's count of lines so far.
-  DbStatus AppendLog(Txn& txn, std::string_view job, std::string_view text) const;
-  DbStatus AppendStep(Txn& txn, std::string_view job, const JobStepRow& step) const;
+  Status AppendLog(Txn& txn, std::string_view job, std::string_view text) const;
+  Status AppendStep(Txn& txn, std::string_view job, const JobStepRow& step) const;
   // Removes the steps and log lines of a job (a re-queued job starts over).
-  DbStatus ClearOutputs(Txn& txn, std::string_view job) const;
+  Status ClearOutputs(Txn& txn, std::string_view job) const;
   // Log lines from line `offset` on, in order.
-  DbResult<std::vector<std::string>> Logs(std::string_view job, int64_t offset) const;
-  DbResult<std::vector<JobStepRow>> Steps(std::string_view job) const;
+  Result<std::vector<std::string>> Logs(std::string_view job, int64_t offset) const;
+  Result<std::vector<JobStepRow>> Steps(std::string_view job) const;
 
  private:
   Store& store_;

@@ -1,4 +1,5 @@
 #include "db/migrations.h"
+#include "db/sqlite_error.h"
 
 #include <sqlite3.h>
 
@@ -149,7 +150,7 @@ constexpr std::array kMigrations = {
     Migration{3, kV3},
 };
 
-DbResult<int> UserVersion(sqlite3* db) {
+Result<int> UserVersion(sqlite3* db) {
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, nullptr);
   if (rc != SQLITE_OK) return SqliteError(db, rc, "read user_version");
@@ -160,23 +161,23 @@ DbResult<int> UserVersion(sqlite3* db) {
   return version;
 }
 
-DbStatus Exec(sqlite3* db, const std::string& sql, std::string_view context) {
+Status Exec(sqlite3* db, const std::string& sql, std::string_view context) {
   int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
   return SqliteError(db, rc, context);
 }
 
-DbStatus NewerSchema(int found, int latest) {
-  return DbStatus::Corruption("database schema version " + std::to_string(found) +
-                              " is newer than this tpuemud (" + std::to_string(latest) + ")");
+Status NewerSchema(int found, int latest) {
+  return Status::DataLoss("database schema version " + std::to_string(found) +
+                          " is newer than this tpuemud (" + std::to_string(latest) + ")");
 }
 
 // One migration and its user_version bump, atomically. The version is re-read under the write
 // lock so two processes opening a fresh file at once do not both apply it.
-DbStatus ApplyOne(sqlite3* db, const Migration& m, int latest) {
-  TPUEMU_DB_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE", "begin migration"));
+Status ApplyOne(sqlite3* db, const Migration& m, int latest) {
+  TPUEMU_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE", "begin migration"));
   const std::string context = "migration to schema version " + std::to_string(m.version);
-  DbStatus status;
-  DbResult<int> current = UserVersion(db);
+  Status status;
+  Result<int> current = UserVersion(db);
   if (!current.ok()) {
     status = current.status();
   } else if (*current > latest) {
@@ -198,22 +199,22 @@ std::span<const Migration> Migrations() { return kMigrations; }
 
 int LatestSchemaVersion() { return kMigrations.back().version; }
 
-DbStatus Migrate(sqlite3* db, std::span<const Migration> migrations) {
+Status Migrate(sqlite3* db, std::span<const Migration> migrations) {
   const int latest = migrations.empty() ? 0 : migrations.back().version;
   for (size_t i = 0; i < migrations.size(); ++i) {
     if (migrations[i].version != static_cast<int>(i) + 1) {
-      return DbStatus::Invalid("migration list out of order at version " +
-                               std::to_string(migrations[i].version));
+      return Status::Internal("migration list out of order at version " +
+                              std::to_string(migrations[i].version));
     }
   }
-  DbResult<int> current = UserVersion(db);
+  Result<int> current = UserVersion(db);
   if (!current.ok()) return current.status();
   if (*current > latest) return NewerSchema(*current, latest);
   for (const Migration& m : migrations) {
     if (m.version <= *current) continue;
-    TPUEMU_DB_RETURN_IF_ERROR(ApplyOne(db, m, latest));
+    TPUEMU_RETURN_IF_ERROR(ApplyOne(db, m, latest));
   }
-  return DbStatus::Ok();
+  return Status::Ok();
 }
 
 }  // namespace tpuemu::db

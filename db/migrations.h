@@ -9,7 +9,7 @@
 #include <span>
 #include <string_view>
 
-#include "db/db_status.h"
+#include "base/status.h"
 
 struct sqlite3;
 
@@ -28,7 +28,7 @@ int LatestSchemaVersion();
 // Applies to `db` every migration in `migrations` newer than its user_version. Errors: kCorruption
 // "database schema version N is newer than this tpuemud (M)" when the file is ahead of the list,
 // or the failing migration's status (earlier migrations stay applied).
-DbStatus Migrate(sqlite3* db, std::span<const Migration> migrations);
-inline DbStatus Migrate(sqlite3* db) { return Migrate(db, Migrations()); }
+Status Migrate(sqlite3* db, std::span<const Migration> migrations);
+inline Status Migrate(sqlite3* db) { return Migrate(db, Migrations()); }
 
 }  // namespace tpuemu::db

@@ -47,10 +47,10 @@ void BindBody(Statement& s, const NodeRow& row) {
       .Bind(13, row.pending_due_ms);
 }
 
-DbResult<std::vector<NodeRow>> CollectRows(Statement& s) {
+Result<std::vector<NodeRow>> CollectRows(Statement& s) {
   std::vector<NodeRow> rows;
   for (;;) {
-    DbResult<bool> more = s.Step();
+    Result<bool> more = s.Step();
     if (!more.ok()) return more.status();
     if (!*more) return rows;
     rows.push_back(ReadRow(s));
@@ -59,28 +59,28 @@ DbResult<std::vector<NodeRow>> CollectRows(Statement& s) {
 
 }  // namespace
 
-DbResult<int64_t> NodeRepository::Insert(Txn& txn, const NodeRow& row) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Result<int64_t> NodeRepository::Insert(Txn& txn, const NodeRow& row) const {
+  Result<Statement*> stmt = txn.Prepare(
       "INSERT INTO nodes (" TPUEMU_NODE_INSERT_COLUMNS
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING seq");
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   s.Bind(1, row.name);
   BindBody(s, row);
-  DbResult<bool> inserted = s.Step();
-  DbStatus status = inserted.ok() ? DbStatus::Ok() : inserted.status();
-  if (status.code() == DbCode::kAlreadyExists) {
-    return DbStatus::AlreadyExists("node '" + row.name + "' already exists");
+  Result<bool> inserted = s.Step();
+  Status status = inserted.ok() ? Status::Ok() : inserted.status();
+  if (status.code() == StatusCode::kAlreadyExists) {
+    return Status::AlreadyExists("node '" + row.name + "' already exists");
   }
   if (!status.ok()) return status;
-  if (!*inserted) return DbStatus::IoError("insert: RETURNING produced no row");
+  if (!*inserted) return Status::Internal("insert: RETURNING produced no row");
   int64_t seq = s.ColumnInt64(0);
-  TPUEMU_DB_RETURN_IF_ERROR(s.Run());  // finish the statement
+  TPUEMU_RETURN_IF_ERROR(s.Run());  // finish the statement
   return seq;
 }
 
-DbStatus NodeRepository::Update(Txn& txn, const NodeRow& row) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Status NodeRepository::Update(Txn& txn, const NodeRow& row) const {
+  Result<Statement*> stmt = txn.Prepare(
       "UPDATE nodes SET project = ?2, zone = ?3, node_id = ?4, uid = ?5, state = ?6, "
       "accelerator_type = ?7, tensorcores = ?8, create_time = ?9, update_time = ?10, "
       "resource_json = ?11, pending_operation = ?12, pending_due_ms = ?13 WHERE name = ?1");
@@ -88,42 +88,42 @@ DbStatus NodeRepository::Update(Txn& txn, const NodeRow& row) const {
   Statement& s = **stmt;
   s.Bind(1, row.name);
   BindBody(s, row);
-  TPUEMU_DB_RETURN_IF_ERROR(s.Run());
-  if (txn.Changes() == 0) return DbStatus::NotFound("node '" + row.name + "' not found");
-  return DbStatus::Ok();
+  TPUEMU_RETURN_IF_ERROR(s.Run());
+  if (txn.Changes() == 0) return Status::NotFound("node '" + row.name + "' not found");
+  return Status::Ok();
 }
 
-DbStatus NodeRepository::Delete(Txn& txn, std::string_view name) const {
-  DbResult<Statement*> stmt = txn.Prepare("DELETE FROM nodes WHERE name = ?1");
+Status NodeRepository::Delete(Txn& txn, std::string_view name) const {
+  Result<Statement*> stmt = txn.Prepare("DELETE FROM nodes WHERE name = ?1");
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, name);
-  TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
-  if (txn.Changes() == 0) return DbStatus::NotFound("node '" + std::string(name) + "' not found");
-  return DbStatus::Ok();
+  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+  if (txn.Changes() == 0) return Status::NotFound("node '" + std::string(name) + "' not found");
+  return Status::Ok();
 }
 
-DbResult<NodeRow> NodeRepository::Get(Txn& txn, std::string_view name) const {
-  DbResult<Statement*> stmt =
+Result<NodeRow> NodeRepository::Get(Txn& txn, std::string_view name) const {
+  Result<Statement*> stmt =
       txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS " FROM nodes WHERE name = ?1");
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, name);
-  DbResult<bool> row = (*stmt)->Step();
+  Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
-  if (!*row) return DbStatus::NotFound("node '" + std::string(name) + "' not found");
+  if (!*row) return Status::NotFound("node '" + std::string(name) + "' not found");
   return ReadRow(**stmt);
 }
 
-DbResult<NodeRow> NodeRepository::Get(std::string_view name) const {
+Result<NodeRow> NodeRepository::Get(std::string_view name) const {
   return store_.ReadResult<NodeRow>([&](Txn& txn) { return Get(txn, name); });
 }
 
-DbResult<std::vector<NodeRow>> NodeRepository::List(Txn& txn, std::string_view project,
-                                                    std::string_view zone, int64_t after_seq,
-                                                    int limit) const {
+Result<std::vector<NodeRow>> NodeRepository::List(Txn& txn, std::string_view project,
+                                                  std::string_view zone, int64_t after_seq,
+                                                  int limit) const {
   // Two texts rather than "(?2 = '-' OR zone = ?2)" so the one-zone case can seek the
   // (project, zone, seq) index and read rows already in seq order.
   const bool all_zones = zone == kAllZones;
-  DbResult<Statement*> stmt =
+  Result<Statement*> stmt =
       all_zones ? txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
                               " FROM nodes WHERE project = ?1 AND seq > ?3 ORDER BY seq LIMIT ?4")
                 : txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
@@ -136,28 +136,28 @@ DbResult<std::vector<NodeRow>> NodeRepository::List(Txn& txn, std::string_view p
   return CollectRows(s);
 }
 
-DbResult<std::vector<NodeRow>> NodeRepository::List(std::string_view project, std::string_view zone,
-                                                    int64_t after_seq, int limit) const {
+Result<std::vector<NodeRow>> NodeRepository::List(std::string_view project, std::string_view zone,
+                                                  int64_t after_seq, int limit) const {
   return store_.ReadResult<std::vector<NodeRow>>(
       [&](Txn& txn) { return List(txn, project, zone, after_seq, limit); });
 }
 
-DbResult<std::vector<NodeRow>> NodeRepository::ListPending(Txn& txn) const {
-  DbResult<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
-                                          " FROM nodes WHERE pending_operation IS NOT NULL "
-                                          "ORDER BY pending_due_ms, seq");
+Result<std::vector<NodeRow>> NodeRepository::ListPending(Txn& txn) const {
+  Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
+                                        " FROM nodes WHERE pending_operation IS NOT NULL "
+                                        "ORDER BY pending_due_ms, seq");
   if (!stmt.ok()) return stmt.status();
   return CollectRows(**stmt);
 }
 
-DbResult<std::vector<NodeRow>> NodeRepository::ListPending() const {
+Result<std::vector<NodeRow>> NodeRepository::ListPending() const {
   return store_.ReadResult<std::vector<NodeRow>>([&](Txn& txn) { return ListPending(txn); });
 }
 
-DbResult<int64_t> NodeRepository::SumTensorCores(Txn& txn, std::string_view project,
-                                                 std::string_view zone) const {
+Result<int64_t> NodeRepository::SumTensorCores(Txn& txn, std::string_view project,
+                                               std::string_view zone) const {
   const bool all_zones = zone == kAllZones;
-  DbResult<Statement*> stmt =
+  Result<Statement*> stmt =
       all_zones
           ? txn.Prepare("SELECT COALESCE(SUM(tensorcores), 0) FROM nodes WHERE project = ?1")
           : txn.Prepare(
@@ -166,39 +166,39 @@ DbResult<int64_t> NodeRepository::SumTensorCores(Txn& txn, std::string_view proj
   Statement& s = **stmt;
   s.Bind(1, project);
   if (!all_zones) s.Bind(2, zone);
-  DbResult<bool> row = s.Step();
+  Result<bool> row = s.Step();
   if (!row.ok()) return row.status();
   return *row ? s.ColumnInt64(0) : int64_t{0};
 }
 
-DbResult<int64_t> NodeRepository::SumTensorCores(std::string_view project,
-                                                 std::string_view zone) const {
+Result<int64_t> NodeRepository::SumTensorCores(std::string_view project,
+                                               std::string_view zone) const {
   return store_.ReadResult<int64_t>([&](Txn& txn) { return SumTensorCores(txn, project, zone); });
 }
 
-DbResult<int64_t> NodeRepository::SumTensorCoresInZone(Txn& txn, std::string_view zone) const {
-  DbResult<Statement*> stmt =
+Result<int64_t> NodeRepository::SumTensorCoresInZone(Txn& txn, std::string_view zone) const {
+  Result<Statement*> stmt =
       txn.Prepare("SELECT COALESCE(SUM(tensorcores), 0) FROM nodes WHERE zone = ?1");
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, zone);
-  DbResult<bool> row = (*stmt)->Step();
+  Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
   return *row ? (*stmt)->ColumnInt64(0) : int64_t{0};
 }
 
-DbResult<std::map<std::string, int64_t>> NodeRepository::CountByState(Txn& txn) const {
-  DbResult<Statement*> stmt = txn.Prepare("SELECT state, COUNT(*) FROM nodes GROUP BY state");
+Result<std::map<std::string, int64_t>> NodeRepository::CountByState(Txn& txn) const {
+  Result<Statement*> stmt = txn.Prepare("SELECT state, COUNT(*) FROM nodes GROUP BY state");
   if (!stmt.ok()) return stmt.status();
   std::map<std::string, int64_t> counts;
   for (;;) {
-    DbResult<bool> row = (*stmt)->Step();
+    Result<bool> row = (*stmt)->Step();
     if (!row.ok()) return row.status();
     if (!*row) return counts;
     counts[(*stmt)->ColumnText(0)] = (*stmt)->ColumnInt64(1);
   }
 }
 
-DbResult<std::map<std::string, int64_t>> NodeRepository::CountByState() const {
+Result<std::map<std::string, int64_t>> NodeRepository::CountByState() const {
   return store_.ReadResult<std::map<std::string, int64_t>>(
       [&](Txn& txn) { return CountByState(txn); });
 }

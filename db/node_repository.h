@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "db/db_status.h"
+#include "base/status.h"
 #include "db/store.h"
 
 namespace tpuemu::db {
@@ -47,35 +47,35 @@ class NodeRepository {
   explicit NodeRepository(Store& store) : store_(store) {}
 
   // Inserts `row` with a fresh seq and returns that seq. kAlreadyExists if the name is taken.
-  DbResult<int64_t> Insert(Txn& txn, const NodeRow& row) const;
+  Result<int64_t> Insert(Txn& txn, const NodeRow& row) const;
   // Replaces every column but name and seq of the row named row.name. kNotFound if absent.
-  DbStatus Update(Txn& txn, const NodeRow& row) const;
+  Status Update(Txn& txn, const NodeRow& row) const;
   // kNotFound if absent.
-  DbStatus Delete(Txn& txn, std::string_view name) const;
+  Status Delete(Txn& txn, std::string_view name) const;
 
-  DbResult<NodeRow> Get(Txn& txn, std::string_view name) const;
-  DbResult<NodeRow> Get(std::string_view name) const;
+  Result<NodeRow> Get(Txn& txn, std::string_view name) const;
+  Result<NodeRow> Get(std::string_view name) const;
 
   // Up to `limit` rows (no limit when limit <= 0) of `project` in `zone` (kAllZones for all) with
   // seq > after_seq, ordered by seq. The next page starts after the last row's seq.
-  DbResult<std::vector<NodeRow>> List(Txn& txn, std::string_view project, std::string_view zone,
-                                      int64_t after_seq, int limit) const;
-  DbResult<std::vector<NodeRow>> List(std::string_view project, std::string_view zone,
-                                      int64_t after_seq, int limit) const;
+  Result<std::vector<NodeRow>> List(Txn& txn, std::string_view project, std::string_view zone,
+                                    int64_t after_seq, int limit) const;
+  Result<std::vector<NodeRow>> List(std::string_view project, std::string_view zone,
+                                    int64_t after_seq, int limit) const;
 
   // Rows with a pending_operation, soonest pending_due_ms first (recovery after a restart).
-  DbResult<std::vector<NodeRow>> ListPending(Txn& txn) const;
-  DbResult<std::vector<NodeRow>> ListPending() const;
+  Result<std::vector<NodeRow>> ListPending(Txn& txn) const;
+  Result<std::vector<NodeRow>> ListPending() const;
 
   // Sum of tensorcores over every node of `project` in `zone` (kAllZones for all), any state.
-  DbResult<int64_t> SumTensorCores(Txn& txn, std::string_view project, std::string_view zone) const;
-  DbResult<int64_t> SumTensorCores(std::string_view project, std::string_view zone) const;
+  Result<int64_t> SumTensorCores(Txn& txn, std::string_view project, std::string_view zone) const;
+  Result<int64_t> SumTensorCores(std::string_view project, std::string_view zone) const;
   // Sum of tensorcores over every node in `zone`, all projects (the zone's physical capacity).
-  DbResult<int64_t> SumTensorCoresInZone(Txn& txn, std::string_view zone) const;
+  Result<int64_t> SumTensorCoresInZone(Txn& txn, std::string_view zone) const;
 
   // Number of nodes per state, over all projects (states with no node are absent).
-  DbResult<std::map<std::string, int64_t>> CountByState(Txn& txn) const;
-  DbResult<std::map<std::string, int64_t>> CountByState() const;
+  Result<std::map<std::string, int64_t>> CountByState(Txn& txn) const;
+  Result<std::map<std::string, int64_t>> CountByState() const;
 
  private:
   Store& store_;

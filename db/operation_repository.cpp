@@ -49,28 +49,28 @@ void BindBody(Statement& s, const OperationRow& row) {
 
 }  // namespace
 
-DbResult<int64_t> OperationRepository::Insert(Txn& txn, const OperationRow& row) const {
-  DbResult<Statement*> stmt =
+Result<int64_t> OperationRepository::Insert(Txn& txn, const OperationRow& row) const {
+  Result<Statement*> stmt =
       txn.Prepare("INSERT INTO operations (" TPUEMU_OPERATION_INSERT_COLUMNS
                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING seq");
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   s.Bind(1, row.name);
   BindBody(s, row);
-  DbResult<bool> inserted = s.Step();
-  DbStatus status = inserted.ok() ? DbStatus::Ok() : inserted.status();
-  if (status.code() == DbCode::kAlreadyExists) {
-    return DbStatus::AlreadyExists("operation '" + row.name + "' already exists");
+  Result<bool> inserted = s.Step();
+  Status status = inserted.ok() ? Status::Ok() : inserted.status();
+  if (status.code() == StatusCode::kAlreadyExists) {
+    return Status::AlreadyExists("operation '" + row.name + "' already exists");
   }
   if (!status.ok()) return status;
-  if (!*inserted) return DbStatus::IoError("insert: RETURNING produced no row");
+  if (!*inserted) return Status::Internal("insert: RETURNING produced no row");
   int64_t seq = s.ColumnInt64(0);
-  TPUEMU_DB_RETURN_IF_ERROR(s.Run());  // finish the statement
+  TPUEMU_RETURN_IF_ERROR(s.Run());  // finish the statement
   return seq;
 }
 
-DbStatus OperationRepository::Update(Txn& txn, const OperationRow& row) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Status OperationRepository::Update(Txn& txn, const OperationRow& row) const {
+  Result<Statement*> stmt = txn.Prepare(
       "UPDATE operations SET project = ?2, zone = ?3, target = ?4, verb = ?5, create_time = ?6, "
       "end_time = ?7, done = ?8, cancel_requested = ?9, error_code = ?10, error_message = ?11, "
       "response_json = ?12 WHERE name = ?1");
@@ -78,43 +78,43 @@ DbStatus OperationRepository::Update(Txn& txn, const OperationRow& row) const {
   Statement& s = **stmt;
   s.Bind(1, row.name);
   BindBody(s, row);
-  TPUEMU_DB_RETURN_IF_ERROR(s.Run());
-  if (txn.Changes() == 0) return DbStatus::NotFound("operation '" + row.name + "' not found");
-  return DbStatus::Ok();
+  TPUEMU_RETURN_IF_ERROR(s.Run());
+  if (txn.Changes() == 0) return Status::NotFound("operation '" + row.name + "' not found");
+  return Status::Ok();
 }
 
-DbStatus OperationRepository::Delete(Txn& txn, std::string_view name) const {
-  DbResult<Statement*> stmt = txn.Prepare("DELETE FROM operations WHERE name = ?1");
+Status OperationRepository::Delete(Txn& txn, std::string_view name) const {
+  Result<Statement*> stmt = txn.Prepare("DELETE FROM operations WHERE name = ?1");
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, name);
-  TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
   if (txn.Changes() == 0) {
-    return DbStatus::NotFound("operation '" + std::string(name) + "' not found");
+    return Status::NotFound("operation '" + std::string(name) + "' not found");
   }
-  return DbStatus::Ok();
+  return Status::Ok();
 }
 
-DbResult<OperationRow> OperationRepository::Get(Txn& txn, std::string_view name) const {
-  DbResult<Statement*> stmt =
+Result<OperationRow> OperationRepository::Get(Txn& txn, std::string_view name) const {
+  Result<Statement*> stmt =
       txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS " FROM operations WHERE name = ?1");
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, name);
-  DbResult<bool> row = (*stmt)->Step();
+  Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
-  if (!*row) return DbStatus::NotFound("operation '" + std::string(name) + "' not found");
+  if (!*row) return Status::NotFound("operation '" + std::string(name) + "' not found");
   return ReadRow(**stmt);
 }
 
-DbResult<OperationRow> OperationRepository::Get(std::string_view name) const {
+Result<OperationRow> OperationRepository::Get(std::string_view name) const {
   return store_.ReadResult<OperationRow>([&](Txn& txn) { return Get(txn, name); });
 }
 
-DbResult<std::vector<OperationRow>> OperationRepository::List(Txn& txn, std::string_view project,
-                                                              std::string_view zone,
-                                                              int64_t after_seq, int limit) const {
+Result<std::vector<OperationRow>> OperationRepository::List(Txn& txn, std::string_view project,
+                                                            std::string_view zone,
+                                                            int64_t after_seq, int limit) const {
   // Two texts so the one-zone case seeks the (project, zone, seq) index in seq order.
   const bool all_zones = zone == kAllZones;
-  DbResult<Statement*> stmt =
+  Result<Statement*> stmt =
       all_zones ? txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS
                               " FROM operations WHERE project = ?1 AND seq > ?3 "
                               "ORDER BY seq LIMIT ?4")
@@ -127,16 +127,16 @@ DbResult<std::vector<OperationRow>> OperationRepository::List(Txn& txn, std::str
   if (!all_zones) s.Bind(2, zone);
   std::vector<OperationRow> rows;
   for (;;) {
-    DbResult<bool> more = s.Step();
+    Result<bool> more = s.Step();
     if (!more.ok()) return more.status();
     if (!*more) return rows;
     rows.push_back(ReadRow(s));
   }
 }
 
-DbResult<std::vector<OperationRow>> OperationRepository::List(std::string_view project,
-                                                              std::string_view zone,
-                                                              int64_t after_seq, int limit) const {
+Result<std::vector<OperationRow>> OperationRepository::List(std::string_view project,
+                                                            std::string_view zone,
+                                                            int64_t after_seq, int limit) const {
   return store_.ReadResult<std::vector<OperationRow>>(
       [&](Txn& txn) { return List(txn, project, zone, after_seq, limit); });
 }

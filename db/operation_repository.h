@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "db/db_status.h"
+#include "base/status.h"
 #include "db/store.h"
 
 namespace tpuemu::db {
@@ -42,22 +42,21 @@ class OperationRepository {
   explicit OperationRepository(Store& store) : store_(store) {}
 
   // Inserts `row` with a fresh seq and returns that seq. kAlreadyExists if the name is taken.
-  DbResult<int64_t> Insert(Txn& txn, const OperationRow& row) const;
+  Result<int64_t> Insert(Txn& txn, const OperationRow& row) const;
   // Replaces every column but name and seq of the row named row.name. kNotFound if absent.
-  DbStatus Update(Txn& txn, const OperationRow& row) const;
+  Status Update(Txn& txn, const OperationRow& row) const;
   // kNotFound if absent.
-  DbStatus Delete(Txn& txn, std::string_view name) const;
+  Status Delete(Txn& txn, std::string_view name) const;
 
-  DbResult<OperationRow> Get(Txn& txn, std::string_view name) const;
-  DbResult<OperationRow> Get(std::string_view name) const;
+  Result<OperationRow> Get(Txn& txn, std::string_view name) const;
+  Result<OperationRow> Get(std::string_view name) const;
 
   // Up to `limit` rows (no limit when limit <= 0) of `project` in `zone` (kAllZones for all) with
   // seq > after_seq, ordered by seq.
-  DbResult<std::vector<OperationRow>> List(Txn& txn, std::string_view project,
-                                           std::string_view zone, int64_t after_seq,
-                                           int limit) const;
-  DbResult<std::vector<OperationRow>> List(std::string_view project, std::string_view zone,
-                                           int64_t after_seq, int limit) const;
+  Result<std::vector<OperationRow>> List(Txn& txn, std::string_view project, std::string_view zone,
+                                         int64_t after_seq, int limit) const;
+  Result<std::vector<OperationRow>> List(std::string_view project, std::string_view zone,
+                                         int64_t after_seq, int limit) const;
 
  private:
   Store& store_;

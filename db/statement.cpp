@@ -9,7 +9,7 @@
 
 namespace tpuemu::db {
 
-DbResult<Statement> Statement::Prepare(sqlite3* db, std::string_view sql, bool persistent) {
+Result<Statement> Statement::Prepare(sqlite3* db, std::string_view sql, bool persistent) {
   sqlite3_stmt* stmt = nullptr;
   const char* tail = nullptr;
   int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
@@ -17,12 +17,12 @@ DbResult<Statement> Statement::Prepare(sqlite3* db, std::string_view sql, bool p
   if (rc != SQLITE_OK) {
     return SqliteError(db, rc, "prepare '" + std::string(sql) + "'");
   }
-  if (stmt == nullptr) return DbStatus::Invalid("prepare: empty SQL '" + std::string(sql) + "'");
+  if (stmt == nullptr) return Status::Internal("prepare: empty SQL '" + std::string(sql) + "'");
   Statement out(db, stmt);
   // A second statement in the text would be silently ignored; refuse it instead.
   for (const char* p = tail; p != nullptr && p < sql.data() + sql.size(); ++p) {
     if (*p != ' ' && *p != '\n' && *p != '\t' && *p != '\r' && *p != ';') {
-      return DbStatus::Invalid("prepare: more than one statement in '" + std::string(sql) + "'");
+      return Status::Internal("prepare: more than one statement in '" + std::string(sql) + "'");
     }
   }
   return out;
@@ -69,7 +69,7 @@ Statement& Statement::BindNull(int index) {
   return *this;
 }
 
-DbResult<bool> Statement::Step() {
+Result<bool> Statement::Step() {
   if (last_error_ != 0) {
     return SqliteError(db_, last_error_, std::string("bind for '") + Sql() + "'");
   }
@@ -79,11 +79,11 @@ DbResult<bool> Statement::Step() {
   return SqliteError(db_, rc, std::string("step '") + Sql() + "'");
 }
 
-DbStatus Statement::Run() {
+Status Statement::Run() {
   for (;;) {
-    DbResult<bool> row = Step();
+    Result<bool> row = Step();
     if (!row.ok()) return row.status();
-    if (!*row) return DbStatus::Ok();
+    if (!*row) return Status::Ok();
   }
 }
 

@@ -13,7 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "db/db_status.h"
+#include "base/status.h"
+#include "db/sqlite_error.h"
 
 struct sqlite3_stmt;
 
@@ -22,7 +23,7 @@ namespace tpuemu::db {
 class Statement {
  public:
   // Prepares `sql` (one statement) on `db`; `persistent` hints SQLite that it will be reused.
-  static DbResult<Statement> Prepare(sqlite3* db, std::string_view sql, bool persistent);
+  static Result<Statement> Prepare(sqlite3* db, std::string_view sql, bool persistent);
 
   Statement(Statement&& other) noexcept;
   Statement& operator=(Statement&& other) noexcept;
@@ -50,9 +51,9 @@ class Statement {
 
   // Advances: true when a row is available, false when the statement is done, or the error
   // (translated by SqliteError, e.g. kAlreadyExists for a duplicate primary key).
-  DbResult<bool> Step();
+  Result<bool> Step();
   // Steps a statement that returns no rows (INSERT/UPDATE/DELETE/DDL) to completion.
-  DbStatus Run();
+  Status Run();
 
   // Column readers for the current row (valid only after Step() returned true).
   bool IsNull(int column) const;

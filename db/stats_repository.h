@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "db/db_status.h"
+#include "base/status.h"
 #include "db/store.h"
 
 namespace tpuemu::db {
@@ -30,13 +30,13 @@ class StatsRepository {
   explicit StatsRepository(Store& store) : store_(store) {}
 
   // (state, accelerator_type) -> number of nodes, over every project and zone.
-  DbResult<std::map<std::pair<std::string, std::string>, int64_t>> CountNodesByStateAndType() const;
+  Result<std::map<std::pair<std::string, std::string>, int64_t>> CountNodesByStateAndType() const;
   // state -> number of jobs (jobs of deleted nodes included).
-  DbResult<std::map<std::string, int64_t>> CountJobsByState() const;
+  Result<std::map<std::string, int64_t>> CountJobsByState() const;
   // Every node of every project, by seq.
-  DbResult<std::vector<NodeBrief>> ListAllNodes() const;
+  Result<std::vector<NodeBrief>> ListAllNodes() const;
   // The mean mxu_utilization over the job's stored steps; 0 when it has none.
-  DbResult<double> MeanStepMxuUtilization(std::string_view job) const;
+  Result<double> MeanStepMxuUtilization(std::string_view job) const;
 
  private:
   Store& store_;

@@ -20,13 +20,13 @@ struct ConnectionCloser {
 };
 using ConnectionPtr = std::unique_ptr<sqlite3, ConnectionCloser>;
 
-DbStatus ExecRaw(sqlite3* db, const char* sql, std::string_view context) {
+Status ExecRaw(sqlite3* db, const char* sql, std::string_view context) {
   return SqliteError(db, sqlite3_exec(db, sql, nullptr, nullptr, nullptr), context);
 }
 
 // PRAGMA journal_mode answers with the mode actually in effect; WAL can be refused (e.g. on a
 // filesystem without shared memory), and we would rather fail loudly than run without it.
-DbStatus EnableWal(sqlite3* db, const std::string& path) {
+Status EnableWal(sqlite3* db, const std::string& path) {
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &stmt, nullptr);
   if (rc != SQLITE_OK) return SqliteError(db, rc, "open " + path + ": set journal_mode");
@@ -36,28 +36,28 @@ DbStatus EnableWal(sqlite3* db, const std::string& path) {
   sqlite3_finalize(stmt);
   if (rc != SQLITE_ROW) return SqliteError(db, rc, "open " + path + ": set journal_mode");
   if (mode != "wal") {
-    return DbStatus::IoError("open " + path + ": journal_mode is '" + mode + "', not 'wal'");
+    return Status::Internal("open " + path + ": journal_mode is '" + mode + "', not 'wal'");
   }
-  return DbStatus::Ok();
+  return Status::Ok();
 }
 
 }  // namespace
 
 // ---- Txn --------------------------------------------------------------------------------------
 
-DbResult<Statement*> Txn::Prepare(std::string_view sql) {
-  DbResult<Statement*> stmt = store_.CachedStatement(sql);
+Result<Statement*> Txn::Prepare(std::string_view sql) {
+  Result<Statement*> stmt = store_.CachedStatement(sql);
   if (!stmt.ok()) return stmt;
   if (!writable_ && !(*stmt)->ReadOnly()) {
-    return DbStatus::Invalid("statement writes inside Store::Read: '" + std::string(sql) + "'");
+    return Status::Internal("statement writes inside Store::Read: '" + std::string(sql) + "'");
   }
   (*stmt)->Reset();
   if (used_.empty() || used_.back() != *stmt) used_.push_back(*stmt);  // no growth in a Get loop
   return stmt;
 }
 
-DbStatus Txn::ExecScript(std::string_view sql) {
-  if (!writable_) return DbStatus::Invalid("ExecScript inside Store::Read");
+Status Txn::ExecScript(std::string_view sql) {
+  if (!writable_) return Status::Internal("ExecScript inside Store::Read");
   std::string text(sql);  // sqlite3_exec needs a NUL-terminated string
   return ExecRaw(store_.db_, text.c_str(), "exec script");
 }
@@ -71,16 +71,16 @@ void Txn::ResetUsed() {
 
 // ---- Store ------------------------------------------------------------------------------------
 
-DbResult<std::unique_ptr<Store>> Store::Open(const std::string& path) {
-  if (path.empty()) return DbStatus::Invalid("database path is empty");
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  if (path.empty()) return Status::Internal("database path is empty");
   const bool in_memory = path == kInMemory;
   if (!in_memory) {
     std::filesystem::path parent = std::filesystem::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     if (ec) {
-      return DbStatus::IoError("open " + path + ": cannot create folder " + parent.string() + ": " +
-                               ec.message());
+      return Status::Internal("open " + path + ": cannot create folder " + parent.string() + ": " +
+                              ec.message());
     }
   }
 
@@ -94,29 +94,29 @@ DbResult<std::unique_ptr<Store>> Store::Open(const std::string& path) {
 
   sqlite3_extended_result_codes(db.get(), 1);  // so SqliteError can tell PRIMARYKEY from NOTNULL
   sqlite3_busy_timeout(db.get(), static_cast<int>(kBusyTimeout.count()));
-  if (!in_memory) TPUEMU_DB_RETURN_IF_ERROR(EnableWal(db.get(), path));
+  if (!in_memory) TPUEMU_RETURN_IF_ERROR(EnableWal(db.get(), path));
   // WAL + NORMAL: a commit is in the OS page cache before COMMIT returns, so it survives the
   // process being killed (our promise); only an OS crash/power loss may lose the latest commits.
-  TPUEMU_DB_RETURN_IF_ERROR(
+  TPUEMU_RETURN_IF_ERROR(
       ExecRaw(db.get(), "PRAGMA synchronous = NORMAL", "open " + path + ": set synchronous"));
-  TPUEMU_DB_RETURN_IF_ERROR(
+  TPUEMU_RETURN_IF_ERROR(
       ExecRaw(db.get(), "PRAGMA foreign_keys = ON", "open " + path + ": set foreign_keys"));
-  DbStatus migrated = Migrate(db.get());
+  Status migrated = Migrate(db.get());
   if (!migrated.ok()) {
-    return DbStatus(migrated.code(), "open " + path + ": " + migrated.message());
+    return Status(migrated.code(), "open " + path + ": " + migrated.message());
   }
   return std::unique_ptr<Store>(new Store(path, db.release()));
 }
 
 Store::~Store() { (void)Close(); }
 
-DbStatus Store::Close() {
+Status Store::Close() {
   if (owner_.load() == std::this_thread::get_id()) {
-    return DbStatus::Invalid("Store::Close inside a transaction body");
+    return Status::Internal("Store::Close inside a transaction body");
   }
   // No timeout: closing must wait for in-flight transactions to finish.
   (void)AcquireLease(std::chrono::milliseconds::max());
-  DbStatus status;
+  Status status;
   if (db_ != nullptr) {
     statements_.clear();  // finalizes; sqlite3_close refuses while statements are live
     int rc = sqlite3_close(db_);
@@ -130,31 +130,31 @@ DbStatus Store::Close() {
   return status;
 }
 
-DbResult<int> Store::SchemaVersion() {
+Result<int> Store::SchemaVersion() {
   int version = 0;
-  DbStatus status = Read([&](Txn& txn) -> DbStatus {
-    DbResult<Statement*> stmt = txn.Prepare("PRAGMA user_version");
+  Status status = Read([&](Txn& txn) -> Status {
+    Result<Statement*> stmt = txn.Prepare("PRAGMA user_version");
     if (!stmt.ok()) return stmt.status();
-    DbResult<bool> row = (*stmt)->Step();
+    Result<bool> row = (*stmt)->Step();
     if (!row.ok()) return row.status();
     version = *row ? static_cast<int>((*stmt)->ColumnInt64(0)) : 0;
-    return DbStatus::Ok();
+    return Status::Ok();
   });
   if (!status.ok()) return status;
   return version;
 }
 
-DbStatus Store::Transaction(const std::function<DbStatus(Txn&)>& body) { return Run(true, body); }
+Status Store::Transaction(const std::function<Status(Txn&)>& body) { return Run(true, body); }
 
-DbStatus Store::Read(const std::function<DbStatus(Txn&)>& body) { return Run(false, body); }
+Status Store::Read(const std::function<Status(Txn&)>& body) { return Run(false, body); }
 
-DbStatus Store::Run(bool writable, const std::function<DbStatus(Txn&)>& body) {
+Status Store::Run(bool writable, const std::function<Status(Txn&)>& body) {
   if (owner_.load() == std::this_thread::get_id()) {
-    return DbStatus::Invalid("nested Store::Transaction/Read on one thread");
+    return Status::Internal("nested Store::Transaction/Read on one thread");
   }
   if (!AcquireLease(kBusyTimeout)) {
-    return DbStatus::Busy("database connection busy for more than " +
-                          std::to_string(kBusyTimeout.count()) + " ms");
+    return Status::Unavailable("database connection busy for more than " +
+                               std::to_string(kBusyTimeout.count()) + " ms");
   }
   // Releases on every path out, including an exception from std::string or the allocator.
   struct LeaseHolder {
@@ -164,7 +164,7 @@ DbStatus Store::Run(bool writable, const std::function<DbStatus(Txn&)>& body) {
       store->ReleaseLease();
     }
   } holder{this};
-  if (db_ == nullptr) return DbStatus::Invalid("store " + path_ + " is closed");
+  if (db_ == nullptr) return Status::Internal("store " + path_ + " is closed");
   owner_.store(std::this_thread::get_id());
 
   // Only a failure inside the rollback path below could leave a transaction open; never let it
@@ -172,15 +172,15 @@ DbStatus Store::Run(bool writable, const std::function<DbStatus(Txn&)>& body) {
   if (!sqlite3_get_autocommit(db_)) (void)RunCached("ROLLBACK");
 
   Txn txn(*this, writable);
-  DbStatus status = writable ? RunCached("BEGIN IMMEDIATE") : DbStatus::Ok();
+  Status status = writable ? RunCached("BEGIN IMMEDIATE") : Status::Ok();
   const bool began = writable && status.ok();
   if (status.ok()) {
     try {
       status = body(txn);
     } catch (const std::exception& e) {
-      status = DbStatus::IoError(std::string("exception in transaction body: ") + e.what());
+      status = Status::Internal(std::string("exception in transaction body: ") + e.what());
     } catch (...) {
-      status = DbStatus::IoError("unknown exception in transaction body");
+      status = Status::Internal("unknown exception in transaction body");
     }
   }
   txn.ResetUsed();
@@ -212,11 +212,11 @@ void Store::ReleaseLease() {
   idle_.notify_one();
 }
 
-DbResult<Statement*> Store::CachedStatement(std::string_view sql) {
+Result<Statement*> Store::CachedStatement(std::string_view sql) {
   std::string key(sql);
   auto it = statements_.find(key);
   if (it != statements_.end()) return it->second.get();
-  DbResult<Statement> prepared = Statement::Prepare(db_, sql, /*persistent=*/true);
+  Result<Statement> prepared = Statement::Prepare(db_, sql, /*persistent=*/true);
   if (!prepared.ok()) return prepared.status();
   auto owned = std::make_unique<Statement>(std::move(prepared).value());
   Statement* out = owned.get();
@@ -224,28 +224,28 @@ DbResult<Statement*> Store::CachedStatement(std::string_view sql) {
   return out;
 }
 
-DbStatus Store::RunCached(std::string_view sql) {
-  DbResult<Statement*> stmt = CachedStatement(sql);
+Status Store::RunCached(std::string_view sql) {
+  Result<Statement*> stmt = CachedStatement(sql);
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Reset();
-  DbStatus status = (*stmt)->Run();
+  Status status = (*stmt)->Run();
   (*stmt)->Reset();
   return status;
 }
 
-DbStatus Store::WipeAll() {
-  return Transaction([](Txn& txn) -> DbStatus {
+Status Store::WipeAll() {
+  return Transaction([](Txn& txn) -> Status {
     // Child tables added later may reference parents; check foreign keys at COMMIT, when every
     // table is empty, instead of after each DELETE.
-    TPUEMU_DB_RETURN_IF_ERROR(txn.ExecScript("PRAGMA defer_foreign_keys = ON"));
+    TPUEMU_RETURN_IF_ERROR(txn.ExecScript("PRAGMA defer_foreign_keys = ON"));
     std::vector<std::string> tables;
     {
-      DbResult<Statement*> stmt = txn.Prepare(
+      Result<Statement*> stmt = txn.Prepare(
           "SELECT name FROM sqlite_schema WHERE type = 'table' "
           "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'");
       if (!stmt.ok()) return stmt.status();
       for (;;) {
-        DbResult<bool> row = (*stmt)->Step();
+        Result<bool> row = (*stmt)->Step();
         if (!row.ok()) return row.status();
         if (!*row) break;
         tables.push_back((*stmt)->ColumnText(0));
@@ -254,9 +254,9 @@ DbStatus Store::WipeAll() {
     for (const std::string& table : tables) {
       std::string quoted;
       for (char c : table) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-      TPUEMU_DB_RETURN_IF_ERROR(txn.ExecScript("DELETE FROM \"" + quoted + "\""));
+      TPUEMU_RETURN_IF_ERROR(txn.ExecScript("DELETE FROM \"" + quoted + "\""));
     }
-    return DbStatus::Ok();
+    return Status::Ok();
   });
 }
 

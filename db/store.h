@@ -13,7 +13,7 @@
 // one state change's worth of SQL and nothing slow. Waiting for the lease (or for another process's
 // write lock, via busy_timeout) is bounded by kBusyTimeout; past it the call returns kBusy.
 //
-// Errors: every call returns a DbStatus / DbResult; nothing throws across this API. An exception
+// Errors: every call returns a Status / DbResult; nothing throws across this API. An exception
 // escaping a transaction body is caught, the transaction rolled back, and kIoError returned with
 // the exception's what().
 #pragma once
@@ -32,7 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "db/db_status.h"
+#include "base/status.h"
 #include "db/statement.h"
 
 struct sqlite3;
@@ -51,9 +51,9 @@ class Txn {
   // The cached statement for `sql` (one SQL statement), reset and with bindings cleared. The
   // pointer stays valid until the body returns; preparing the same SQL again resets it, so do not
   // interleave two uses of one SQL text. In a Read() body only read-only SQL is allowed (kInvalid).
-  DbResult<Statement*> Prepare(std::string_view sql);
+  Result<Statement*> Prepare(std::string_view sql);
   // Runs SQL text that may hold several statements, without caching (DDL, maintenance).
-  DbStatus ExecScript(std::string_view sql);
+  Status ExecScript(std::string_view sql);
   // Rows inserted, updated or deleted by the most recent such statement.
   int64_t Changes() const;
   bool writable() const { return writable_; }
@@ -77,7 +77,7 @@ class Store {
   // in-memory one for ":memory:", and applies pending migrations (db/migrations.h). Errors:
   // kInvalid for an empty path, kIoError when the file cannot be created or opened, kCorruption
   // when it is not a SQLite database or its schema is newer than this build.
-  static DbResult<std::unique_ptr<Store>> Open(const std::string& path);
+  static Result<std::unique_ptr<Store>> Open(const std::string& path);
 
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -86,16 +86,16 @@ class Store {
   // Runs `body` inside BEGIN IMMEDIATE ... COMMIT. If the body returns non-OK, throws, or COMMIT
   // fails, the transaction is rolled back and that status returned (kIoError for an exception).
   // Calling Transaction()/Read() from inside a body returns kInvalid (no nesting).
-  DbStatus Transaction(const std::function<DbStatus(Txn&)>& body);
+  Status Transaction(const std::function<Status(Txn&)>& body);
   // Runs a read-only `body` (autocommit; each statement sees every committed write).
-  DbStatus Read(const std::function<DbStatus(Txn&)>& body);
+  Status Read(const std::function<Status(Txn&)>& body);
   // Read() for a body that produces a value: the body's result, or Read()'s own error.
   template <typename T>
-  DbResult<T> ReadResult(const std::function<DbResult<T>(Txn&)>& body) {
-    std::optional<DbResult<T>> out;
-    DbStatus status = Read([&](Txn& txn) -> DbStatus {
+  Result<T> ReadResult(const std::function<Result<T>(Txn&)>& body) {
+    std::optional<Result<T>> out;
+    Status status = Read([&](Txn& txn) -> Status {
       out.emplace(body(txn));
-      return out->ok() ? DbStatus::Ok() : out->status();
+      return out->ok() ? Status::Ok() : out->status();
     });
     if (!status.ok()) return status;
     return std::move(*out);
@@ -104,15 +104,15 @@ class Store {
   // Deletes every row of every table in one transaction (POST /_emulator/reset). The schema and
   // the AUTOINCREMENT high-water marks (sqlite_sequence) stay, so `seq` values, and the page
   // tokens built from them, never repeat across a reset.
-  DbStatus WipeAll();
+  Status WipeAll();
 
   // Finalizes the cached statements and closes the connection (checkpointing the WAL). Later calls
   // on this Store return kInvalid. Idempotent.
-  DbStatus Close();
+  Status Close();
 
   const std::string& path() const { return path_; }
   // PRAGMA user_version of the open database.
-  DbResult<int> SchemaVersion();
+  Result<int> SchemaVersion();
 
  private:
   friend class Txn;
@@ -122,10 +122,10 @@ class Store {
   bool AcquireLease(std::chrono::milliseconds timeout);
   void ReleaseLease();
   // Runs `body` holding the lease; `writable` wraps it in BEGIN IMMEDIATE/COMMIT.
-  DbStatus Run(bool writable, const std::function<DbStatus(Txn&)>& body);
+  Status Run(bool writable, const std::function<Status(Txn&)>& body);
   // Requires the lease. The cached statement for `sql`, prepared on first use.
-  DbResult<Statement*> CachedStatement(std::string_view sql);
-  DbStatus RunCached(std::string_view sql);  // requires the lease
+  Result<Statement*> CachedStatement(std::string_view sql);
+  Status RunCached(std::string_view sql);  // requires the lease
 
   const std::string path_;
   // A lease rather than a mutex held across the body: it gives the bounded wait (kBusyTimeout)

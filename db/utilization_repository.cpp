@@ -1,8 +1,8 @@
 #include "db/utilization_repository.h"
 
 namespace tpuemu::db {
-DbStatus UtilizationRepository::Append(Txn& txn, const UtilizationRow& row) const {
-  DbResult<Statement*> stmt = txn.Prepare(
+Status UtilizationRepository::Append(Txn& txn, const UtilizationRow& row) const {
+  Result<Statement*> stmt = txn.Prepare(
       "INSERT OR REPLACE INTO utilization_samples (node, time_unix_ms, duty_cycle, "
       "tensorcore_utilization, mxu_utilization, hbm_used_bytes, hbm_total_bytes) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -18,11 +18,11 @@ DbStatus UtilizationRepository::Append(Txn& txn, const UtilizationRow& row) cons
   return (*stmt)->Run();
 }
 
-DbResult<std::vector<UtilizationRow>> UtilizationRepository::List(std::string_view node,
-                                                                  int64_t since_unix_ms) const {
+Result<std::vector<UtilizationRow>> UtilizationRepository::List(std::string_view node,
+                                                                int64_t since_unix_ms) const {
   return store_.ReadResult<std::vector<UtilizationRow>>(
-      [&](Txn& txn) -> DbResult<std::vector<UtilizationRow>> {
-        DbResult<Statement*> stmt = txn.Prepare(
+      [&](Txn& txn) -> Result<std::vector<UtilizationRow>> {
+        Result<Statement*> stmt = txn.Prepare(
             "SELECT node, time_unix_ms, duty_cycle, tensorcore_utilization, mxu_utilization, "
             "hbm_used_bytes, hbm_total_bytes FROM utilization_samples "
             "WHERE node = ?1 AND time_unix_ms >= ?2 ORDER BY time_unix_ms");
@@ -30,7 +30,7 @@ DbResult<std::vector<UtilizationRow>> UtilizationRepository::List(std::string_vi
         (*stmt)->Bind(1, node).Bind(2, since_unix_ms);
         std::vector<UtilizationRow> rows;
         for (;;) {
-          DbResult<bool> more = (*stmt)->Step();
+          Result<bool> more = (*stmt)->Step();
           if (!more.ok()) return more.status();
           if (!*more) return rows;
           const Statement& s = **stmt;
@@ -47,12 +47,11 @@ DbResult<std::vector<UtilizationRow>> UtilizationRepository::List(std::string_vi
       });
 }
 
-DbResult<int64_t> UtilizationRepository::PruneBefore(Txn& txn, int64_t before_unix_ms) const {
-  DbResult<Statement*> stmt =
-      txn.Prepare("DELETE FROM utilization_samples WHERE time_unix_ms < ?1");
+Result<int64_t> UtilizationRepository::PruneBefore(Txn& txn, int64_t before_unix_ms) const {
+  Result<Statement*> stmt = txn.Prepare("DELETE FROM utilization_samples WHERE time_unix_ms < ?1");
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, before_unix_ms);
-  TPUEMU_DB_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
   return txn.Changes();
 }
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "db/db_status.h"
+#include "base/status.h"
 #include "db/store.h"
 
 namespace tpuemu::db {
@@ -32,11 +32,11 @@ class UtilizationRepository {
   explicit UtilizationRepository(Store& store) : store_(store) {}
 
   // Inserts (replaces a sample of the same node and millisecond).
-  DbStatus Append(Txn& txn, const UtilizationRow& row) const;
+  Status Append(Txn& txn, const UtilizationRow& row) const;
   // The node's samples with time_unix_ms >= since_unix_ms, oldest first.
-  DbResult<std::vector<UtilizationRow>> List(std::string_view node, int64_t since_unix_ms) const;
+  Result<std::vector<UtilizationRow>> List(std::string_view node, int64_t since_unix_ms) const;
   // Deletes every sample older than before_unix_ms; returns how many went.
-  DbResult<int64_t> PruneBefore(Txn& txn, int64_t before_unix_ms) const;
+  Result<int64_t> PruneBefore(Txn& txn, int64_t before_unix_ms) const;
 
  private:
   Store& store_;

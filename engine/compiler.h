@@ -23,10 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "engine/hardware.h"
 #include "engine/ir.h"
 #include "engine/numerics.h"
-#include "engine/status.h"
 #include "engine/timing.h"
 
 namespace tpuemu::engine {

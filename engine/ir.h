@@ -30,7 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/status.h"
+#include "base/status.h"
 #include "engine/tensor.h"
 
 namespace tpuemu::engine {

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "engine/ir.h"
 #include "engine/numerics.h"
 #include "engine/pool.h"
-#include "engine/status.h"
 #include "engine/tensor.h"
 
 namespace tpuemu::engine {

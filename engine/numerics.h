@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "engine/status.h"
+#include "base/status.h"
 
 namespace tpuemu::engine {
 

@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/status.h"
+#include "base/status.h"
 
 namespace tpuemu::engine {
 

@@ -51,8 +51,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/status.h"
 #include "engine/ir.h"
-#include "engine/status.h"
 
 namespace tpuemu::engine {
 

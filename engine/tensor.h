@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "engine/buffer_cache.h"
-#include "engine/status.h"
 
 namespace tpuemu::engine {
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/http/run.sh — tpuemud vs nginx under wrk, and durable creates per second.
 #
-# Usage: bench/http/run.sh [path/to/tpuemud]      (or TPUEMUD=...; default <repo>/build/service/tpuemud)
+# Usage: bench/http/run.sh [path/to/tpuemud]      (or TPUEMUD=...; default <repo>/build/daemon/tpuemud)
 # Env:   BENCH_SECONDS (default 10) duration of each wrk run; BENCH_THREADS (2), BENCH_CONNECTIONS (64).
 #
 # Same run, same wrk settings for every target:
@@ -17,7 +17,7 @@ set -euo pipefail
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo_root="$(cd "${script_dir}/../.." && pwd)"
-tpuemud="${1:-${TPUEMUD:-${repo_root}/build/service/tpuemud}}"
+tpuemud="${1:-${TPUEMUD:-${repo_root}/build/daemon/tpuemud}}"
 seconds="${BENCH_SECONDS:-10}"
 threads="${BENCH_THREADS:-2}"
 connections="${BENCH_CONNECTIONS:-64}"

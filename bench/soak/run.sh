@@ -2,7 +2,7 @@
 # bench/soak/run.sh — soak tpuemud: wrk on GET node/list plus a job submitter, for N minutes.
 #
 # Usage: bench/soak/run.sh [minutes]        (default 5; 1..120)
-# Env:   TPUEMUD (default <repo>/build/service/tpuemud), SOAK_THREADS (2), SOAK_CONNECTIONS (16),
+# Env:   TPUEMUD (default <repo>/build/daemon/tpuemud), SOAK_THREADS (2), SOAK_CONNECTIONS (16),
 #        SOAK_WARMUP_SECONDS (default: a quarter of the run, at least 20 s).
 #
 #   1. tpuemud on a free loopback port (127.0.0.1, port 0), durable SQLite file in a temp dir,
@@ -21,7 +21,7 @@ set -euo pipefail
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo_root="$(cd "${script_dir}/../.." && pwd)"
 minutes="${1:-5}"
-tpuemud="${TPUEMUD:-${repo_root}/build/service/tpuemud}"
+tpuemud="${TPUEMUD:-${repo_root}/build/daemon/tpuemud}"
 threads="${SOAK_THREADS:-2}"
 connections="${SOAK_CONNECTIONS:-16}"
 zone="us-central2-b"

@@ -21,8 +21,8 @@
 #include <gtest/gtest.h>
 
 #include "api/router.h"
-#include "tests/service/wait_for.h"
 #include "tests/support/http_client.h"
+#include "tests/support/wait_for.h"
 
 namespace tpuemu::api {
 namespace {

@@ -27,13 +27,13 @@ std::string NodeId(int64_t i) { return "n" + std::to_string(i); }
 
 // The child: commits node+operation pairs forever, writing each acknowledged index to `fd`.
 [[noreturn]] void CommitForever(const std::string& path, int fd) {
-  DbResult<std::unique_ptr<Store>> store = Store::Open(path);
+  Result<std::unique_ptr<Store>> store = Store::Open(path);
   if (!store.ok()) _exit(2);
   NodeRepository nodes(**store);
   OperationRepository ops(**store);
   for (int64_t i = 0;; ++i) {
-    DbStatus s = (*store)->Transaction([&](Txn& txn) -> DbStatus {
-      TPUEMU_DB_RETURN_IF_ERROR(nodes.Insert(txn, MakeNode("p", "z", NodeId(i))).status());
+    Status s = (*store)->Transaction([&](Txn& txn) -> Status {
+      TPUEMU_RETURN_IF_ERROR(nodes.Insert(txn, MakeNode("p", "z", NodeId(i))).status());
       return ops.Insert(txn, MakeOperation("p", "z", "op-" + NodeId(i))).status();
     });
     if (!s.ok()) _exit(3);
@@ -110,7 +110,7 @@ TEST(CrashTest, AcknowledgedCommitsSurviveSigkill) {
   EXPECT_EQ(WTERMSIG(wstatus), SIGKILL);
   ASSERT_GE(acks, kAcksBeforeKill);
 
-  DbResult<std::unique_ptr<Store>> store = Store::Open(path);
+  Result<std::unique_ptr<Store>> store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   NodeRepository nodes(**store);
   OperationRepository ops(**store);
@@ -120,19 +120,19 @@ TEST(CrashTest, AcknowledgedCommitsSurviveSigkill) {
         << "lost operation " << i;
   }
   // At most the one commit in flight at the kill may exist beyond the last acknowledgement.
-  DbResult<std::vector<NodeRow>> all = nodes.List("p", "z", 0, 0);
+  Result<std::vector<NodeRow>> all = nodes.List("p", "z", 0, 0);
   ASSERT_TRUE(all.ok());
   EXPECT_GE(static_cast<int64_t>(all->size()), last_ack + 1);
   EXPECT_LE(static_cast<int64_t>(all->size()), last_ack + 2);
   std::string integrity;
   ASSERT_TRUE((*store)
-                  ->Read([&](Txn& txn) -> DbStatus {
-                    DbResult<Statement*> s = txn.Prepare("PRAGMA integrity_check");
+                  ->Read([&](Txn& txn) -> Status {
+                    Result<Statement*> s = txn.Prepare("PRAGMA integrity_check");
                     if (!s.ok()) return s.status();
-                    DbResult<bool> row = (*s)->Step();
+                    Result<bool> row = (*s)->Step();
                     if (!row.ok()) return row.status();
                     integrity = (*s)->ColumnText(0);
-                    return DbStatus::Ok();
+                    return Status::Ok();
                   })
                   .ok());
   EXPECT_EQ(integrity, "ok");

@@ -26,7 +26,7 @@ class JobRepositoryTest : public ::testing::Test {
  protected:
   void SetUp() override { Open(); }
   void Open() {
-    DbResult<std::unique_ptr<Store>> store = Store::Open(dir_.File("jobs.db"));
+    Result<std::unique_ptr<Store>> store = Store::Open(dir_.File("jobs.db"));
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
     jobs_ = std::make_unique<JobRepository>(*store_);
@@ -37,10 +37,10 @@ class JobRepositoryTest : public ::testing::Test {
     store_.reset();
     Open();
   }
-  DbStatus Insert(const JobRow& row) {
-    return store_->Transaction([&](Txn& txn) -> DbStatus {
-      DbResult<int64_t> seq = jobs_->Insert(txn, row);
-      return seq.ok() ? DbStatus::Ok() : seq.status();
+  Status Insert(const JobRow& row) {
+    return store_->Transaction([&](Txn& txn) -> Status {
+      Result<int64_t> seq = jobs_->Insert(txn, row);
+      return seq.ok() ? Status::Ok() : seq.status();
     });
   }
 
@@ -53,8 +53,8 @@ TEST_F(JobRepositoryTest, InsertGetUpdateSurviveReopen) {
   JobRow row = MakeJob("n1", "j1");
   row.request_id = "r1";
   ASSERT_TRUE(Insert(row).ok());
-  EXPECT_EQ(Insert(row).code(), DbCode::kAlreadyExists);
-  DbResult<JobRow> got = jobs_->Get(row.name);
+  EXPECT_EQ(Insert(row).code(), StatusCode::kAlreadyExists);
+  Result<JobRow> got = jobs_->Get(row.name);
   ASSERT_TRUE(got.ok());
   EXPECT_GT(got->seq, 0);
   row.seq = got->seq;
@@ -70,7 +70,7 @@ TEST_F(JobRepositoryTest, InsertGetUpdateSurviveReopen) {
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, row);
   EXPECT_EQ(jobs_->Get("projects/p/locations/z/nodes/n1/jobs/nope").status().code(),
-            DbCode::kNotFound);
+            StatusCode::kNotFound);
 }
 
 TEST_F(JobRepositoryTest, RequestIdIsUniquePerNode) {
@@ -81,9 +81,9 @@ TEST_F(JobRepositoryTest, RequestIdIsUniquePerNode) {
   JobRow c = MakeJob("n2", "c");
   c.request_id = "same";
   ASSERT_TRUE(Insert(a).ok());
-  EXPECT_EQ(Insert(b).code(), DbCode::kAlreadyExists);
+  EXPECT_EQ(Insert(b).code(), StatusCode::kAlreadyExists);
   EXPECT_TRUE(Insert(c).ok());
-  DbResult<JobRow> found = store_->ReadResult<JobRow>(
+  Result<JobRow> found = store_->ReadResult<JobRow>(
       [&](Txn& txn) { return jobs_->GetByRequestId(txn, "p", "z", "n1", "same"); });
   ASSERT_TRUE(found.ok());
   EXPECT_EQ(found->job_id, "a");
@@ -96,7 +96,7 @@ TEST_F(JobRepositoryTest, ListFiltersAndPages) {
     ASSERT_TRUE(Insert(row).ok());
   }
   JobFilter all{"p", "-", "", ""};
-  DbResult<std::vector<JobRow>> page = jobs_->List(all, 0, 2);
+  Result<std::vector<JobRow>> page = jobs_->List(all, 0, 2);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->size(), 2u);
   EXPECT_EQ((*page)[0].job_id, "j0");
@@ -106,7 +106,7 @@ TEST_F(JobRepositoryTest, ListFiltersAndPages) {
   page = jobs_->List(JobFilter{"p", "z", "even", ""}, 0, 0);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->size(), 3u);
-  DbResult<std::vector<JobRow>> running = jobs_->ListInState("RUNNING");
+  Result<std::vector<JobRow>> running = jobs_->ListInState("RUNNING");
   ASSERT_TRUE(running.ok());
   ASSERT_EQ(running->size(), 1u);
   EXPECT_EQ((*running)[0].job_id, "j3");
@@ -118,18 +118,18 @@ TEST_F(JobRepositoryTest, LogsAndStepsRoundTripAndDeleteWithTheJob) {
   JobStepRow s0{0, 2.25, 1000, 1.5e-6, 0.75, 3e9, 0.01};
   JobStepRow s1{1, std::nullopt, 2000, 3e-6, 0.5, 6e9, 0.02};
   ASSERT_TRUE(store_
-                  ->Transaction([&](Txn& txn) -> DbStatus {
-                    TPUEMU_DB_RETURN_IF_ERROR(jobs_->AppendLog(txn, row.name, "compile"));
-                    TPUEMU_DB_RETURN_IF_ERROR(jobs_->AppendLog(txn, row.name, "step 0"));
-                    TPUEMU_DB_RETURN_IF_ERROR(jobs_->AppendStep(txn, row.name, s0));
+                  ->Transaction([&](Txn& txn) -> Status {
+                    TPUEMU_RETURN_IF_ERROR(jobs_->AppendLog(txn, row.name, "compile"));
+                    TPUEMU_RETURN_IF_ERROR(jobs_->AppendLog(txn, row.name, "step 0"));
+                    TPUEMU_RETURN_IF_ERROR(jobs_->AppendStep(txn, row.name, s0));
                     return jobs_->AppendStep(txn, row.name, s1);
                   })
                   .ok());
   Reopen();
-  DbResult<std::vector<std::string>> logs = jobs_->Logs(row.name, 1);
+  Result<std::vector<std::string>> logs = jobs_->Logs(row.name, 1);
   ASSERT_TRUE(logs.ok());
   EXPECT_EQ(*logs, std::vector<std::string>{"step 0"});
-  DbResult<std::vector<JobStepRow>> steps = jobs_->Steps(row.name);
+  Result<std::vector<JobStepRow>> steps = jobs_->Steps(row.name);
   ASSERT_TRUE(steps.ok());
   ASSERT_EQ(steps->size(), 2u);
   EXPECT_EQ((*steps)[0], s0);

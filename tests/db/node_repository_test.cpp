@@ -16,7 +16,7 @@ class NodeRepositoryTest : public ::testing::Test {
   void SetUp() override { Open(); }
 
   void Open() {
-    DbResult<std::unique_ptr<Store>> store = Store::Open(dir_.File("nodes.db"));
+    Result<std::unique_ptr<Store>> store = Store::Open(dir_.File("nodes.db"));
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
     nodes_ = std::make_unique<NodeRepository>(*store_);
@@ -28,16 +28,16 @@ class NodeRepositoryTest : public ::testing::Test {
     Open();
   }
 
-  DbResult<int64_t> Insert(const NodeRow& row) {
-    DbResult<int64_t> seq = DbStatus::IoError("unset");
-    DbStatus s = store_->Transaction([&](Txn& txn) {
+  Result<int64_t> Insert(const NodeRow& row) {
+    Result<int64_t> seq = Status::Internal("unset");
+    Status s = store_->Transaction([&](Txn& txn) {
       seq = nodes_->Insert(txn, row);
       return seq.status();
     });
     if (!s.ok()) return s;
     return seq;
   }
-  DbStatus Write(const std::function<DbStatus(Txn&)>& body) { return store_->Transaction(body); }
+  Status Write(const std::function<Status(Txn&)>& body) { return store_->Transaction(body); }
 
   static std::vector<std::string> Ids(const std::vector<NodeRow>& rows) {
     std::vector<std::string> ids;
@@ -56,36 +56,37 @@ TEST_F(NodeRepositoryTest, InsertThenGetRoundTripsEveryColumn) {
   row.pending_due_ms = 1735689600123;
   row.resource_json = R"({"name":"x","labels":{"a":"ü"}})";
   row.resource_json += std::string("\0tail", 5);  // embedded NUL must survive
-  DbResult<int64_t> seq = Insert(row);
+  Result<int64_t> seq = Insert(row);
   ASSERT_TRUE(seq.ok()) << seq.status().ToString();
   EXPECT_GT(*seq, 0);
   row.seq = *seq;
-  DbResult<NodeRow> got = nodes_->Get(row.name);
+  Result<NodeRow> got = nodes_->Get(row.name);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(*got, row);
 }
 
 TEST_F(NodeRepositoryTest, MissingNodeIsNotFound) {
-  EXPECT_EQ(nodes_->Get("projects/p/locations/z/nodes/none").status().code(), DbCode::kNotFound);
+  EXPECT_EQ(nodes_->Get("projects/p/locations/z/nodes/none").status().code(),
+            StatusCode::kNotFound);
   EXPECT_EQ(Write([&](Txn& txn) { return nodes_->Update(txn, MakeNode("p", "z", "none")); }).code(),
-            DbCode::kNotFound);
+            StatusCode::kNotFound);
   EXPECT_EQ(Write([&](Txn& txn) {
               return nodes_->Delete(txn, "projects/p/locations/z/nodes/none");
             }).code(),
-            DbCode::kNotFound);
+            StatusCode::kNotFound);
 }
 
 TEST_F(NodeRepositoryTest, DuplicateNameIsAlreadyExistsAndLeavesOriginal) {
   ASSERT_TRUE(Insert(MakeNode("p", "z", "n1", 8)).ok());
-  DbResult<int64_t> dup = Insert(MakeNode("p", "z", "n1", 64));
+  Result<int64_t> dup = Insert(MakeNode("p", "z", "n1", 64));
   ASSERT_FALSE(dup.ok());
-  EXPECT_EQ(dup.status().code(), DbCode::kAlreadyExists);
+  EXPECT_EQ(dup.status().code(), StatusCode::kAlreadyExists);
   EXPECT_NE(dup.status().message().find("projects/p/locations/z/nodes/n1"), std::string::npos);
   EXPECT_EQ(nodes_->Get("projects/p/locations/z/nodes/n1")->tensorcores, 8);
 }
 
 TEST_F(NodeRepositoryTest, UpdateChangesColumnsButNotSeq) {
-  DbResult<int64_t> seq = Insert(MakeNode("p", "z", "n1"));
+  Result<int64_t> seq = Insert(MakeNode("p", "z", "n1"));
   ASSERT_TRUE(seq.ok());
   NodeRow row = MakeNode("p", "z", "n1");
   row.state = "READY";
@@ -94,7 +95,7 @@ TEST_F(NodeRepositoryTest, UpdateChangesColumnsButNotSeq) {
   row.pending_due_ms = 5;
   row.seq = 12345;  // ignored
   ASSERT_TRUE(Write([&](Txn& txn) { return nodes_->Update(txn, row); }).ok());
-  DbResult<NodeRow> got = nodes_->Get(row.name);
+  Result<NodeRow> got = nodes_->Get(row.name);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->state, "READY");
   EXPECT_EQ(got->update_time, "2025-01-01T00:01:00Z");
@@ -113,7 +114,7 @@ TEST_F(NodeRepositoryTest, DeleteRemovesRow) {
   ASSERT_TRUE(Insert(MakeNode("p", "z", "n1")).ok());
   ASSERT_TRUE(
       Write([&](Txn& txn) { return nodes_->Delete(txn, "projects/p/locations/z/nodes/n1"); }).ok());
-  EXPECT_EQ(nodes_->Get("projects/p/locations/z/nodes/n1").status().code(), DbCode::kNotFound);
+  EXPECT_EQ(nodes_->Get("projects/p/locations/z/nodes/n1").status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(NodeRepositoryTest, ListPagesInSeqOrderStableAcrossDeletes) {
@@ -122,23 +123,23 @@ TEST_F(NodeRepositoryTest, ListPagesInSeqOrderStableAcrossDeletes) {
   ASSERT_TRUE(Insert(MakeNode("p", "other-zone", "x")).ok());
   ASSERT_TRUE(Insert(MakeNode("q", "z", "y")).ok());
 
-  DbResult<std::vector<NodeRow>> page1 = nodes_->List("p", "z", 0, 4);
+  Result<std::vector<NodeRow>> page1 = nodes_->List("p", "z", 0, 4);
   ASSERT_TRUE(page1.ok());
   EXPECT_EQ(Ids(*page1), (std::vector<std::string>{"n0", "n1", "n2", "n3"}));
 
   // Deleting rows on both sides of the cursor neither repeats nor skips any survivor.
-  ASSERT_TRUE(Write([&](Txn& txn) -> DbStatus {
-                TPUEMU_DB_RETURN_IF_ERROR(nodes_->Delete(txn, "projects/p/locations/z/nodes/n1"));
+  ASSERT_TRUE(Write([&](Txn& txn) -> Status {
+                TPUEMU_RETURN_IF_ERROR(nodes_->Delete(txn, "projects/p/locations/z/nodes/n1"));
                 return nodes_->Delete(txn, "projects/p/locations/z/nodes/n5");
               }).ok());
-  DbResult<std::vector<NodeRow>> page2 = nodes_->List("p", "z", page1->back().seq, 4);
+  Result<std::vector<NodeRow>> page2 = nodes_->List("p", "z", page1->back().seq, 4);
   ASSERT_TRUE(page2.ok());
   EXPECT_EQ(Ids(*page2), (std::vector<std::string>{"n4", "n6", "n7", "n8"}));
-  DbResult<std::vector<NodeRow>> page3 = nodes_->List("p", "z", page2->back().seq, 4);
+  Result<std::vector<NodeRow>> page3 = nodes_->List("p", "z", page2->back().seq, 4);
   ASSERT_TRUE(page3.ok());
   EXPECT_EQ(Ids(*page3), (std::vector<std::string>{"n9"}));
 
-  DbResult<std::vector<NodeRow>> all_zones = nodes_->List("p", NodeRepository::kAllZones, 0, 0);
+  Result<std::vector<NodeRow>> all_zones = nodes_->List("p", NodeRepository::kAllZones, 0, 0);
   ASSERT_TRUE(all_zones.ok());
   EXPECT_EQ(all_zones->size(), 9u);
   EXPECT_EQ(all_zones->back().node_id, "x");
@@ -147,14 +148,14 @@ TEST_F(NodeRepositoryTest, ListPagesInSeqOrderStableAcrossDeletes) {
 }
 
 TEST_F(NodeRepositoryTest, SeqNeverRepeatsAfterDeleteAndRestart) {
-  DbResult<int64_t> a = Insert(MakeNode("p", "z", "a"));
-  DbResult<int64_t> b = Insert(MakeNode("p", "z", "b"));
+  Result<int64_t> a = Insert(MakeNode("p", "z", "a"));
+  Result<int64_t> b = Insert(MakeNode("p", "z", "b"));
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_LT(*a, *b);
   ASSERT_TRUE(
       Write([&](Txn& txn) { return nodes_->Delete(txn, "projects/p/locations/z/nodes/b"); }).ok());
   Reopen();
-  DbResult<int64_t> c = Insert(MakeNode("p", "z", "c"));
+  Result<int64_t> c = Insert(MakeNode("p", "z", "c"));
   ASSERT_TRUE(c.ok());
   EXPECT_GT(*c, *b);
 }
@@ -169,7 +170,7 @@ TEST_F(NodeRepositoryTest, ListPendingReturnsOnlyPendingSoonestFirst) {
   ASSERT_TRUE(Insert(late).ok());
   ASSERT_TRUE(Insert(MakeNode("p", "z", "idle")).ok());
   ASSERT_TRUE(Insert(soon).ok());
-  DbResult<std::vector<NodeRow>> pending = nodes_->ListPending();
+  Result<std::vector<NodeRow>> pending = nodes_->ListPending();
   ASSERT_TRUE(pending.ok());
   EXPECT_EQ(Ids(*pending), (std::vector<std::string>{"soon", "late"}));
   EXPECT_EQ((*pending)[0].pending_operation, "op-soon");
@@ -185,7 +186,7 @@ TEST_F(NodeRepositoryTest, SumTensorCoresAndCountByState) {
   EXPECT_EQ(*nodes_->SumTensorCores("p", "z1"), 40);
   EXPECT_EQ(*nodes_->SumTensorCores("p", "-"), 44);
   EXPECT_EQ(*nodes_->SumTensorCores("nobody", "-"), 0);
-  DbResult<std::map<std::string, int64_t>> counts = nodes_->CountByState();
+  Result<std::map<std::string, int64_t>> counts = nodes_->CountByState();
   ASSERT_TRUE(counts.ok());
   EXPECT_EQ(*counts, (std::map<std::string, int64_t>{{"CREATING", 3}, {"READY", 1}}));
 }
@@ -193,16 +194,16 @@ TEST_F(NodeRepositoryTest, SumTensorCoresAndCountByState) {
 TEST_F(NodeRepositoryTest, QuotaCheckAndInsertInOneTransaction) {
   constexpr int64_t kQuota = 16;
   auto create = [&](const std::string& id) {
-    return Write([&](Txn& txn) -> DbStatus {
-      DbResult<int64_t> used = nodes_->SumTensorCores(txn, "p", "-");
+    return Write([&](Txn& txn) -> Status {
+      Result<int64_t> used = nodes_->SumTensorCores(txn, "p", "-");
       if (!used.ok()) return used.status();
-      if (*used + 8 > kQuota) return DbStatus::Invalid("quota");
+      if (*used + 8 > kQuota) return Status::Internal("quota");
       return nodes_->Insert(txn, MakeNode("p", "z", id, 8)).status();
     });
   };
   EXPECT_TRUE(create("a").ok());
   EXPECT_TRUE(create("b").ok());
-  EXPECT_EQ(create("c").code(), DbCode::kInvalid);
+  EXPECT_EQ(create("c").code(), StatusCode::kInternal);
   EXPECT_EQ(nodes_->List("p", "-", 0, 0)->size(), 2u);
 }
 

@@ -16,7 +16,7 @@ namespace {
 class ObservabilityRepositoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    DbResult<std::unique_ptr<Store>> store = Store::Open(dir_.File("obs.db"));
+    Result<std::unique_ptr<Store>> store = Store::Open(dir_.File("obs.db"));
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
   }
@@ -35,11 +35,11 @@ class ObservabilityRepositoryTest : public ::testing::Test {
   int64_t AppendEvent(const EventRow& e) {
     int64_t seq = 0;
     EXPECT_TRUE(store_
-                    ->Transaction([&](Txn& txn) -> DbStatus {
-                      DbResult<int64_t> s = events().Append(txn, e);
+                    ->Transaction([&](Txn& txn) -> Status {
+                      Result<int64_t> s = events().Append(txn, e);
                       if (!s.ok()) return s.status();
                       seq = *s;
-                      return DbStatus::Ok();
+                      return Status::Ok();
                     })
                     .ok());
     return seq;
@@ -57,7 +57,7 @@ TEST_F(ObservabilityRepositoryTest, EventsListPerProjectInSeqOrder) {
   ready.previous_state = "CREATING";
   int64_t a2 = AppendEvent(ready);
   EXPECT_LT(a1, a2);
-  DbResult<std::vector<EventRow>> all = events().List("a", 0, 10);
+  Result<std::vector<EventRow>> all = events().List("a", 0, 10);
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), 2u);
   EXPECT_EQ((*all)[0].seq, a1);
@@ -65,7 +65,7 @@ TEST_F(ObservabilityRepositoryTest, EventsListPerProjectInSeqOrder) {
   EXPECT_EQ((*all)[1].previous_state, "CREATING");
   ready.seq = a2;
   EXPECT_EQ((*all)[1], ready);
-  DbResult<std::vector<EventRow>> after = events().List("a", a1, 10);
+  Result<std::vector<EventRow>> after = events().List("a", a1, 10);
   ASSERT_TRUE(after.ok());
   ASSERT_EQ(after->size(), 1u);
   EXPECT_EQ((*after)[0].seq, a2);
@@ -75,16 +75,16 @@ TEST_F(ObservabilityRepositoryTest, EventsListPerProjectInSeqOrder) {
 TEST_F(ObservabilityRepositoryTest, EventsPruneByCountAndAgeAndSeqIsNeverReused) {
   for (int i = 0; i < 10; ++i) AppendEvent(Event("p", 1000 + i, "READY"));
   ASSERT_TRUE(store_
-                  ->Transaction([&](Txn& txn) -> DbStatus {
-                    DbResult<int64_t> removed = events().Prune(txn, 6, 1003);
+                  ->Transaction([&](Txn& txn) -> Status {
+                    Result<int64_t> removed = events().Prune(txn, 6, 1003);
                     if (!removed.ok()) return removed.status();
                     EXPECT_EQ(*removed, 4);  // the 4 oldest by count; age removes none more
                     removed = events().Prune(txn, 100, 1008);
                     EXPECT_EQ(*removed, 4);  // times 1004..1007
-                    return DbStatus::Ok();
+                    return Status::Ok();
                   })
                   .ok());
-  DbResult<std::vector<EventRow>> left = events().List("p", 0, 100);
+  Result<std::vector<EventRow>> left = events().List("p", 0, 100);
   ASSERT_TRUE(left.ok());
   ASSERT_EQ(left->size(), 2u);
   EXPECT_EQ(left->front().time_unix_ms, 1008);
@@ -98,23 +98,23 @@ TEST_F(ObservabilityRepositoryTest, UtilizationWindowAndRetention) {
     return UtilizationRow{node, t, duty, duty / 2, duty / 4, 100, 1000};
   };
   ASSERT_TRUE(store_
-                  ->Transaction([&](Txn& txn) -> DbStatus {
+                  ->Transaction([&](Txn& txn) -> Status {
                     for (int64_t t : {100, 200, 300}) {
-                      TPUEMU_DB_RETURN_IF_ERROR(samples.Append(txn, row("n1", t, 0.5)));
+                      TPUEMU_RETURN_IF_ERROR(samples.Append(txn, row("n1", t, 0.5)));
                     }
                     return samples.Append(txn, row("n2", 200, 1.0));
                   })
                   .ok());
-  DbResult<std::vector<UtilizationRow>> window = samples.List("n1", 200);
+  Result<std::vector<UtilizationRow>> window = samples.List("n1", 200);
   ASSERT_TRUE(window.ok());
   ASSERT_EQ(window->size(), 2u);
   EXPECT_EQ((*window)[0], row("n1", 200, 0.5));
   EXPECT_EQ((*window)[1].time_unix_ms, 300);
   ASSERT_TRUE(store_
-                  ->Transaction([&](Txn& txn) -> DbStatus {
-                    DbResult<int64_t> pruned = samples.PruneBefore(txn, 250);
+                  ->Transaction([&](Txn& txn) -> Status {
+                    Result<int64_t> pruned = samples.PruneBefore(txn, 250);
                     EXPECT_EQ(*pruned, 3);  // n1@100, n1@200, n2@200
-                    return DbStatus::Ok();
+                    return Status::Ok();
                   })
                   .ok());
   EXPECT_EQ(samples.List("n1", 0)->size(), 1u);
@@ -147,12 +147,12 @@ TEST_F(ObservabilityRepositoryTest, JobProgramFollowsItsJobAndStatsCount) {
                .update_time = "t",
                .resource_json = "{}"};
   ASSERT_TRUE(store_
-                  ->Transaction([&](Txn& txn) -> DbStatus {
-                    TPUEMU_DB_RETURN_IF_ERROR(jobs.Insert(txn, job).status());
-                    TPUEMU_DB_RETURN_IF_ERROR(nodes.Insert(txn, node).status());
-                    TPUEMU_DB_RETURN_IF_ERROR(
+                  ->Transaction([&](Txn& txn) -> Status {
+                    TPUEMU_RETURN_IF_ERROR(jobs.Insert(txn, job).status());
+                    TPUEMU_RETURN_IF_ERROR(nodes.Insert(txn, node).status());
+                    TPUEMU_RETURN_IF_ERROR(
                         jobs.AppendStep(txn, job.name, JobStepRow{0, {}, 10, 1e-6, 0.25, 1, 0}));
-                    TPUEMU_DB_RETURN_IF_ERROR(
+                    TPUEMU_RETURN_IF_ERROR(
                         jobs.AppendStep(txn, job.name, JobStepRow{1, {}, 10, 1e-6, 0.75, 1, 0}));
                     return programs.Put(txn, program);
                   })
@@ -169,7 +169,7 @@ TEST_F(ObservabilityRepositoryTest, JobProgramFollowsItsJobAndStatsCount) {
   EXPECT_EQ(stats.ListAllNodes()->front().tensorcores, 8);
 
   ASSERT_TRUE(store_->Transaction([&](Txn& txn) { return jobs.Delete(txn, job.name); }).ok());
-  EXPECT_EQ(programs.Get(job.name).status().code(), DbCode::kNotFound);
+  EXPECT_EQ(programs.Get(job.name).status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -14,14 +14,14 @@ using testing::MakeOperation;
 class OperationRepositoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    DbResult<std::unique_ptr<Store>> store = Store::Open(":memory:");
+    Result<std::unique_ptr<Store>> store = Store::Open(":memory:");
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
     ops_ = std::make_unique<OperationRepository>(*store_);
   }
-  DbResult<int64_t> Insert(const OperationRow& row) {
-    DbResult<int64_t> seq = DbStatus::IoError("unset");
-    DbStatus s = store_->Transaction([&](Txn& txn) {
+  Result<int64_t> Insert(const OperationRow& row) {
+    Result<int64_t> seq = Status::Internal("unset");
+    Status s = store_->Transaction([&](Txn& txn) {
       seq = ops_->Insert(txn, row);
       return seq.status();
     });
@@ -40,10 +40,10 @@ class OperationRepositoryTest : public ::testing::Test {
 
 TEST_F(OperationRepositoryTest, InsertGetUpdateDelete) {
   OperationRow row = MakeOperation("p", "z", "op1", "projects/p/locations/z/nodes/n1");
-  DbResult<int64_t> seq = Insert(row);
+  Result<int64_t> seq = Insert(row);
   ASSERT_TRUE(seq.ok()) << seq.status().ToString();
   row.seq = *seq;
-  DbResult<OperationRow> got = ops_->Get(row.name);
+  Result<OperationRow> got = ops_->Get(row.name);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, row);
   EXPECT_FALSE(got->done);
@@ -67,16 +67,16 @@ TEST_F(OperationRepositoryTest, InsertGetUpdateDelete) {
   EXPECT_EQ(got->seq, *seq);
 
   ASSERT_TRUE(store_->Transaction([&](Txn& txn) { return ops_->Delete(txn, row.name); }).ok());
-  EXPECT_EQ(ops_->Get(row.name).status().code(), DbCode::kNotFound);
+  EXPECT_EQ(ops_->Get(row.name).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->Transaction([&](Txn& txn) { return ops_->Delete(txn, row.name); }).code(),
-            DbCode::kNotFound);
+            StatusCode::kNotFound);
   EXPECT_EQ(store_->Transaction([&](Txn& txn) { return ops_->Update(txn, row); }).code(),
-            DbCode::kNotFound);
+            StatusCode::kNotFound);
 }
 
 TEST_F(OperationRepositoryTest, DuplicateIsAlreadyExists) {
   ASSERT_TRUE(Insert(MakeOperation("p", "z", "op1")).ok());
-  EXPECT_EQ(Insert(MakeOperation("p", "z", "op1")).status().code(), DbCode::kAlreadyExists);
+  EXPECT_EQ(Insert(MakeOperation("p", "z", "op1")).status().code(), StatusCode::kAlreadyExists);
 }
 
 TEST_F(OperationRepositoryTest, ListByZoneAndAllZonesInSeqOrder) {
@@ -85,7 +85,7 @@ TEST_F(OperationRepositoryTest, ListByZoneAndAllZonesInSeqOrder) {
   ASSERT_TRUE(Insert(MakeOperation("p", "z1", "c")).ok());
   ASSERT_TRUE(Insert(MakeOperation("q", "z1", "d")).ok());
   EXPECT_EQ(Names(*ops_->List("p", "z1", 0, 10)), (std::vector<std::string>{"a", "c"}));
-  DbResult<std::vector<OperationRow>> first = ops_->List("p", "-", 0, 2);
+  Result<std::vector<OperationRow>> first = ops_->List("p", "-", 0, 2);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(Names(*first), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(Names(*ops_->List("p", "-", first->back().seq, 2)), (std::vector<std::string>{"c"}));
@@ -95,12 +95,12 @@ TEST_F(OperationRepositoryTest, NodeAndOperationCommitOrFailTogether) {
   NodeRepository nodes(*store_);
   ASSERT_TRUE(Insert(MakeOperation("p", "z", "op1")).ok());
   // The operation name collides, so the node written first in the same txn must vanish too.
-  DbStatus s = store_->Transaction([&](Txn& txn) -> DbStatus {
-    TPUEMU_DB_RETURN_IF_ERROR(nodes.Insert(txn, MakeNode("p", "z", "n1")).status());
+  Status s = store_->Transaction([&](Txn& txn) -> Status {
+    TPUEMU_RETURN_IF_ERROR(nodes.Insert(txn, MakeNode("p", "z", "n1")).status());
     return ops_->Insert(txn, MakeOperation("p", "z", "op1")).status();
   });
-  EXPECT_EQ(s.code(), DbCode::kAlreadyExists);
-  EXPECT_EQ(nodes.Get("projects/p/locations/z/nodes/n1").status().code(), DbCode::kNotFound);
+  EXPECT_EQ(s.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(nodes.Get("projects/p/locations/z/nodes/n1").status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ using testing::MakeOperation;
 using testing::TempDir;
 
 std::unique_ptr<Store> MustOpen(const std::string& path) {
-  DbResult<std::unique_ptr<Store>> store = Store::Open(path);
+  Result<std::unique_ptr<Store>> store = Store::Open(path);
   EXPECT_TRUE(store.ok()) << store.status().ToString();
   return store.ok() ? std::move(store).value() : nullptr;
 }
@@ -43,13 +43,13 @@ void RawExec(const std::string& path, const std::string& sql) {
 
 int64_t CountRows(Store& store, const std::string& table) {
   int64_t count = -1;
-  DbStatus s = store.Read([&](Txn& txn) -> DbStatus {
-    DbResult<Statement*> stmt = txn.Prepare("SELECT COUNT(*) FROM " + table);
+  Status s = store.Read([&](Txn& txn) -> Status {
+    Result<Statement*> stmt = txn.Prepare("SELECT COUNT(*) FROM " + table);
     if (!stmt.ok()) return stmt.status();
-    DbResult<bool> row = (*stmt)->Step();
+    Result<bool> row = (*stmt)->Step();
     if (!row.ok()) return row.status();
     count = (*stmt)->ColumnInt64(0);
-    return DbStatus::Ok();
+    return Status::Ok();
   });
   EXPECT_TRUE(s.ok()) << s.ToString();
   return count;
@@ -61,7 +61,7 @@ TEST(StoreTest, FreshFileIsMigratedAndParentFoldersCreated) {
   auto store = MustOpen(path);
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(std::filesystem::exists(path));
-  DbResult<int> version = store->SchemaVersion();
+  Result<int> version = store->SchemaVersion();
   ASSERT_TRUE(version.ok());
   EXPECT_EQ(*version, LatestSchemaVersion());
   EXPECT_EQ(CountRows(*store, "nodes"), 0);
@@ -75,20 +75,20 @@ TEST(StoreTest, FileDatabaseUsesWalAndNormalSync) {
   std::string mode;
   int64_t sync = -1, fk = -1, busy_ms = -1;
   // PRAGMAs do not count as read-only statements, so query them in a write transaction.
-  DbStatus status = store->Transaction([&](Txn& txn) -> DbStatus {
-    auto one = [&](const char* sql, auto fn) -> DbStatus {
-      DbResult<Statement*> s = txn.Prepare(sql);
+  Status status = store->Transaction([&](Txn& txn) -> Status {
+    auto one = [&](const char* sql, auto fn) -> Status {
+      Result<Statement*> s = txn.Prepare(sql);
       if (!s.ok()) return s.status();
-      DbResult<bool> row = (*s)->Step();
+      Result<bool> row = (*s)->Step();
       if (!row.ok()) return row.status();
       fn(**s);
-      return DbStatus::Ok();
+      return Status::Ok();
     };
-    TPUEMU_DB_RETURN_IF_ERROR(
+    TPUEMU_RETURN_IF_ERROR(
         one("PRAGMA journal_mode", [&](Statement& s) { mode = s.ColumnText(0); }));
-    TPUEMU_DB_RETURN_IF_ERROR(
+    TPUEMU_RETURN_IF_ERROR(
         one("PRAGMA synchronous", [&](Statement& s) { sync = s.ColumnInt64(0); }));
-    TPUEMU_DB_RETURN_IF_ERROR(
+    TPUEMU_RETURN_IF_ERROR(
         one("PRAGMA foreign_keys", [&](Statement& s) { fk = s.ColumnInt64(0); }));
     return one("PRAGMA busy_timeout", [&](Statement& s) { busy_ms = s.ColumnInt64(0); });
   });
@@ -107,20 +107,20 @@ TEST(StoreTest, ReopenIsIdempotentAndKeepsData) {
     ASSERT_NE(store, nullptr);
     NodeRepository nodes(*store);
     ASSERT_TRUE(store
-                    ->Transaction([&](Txn& txn) -> DbStatus {
+                    ->Transaction([&](Txn& txn) -> Status {
                       return nodes.Insert(txn, MakeNode("p", "z", "n1")).status();
                     })
                     .ok());
     ASSERT_TRUE(store->Close().ok());
     EXPECT_TRUE(store->Close().ok());  // idempotent
-    EXPECT_EQ(store->Transaction([](Txn&) { return DbStatus::Ok(); }).code(), DbCode::kInvalid);
+    EXPECT_EQ(store->Transaction([](Txn&) { return Status::Ok(); }).code(), StatusCode::kInternal);
   }
   for (int i = 0; i < 2; ++i) {
     auto store = MustOpen(path);
     ASSERT_NE(store, nullptr);
     EXPECT_EQ(*store->SchemaVersion(), LatestSchemaVersion());
     NodeRepository nodes(*store);
-    DbResult<NodeRow> row = nodes.Get("projects/p/locations/z/nodes/n1");
+    Result<NodeRow> row = nodes.Get("projects/p/locations/z/nodes/n1");
     ASSERT_TRUE(row.ok()) << row.status().ToString();
     EXPECT_EQ(row->uid, "uid-n1");
   }
@@ -131,9 +131,9 @@ TEST(StoreTest, NewerSchemaIsRefused) {
   const std::string path = dir.File("tpuemu.db");
   { ASSERT_NE(MustOpen(path), nullptr); }
   RawExec(path, "PRAGMA user_version = 999");
-  DbResult<std::unique_ptr<Store>> store = Store::Open(path);
+  Result<std::unique_ptr<Store>> store = Store::Open(path);
   ASSERT_FALSE(store.ok());
-  EXPECT_EQ(store.status().code(), DbCode::kCorruption);
+  EXPECT_EQ(store.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(store.status().message().find("database schema version 999 is newer than this "
                                           "tpuemud (" +
                                           std::to_string(LatestSchemaVersion()) + ")"),
@@ -148,13 +148,13 @@ TEST(StoreTest, NonDatabaseFileIsCorruption) {
     std::ofstream out(path, std::ios::binary);
     out << std::string(8192, 'x');
   }
-  DbResult<std::unique_ptr<Store>> store = Store::Open(path);
+  Result<std::unique_ptr<Store>> store = Store::Open(path);
   ASSERT_FALSE(store.ok());
-  EXPECT_EQ(store.status().code(), DbCode::kCorruption) << store.status().ToString();
+  EXPECT_EQ(store.status().code(), StatusCode::kDataLoss) << store.status().ToString();
 }
 
 TEST(StoreTest, EmptyPathIsInvalid) {
-  EXPECT_EQ(Store::Open("").status().code(), DbCode::kInvalid);
+  EXPECT_EQ(Store::Open("").status().code(), StatusCode::kInternal);
 }
 
 TEST(StoreTest, FailedMigrationLeavesPreviousVersion) {
@@ -165,8 +165,8 @@ TEST(StoreTest, FailedMigrationLeavesPreviousVersion) {
   const Migration bad[] = {{1, "CREATE TABLE a (x INTEGER);"},
                            {2, "CREATE TABLE b (y INTEGER); INSERT INTO nowhere VALUES (1);"}};
   ASSERT_TRUE(Migrate(db, good).ok());
-  DbStatus status = Migrate(db, bad);
-  EXPECT_EQ(status.code(), DbCode::kIoError);
+  Status status = Migrate(db, bad);
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
   EXPECT_NE(status.message().find("no such table: nowhere"), std::string::npos) << status.message();
   sqlite3_stmt* stmt = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, nullptr), SQLITE_OK);
@@ -187,7 +187,7 @@ TEST(StoreTest, MigrationListMustBeConsecutive) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
   const Migration gap[] = {{1, "SELECT 1;"}, {3, "SELECT 1;"}};
-  EXPECT_EQ(Migrate(db, gap).code(), DbCode::kInvalid);
+  EXPECT_EQ(Migrate(db, gap).code(), StatusCode::kInternal);
   sqlite3_close(db);
 }
 
@@ -196,12 +196,12 @@ TEST(StoreTest, BodyErrorRollsBackEverything) {
   ASSERT_NE(store, nullptr);
   NodeRepository nodes(*store);
   OperationRepository ops(*store);
-  DbStatus status = store->Transaction([&](Txn& txn) -> DbStatus {
-    TPUEMU_DB_RETURN_IF_ERROR(nodes.Insert(txn, MakeNode("p", "z", "n1")).status());
-    TPUEMU_DB_RETURN_IF_ERROR(ops.Insert(txn, MakeOperation("p", "z", "op1")).status());
-    return DbStatus::Invalid("quota exceeded");
+  Status status = store->Transaction([&](Txn& txn) -> Status {
+    TPUEMU_RETURN_IF_ERROR(nodes.Insert(txn, MakeNode("p", "z", "n1")).status());
+    TPUEMU_RETURN_IF_ERROR(ops.Insert(txn, MakeOperation("p", "z", "op1")).status());
+    return Status::Internal("quota exceeded");
   });
-  EXPECT_EQ(status, DbStatus::Invalid("quota exceeded"));
+  EXPECT_EQ(status, Status::Internal("quota exceeded"));
   EXPECT_EQ(CountRows(*store, "nodes"), 0);
   EXPECT_EQ(CountRows(*store, "operations"), 0);
   // The store is usable afterwards (no transaction left open).
@@ -217,11 +217,11 @@ TEST(StoreTest, ThrowingBodyRollsBackAndReportsWhat) {
   auto store = MustOpen(":memory:");
   ASSERT_NE(store, nullptr);
   NodeRepository nodes(*store);
-  DbStatus status = store->Transaction([&](Txn& txn) -> DbStatus {
+  Status status = store->Transaction([&](Txn& txn) -> Status {
     EXPECT_TRUE(nodes.Insert(txn, MakeNode("p", "z", "n1")).ok());
     throw std::runtime_error("json parse failed");
   });
-  EXPECT_EQ(status.code(), DbCode::kIoError);
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
   EXPECT_NE(status.message().find("json parse failed"), std::string::npos);
   EXPECT_EQ(CountRows(*store, "nodes"), 0);
 }
@@ -229,18 +229,18 @@ TEST(StoreTest, ThrowingBodyRollsBackAndReportsWhat) {
 TEST(StoreTest, NestingAndWritesInReadAreRefused) {
   auto store = MustOpen(":memory:");
   ASSERT_NE(store, nullptr);
-  DbStatus inner;
+  Status inner;
   ASSERT_TRUE(store
                   ->Transaction([&](Txn&) {
-                    inner = store->Read([](Txn&) { return DbStatus::Ok(); });
-                    return DbStatus::Ok();
+                    inner = store->Read([](Txn&) { return Status::Ok(); });
+                    return Status::Ok();
                   })
                   .ok());
-  EXPECT_EQ(inner.code(), DbCode::kInvalid);
+  EXPECT_EQ(inner.code(), StatusCode::kInternal);
 
-  DbStatus write =
-      store->Read([](Txn& txn) -> DbStatus { return txn.Prepare("DELETE FROM nodes").status(); });
-  EXPECT_EQ(write.code(), DbCode::kInvalid);
+  Status write =
+      store->Read([](Txn& txn) -> Status { return txn.Prepare("DELETE FROM nodes").status(); });
+  EXPECT_EQ(write.code(), StatusCode::kInternal);
 }
 
 TEST(StoreTest, WaitForBusyConnectionIsBounded) {
@@ -250,12 +250,12 @@ TEST(StoreTest, WaitForBusyConnectionIsBounded) {
   std::condition_variable cv;
   bool holding = false, release = false;
   std::thread writer([&] {
-    DbStatus s = store->Transaction([&](Txn&) {
+    Status s = store->Transaction([&](Txn&) {
       std::unique_lock<std::mutex> lock(mu);
       holding = true;
       cv.notify_all();
       cv.wait(lock, [&] { return release; });
-      return DbStatus::Ok();
+      return Status::Ok();
     });
     EXPECT_TRUE(s.ok()) << s.ToString();
   });
@@ -265,7 +265,7 @@ TEST(StoreTest, WaitForBusyConnectionIsBounded) {
   }
   // The writer holds the connection past kBusyTimeout: the reader gives up with kBusy.
   EXPECT_EQ(NodeRepository(*store).Get("projects/p/locations/z/nodes/n").status().code(),
-            DbCode::kBusy);
+            StatusCode::kUnavailable);
   {
     std::lock_guard<std::mutex> lock(mu);
     release = true;
@@ -273,18 +273,18 @@ TEST(StoreTest, WaitForBusyConnectionIsBounded) {
   cv.notify_all();
   writer.join();
   EXPECT_EQ(NodeRepository(*store).Get("projects/p/locations/z/nodes/n").status().code(),
-            DbCode::kNotFound);
+            StatusCode::kNotFound);
 }
 
 TEST(StoreTest, PrepareErrorsAreReported) {
   auto store = MustOpen(":memory:");
   ASSERT_NE(store, nullptr);
-  DbStatus status =
+  Status status =
       store->Read([](Txn& txn) { return txn.Prepare("SELECT * FROM no_such_table").status(); });
-  EXPECT_EQ(status.code(), DbCode::kIoError);
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
   EXPECT_NE(status.message().find("no such table"), std::string::npos);
   status = store->Read([](Txn& txn) { return txn.Prepare("SELECT 1; SELECT 2").status(); });
-  EXPECT_EQ(status.code(), DbCode::kInvalid);
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
 }
 
 TEST(StoreTest, WipeAllEmptiesTablesButSeqKeepsGrowing) {
@@ -297,9 +297,8 @@ TEST(StoreTest, WipeAllEmptiesTablesButSeqKeepsGrowing) {
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(
         store
-            ->Transaction([&](Txn& txn) -> DbStatus {
-              DbResult<int64_t> seq =
-                  nodes.Insert(txn, MakeNode("p", "z", "n" + std::to_string(i)));
+            ->Transaction([&](Txn& txn) -> Status {
+              Result<int64_t> seq = nodes.Insert(txn, MakeNode("p", "z", "n" + std::to_string(i)));
               if (!seq.ok()) return seq.status();
               last_seq = *seq;
               return ops.Insert(txn, MakeOperation("p", "z", "o" + std::to_string(i))).status();
@@ -309,11 +308,11 @@ TEST(StoreTest, WipeAllEmptiesTablesButSeqKeepsGrowing) {
   ASSERT_TRUE(store->WipeAll().ok());
   EXPECT_EQ(CountRows(*store, "nodes"), 0);
   EXPECT_EQ(CountRows(*store, "operations"), 0);
-  EXPECT_EQ(nodes.Get("projects/p/locations/z/nodes/n0").status().code(), DbCode::kNotFound);
+  EXPECT_EQ(nodes.Get("projects/p/locations/z/nodes/n0").status().code(), StatusCode::kNotFound);
   int64_t seq_after = 0;
   ASSERT_TRUE(store
-                  ->Transaction([&](Txn& txn) -> DbStatus {
-                    DbResult<int64_t> seq = nodes.Insert(txn, MakeNode("p", "z", "n0"));
+                  ->Transaction([&](Txn& txn) -> Status {
+                    Result<int64_t> seq = nodes.Insert(txn, MakeNode("p", "z", "n0"));
                     if (seq.ok()) seq_after = *seq;
                     return seq.status();
                   })
@@ -335,8 +334,8 @@ TEST(StoreTest, ConcurrentWritersFromFourThreads) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
         const std::string id = "t" + std::to_string(t) + "-" + std::to_string(i);
-        DbStatus s = store->Transaction([&](Txn& txn) -> DbStatus {
-          TPUEMU_DB_RETURN_IF_ERROR(nodes.Insert(txn, MakeNode("p", "z", id)).status());
+        Status s = store->Transaction([&](Txn& txn) -> Status {
+          TPUEMU_RETURN_IF_ERROR(nodes.Insert(txn, MakeNode("p", "z", id)).status());
           return ops.Insert(txn, MakeOperation("p", "z", "op-" + id)).status();
         });
         if (!s.ok()) ++failures;
@@ -347,7 +346,7 @@ TEST(StoreTest, ConcurrentWritersFromFourThreads) {
   }
   for (std::thread& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
-  DbResult<std::vector<NodeRow>> all = nodes.List("p", "-", 0, 0);
+  Result<std::vector<NodeRow>> all = nodes.List("p", "-", 0, 0);
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), size_t{kThreads * kPerThread});
   for (size_t i = 1; i < all->size(); ++i) EXPECT_LT((*all)[i - 1].seq, (*all)[i].seq);

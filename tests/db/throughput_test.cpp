@@ -31,7 +31,7 @@ double CpuSeconds() {
 
 void RunCreates(int threads, int per_thread) {
   TempDir dir;
-  DbResult<std::unique_ptr<Store>> opened = Store::Open(dir.File("bench.db"));
+  Result<std::unique_ptr<Store>> opened = Store::Open(dir.File("bench.db"));
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   Store& store = **opened;
   NodeRepository nodes(store);
@@ -47,8 +47,8 @@ void RunCreates(int threads, int per_thread) {
         NodeRow node = MakeNode("p", "z", id);
         node.pending_operation = "projects/p/locations/z/operations/op-" + id;
         node.pending_due_ms = 1000 + i;
-        DbStatus s = store.Transaction([&](Txn& txn) -> DbStatus {
-          TPUEMU_DB_RETURN_IF_ERROR(nodes.Insert(txn, node).status());
+        Status s = store.Transaction([&](Txn& txn) -> Status {
+          TPUEMU_RETURN_IF_ERROR(nodes.Insert(txn, node).status());
           return ops.Insert(txn, MakeOperation("p", "z", "op-" + id, node.name)).status();
         });
         if (!s.ok()) ++failures;
@@ -61,7 +61,7 @@ void RunCreates(int threads, int per_thread) {
   // CPU time too: on a shared 2-core machine wall time mostly measures the neighbours.
   const double cpu_seconds = CpuSeconds() - cpu_start;
   EXPECT_EQ(failures.load(), 0);
-  DbResult<std::vector<NodeRow>> all = nodes.List("p", "z", 0, 0);
+  Result<std::vector<NodeRow>> all = nodes.List("p", "z", 0, 0);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), static_cast<size_t>(threads) * per_thread);
   EXPECT_EQ(ops.List("p", "-", 0, 0)->size(), static_cast<size_t>(threads) * per_thread);

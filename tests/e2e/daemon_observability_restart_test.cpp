@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "tests/e2e/daemon_process.h"
-#include "tests/service/wait_for.h"
 #include "tests/support/http_client.h"
+#include "tests/support/wait_for.h"
 
 namespace tpuemu::testing {
 namespace {

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-#include "service/clock.h"
+#include "service/common/clock.h"
 #include "tests/e2e/api_server.h"
 
 namespace tpuemu::testing {

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "engine/compile_cache.h"
-#include "tests/service/wait_for.h"
+#include "tests/support/wait_for.h"
 
 namespace tpuemu::engine {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "api/api_common.h"  // ParseBody (once the checked body parser moved there)
 #include "api/node_codec.h"
-#include "service/node.h"
+#include "service/nodes/node.h"
 
 using namespace tpuemu;  // NOLINT: a fuzz target's one job
 

@@ -1,13 +1,18 @@
 // Fuzzes HTTP request handling: raw bytes -> Boost.Beast's request parser with tpuemud's default
-// limits (body 1 MiB, header 16 KiB) -> the HttpRequest the server builds -> api::Router::Handle
-// on a router wired with every real route (emulator, nodes, operations, catalog, jobs) over an
-// in-memory store, as service/tpuemud_main.cpp wires them. One input may hold up to
+// limits (body 1 MiB, header 16 KiB) -> the HttpRequest the server builds -> daemon::App::Handle,
+// the very handler tpuemud serves (auth layer, every route: emulator, nodes, operations, catalog,
+// jobs, observability, hardware, static files) over an in-memory store. One input may hold up to
 // kMaxRequests pipelined requests (so a create can be followed by a get, a job submit, ...);
-// the whole stack is built fresh per input so that inputs do not depend on each other.
+// the whole App is built fresh per input so that inputs do not depend on each other.
 //
-// Oracle besides "no crash, leak, UB": the router never answers 500 — bad input is a 4xx in
+// Auth is on: a request without an Authorization header is sent with the admin token ("*",
+// editor) so the routes behind auth stay reachable; a request that carries its own header is
+// checked as sent, which exercises the 401/403 paths. "Bearer fuzz-viewer" is a known viewer.
+//
+// Oracle besides "no crash, leak, UB": the handler never answers 500 — bad input is a 4xx in
 // Google's envelope (DESIGN.md). Jobs run for real but under small limits (tensors of at most
-// 4096 elements, 4 steps) so an input cannot ask for minutes of engine work.
+// 4096 elements, 4 steps) so an input cannot ask for minutes of engine work; event long-polls are
+// capped by their `timeout` parameter, which the fuzzer clamps to 0.
 //
 // The Beast message -> HttpRequest conversion mirrors Session::OnRead in api/http_server.cpp
 // (kept there, in the one Beast translation unit of the daemon).
@@ -24,16 +29,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "api/auth.h"
 #include "api/http_server.h"
-#include "api/router.h"
-#include "api/routes.h"
-#include "db/store.h"
-#include "engine/compile_cache.h"
-#include "engine/pool.h"
-#include "service/catalog.h"
-#include "service/job_manager.h"
-#include "service/node_manager.h"
-#include "service/scheduler.h"
+#include "daemon/app.h"
 
 namespace {
 
@@ -43,45 +41,28 @@ namespace http = beast::http;
 
 constexpr int kMaxRequests = 8;
 
-// The daemon's stack without the socket layer; destroyed in the order tpuemud shuts down.
-class Stack {
- public:
-  Stack() {
-    store_ = std::move(db::Store::Open(":memory:").value());
-    nodes_ = std::make_unique<service::NodeManager>(
-        *store_, scheduler_, service::Catalog::Default(),
-        service::NodeManagerOptions{.provisioning_delay_ms = 0, .transition_delay_ms = 0});
-    api::RegisterEmulatorRoutes(router_,
-                                {.ready = &ready_, .reset = [this] { return nodes_->Reset(); }});
-    api::RegisterNodeRoutes(router_, *nodes_, writers_);
-    api::RegisterOperationRoutes(router_, *nodes_, writers_);
-    api::RegisterCatalogRoutes(router_, service::Catalog::Default());
-    jobs_ = std::make_unique<service::JobManager>(
-        *store_, *nodes_, scheduler_, pool_, cache_,
-        service::JobLimits{.max_steps = 4, .max_timeout_seconds = 60, .max_tensor_elements = 4096});
-    nodes_->SetStateObserver([this](const service::Node& node, service::NodeState previous) {
-      jobs_->OnNodeStateChanged(node, previous);
-    });
-    api::RegisterJobRoutes(router_, *jobs_, scheduler_, writers_);
-  }
-  ~Stack() {
-    scheduler_.Stop();
-    jobs_->Shutdown();
-  }
+constexpr const char* kTokens = R"({"tokens": [
+  {"token": "fuzz-admin", "projects": ["*"], "role": "editor"},
+  {"token": "fuzz-viewer", "projects": ["p"], "role": "viewer"}]})";
 
-  const api::Router& router() const { return router_; }
-
- private:
-  std::atomic<bool> ready_{true};
-  service::Scheduler scheduler_;
-  std::unique_ptr<db::Store> store_;
-  std::unique_ptr<service::NodeManager> nodes_;
-  engine::Pool pool_{1};
-  engine::CompileCache cache_;
-  std::unique_ptr<service::JobManager> jobs_;  // destroyed before nodes_
-  api::WorkerThreads writers_{2};
-  api::Router router_;
-};
+std::unique_ptr<daemon::App> StartApp() {
+  daemon::AppOptions options;
+  options.nodes = {.provisioning_delay_ms = 0, .transition_delay_ms = 0};
+  options.jobs = {.max_steps = 4, .max_timeout_seconds = 60, .max_tensor_elements = 4096};
+  options.observability = {.utilization_interval_ms = 0};
+  options.serve_http = false;
+  options.writer_threads = 2;
+  options.engine_threads = 1;
+  options.auth = api::AuthPolicy::Parse(kTokens).value();
+  options.web_dir = "web";  // relative to the working directory; a missing folder 404s
+  options.log_requests = false;
+  Result<std::unique_ptr<daemon::App>> app = daemon::App::Start(std::move(options));
+  if (!app.ok()) {
+    std::fprintf(stderr, "http_fuzzer: %s\n", app.status().ToString().c_str());
+    std::abort();
+  }
+  return std::move(app).value();
+}
 
 // Parses one request from the front of `input`; returns false when no whole request is there.
 bool NextRequest(beast::string_view& input, api::HttpRequest* out) {
@@ -118,6 +99,11 @@ bool NextRequest(beast::string_view& input, api::HttpRequest* out) {
     if (!inserted) it->second += ", " + std::string(field.value());
   }
   out->remote_address = "127.0.0.1:1";
+  if (!out->Header("authorization")) out->headers["authorization"] = "Bearer fuzz-admin";
+  // A long-poll (events, :wait) must not hold an input for up to a minute.
+  for (auto& [key, value] : out->query) {
+    if (key == "timeout") value = "0s";
+  }
   return true;
 }
 
@@ -132,9 +118,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   beast::string_view input(reinterpret_cast<const char*>(data), size);
   api::HttpRequest request;
   if (!NextRequest(input, &request)) return 0;
-  Stack stack;
+  std::unique_ptr<daemon::App> app = StartApp();
   for (int i = 0; i < kMaxRequests; ++i) {
-    api::HttpResponse response = stack.router().Handle(request);
+    api::HttpResponse response = app->Handle(request);
     if (response.status == 500) {
       std::fprintf(stderr, "http_fuzzer: %s %s answered 500: %s\n", request.method.c_str(),
                    request.target.c_str(), response.body.c_str());

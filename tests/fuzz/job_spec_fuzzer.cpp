@@ -1,4 +1,4 @@
-// Fuzzes the JobSpec parser (service/job_spec.h) as POST .../jobs uses it: bytes -> JSON ->
+// Fuzzes the JobSpec parser (service/jobs/job_spec.h) as POST .../jobs uses it: bytes -> JSON ->
 // ParseJobSpec. An accepted spec must round-trip: JobSpecToJson(spec) parses again to a spec
 // with the same hash. The program branch runs engine::ProgramFromJson; the program fuzzer covers
 // compiling and executing.
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "service/job_spec.h"
+#include "service/jobs/job_spec.h"
 
 using namespace tpuemu;  // NOLINT: a fuzz target's one job
 

@@ -60,7 +60,7 @@ TEST(ReadmeBlocksTest, ExtractsShellBlocksThatCallCurlOrTpuctl) {
       "<!-- readme-test: skip -->\n\n```sh\ntpuctl compute tpus locations list\n```\n"
       "```json\n{\"curl\": 1}\n```\n"                                // not shell
       "```sh\nX=$(tpuctl jobs list --zone z)\n```\n"                 // line 16
-      "```sh\necho curling; ls cli/tpuctl_main.cpp\n```\n"           // mentions only
+      "```sh\necho curling; ls cli/tpuctl/main.cpp\n```\n"           // mentions only
       "```sh\nbuild/cli/tpuctl compute tpus locations list\n```\n";  // line 22
   std::vector<ShellBlock> blocks = ExtractShellBlocks(md);
   ASSERT_EQ(blocks.size(), 4u);

@@ -1,4 +1,4 @@
-// Job spec presets for the submit form: one per built-in workload (service/job_spec.h) and a
+// Job spec presets for the submit form: one per built-in workload (service/jobs/job_spec.h) and a
 // small engine program (engine/program_json.h). The person edits the JSON before submitting.
 export const kPresets = {
   matmul: {

@@ -1,0 +1,57 @@
+// tpuctl's HTTP/1.1 client: small, synchronous, one keep-alive connection (Beast stays inside
+// http_client.cpp so the command files compile fast).
+//
+// Endpoint::Parse accepts "http://host[:port][/prefix]" (default port 80); anything else is
+// INVALID_ARGUMENT naming the endpoint. HttpClient::Request sends one request and returns the
+// status and body of any HTTP reply (4xx/5xx included: the caller reads Google's error envelope).
+// Transport failures come back as UNAVAILABLE ("connect: Connection refused") and timeouts as
+// DEADLINE_EXCEEDED. A reused connection the server has closed in between (idle timeout) is
+// reopened once. Not thread-safe: one client per thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+
+namespace tpuemu::cli {
+
+struct Endpoint {
+  std::string host;
+  uint16_t port = 80;
+  std::string prefix;  // "" or "/base" without a trailing slash
+  std::string url;     // as given, for messages
+
+  static Result<Endpoint> Parse(const std::string& url);
+};
+
+struct HttpReply {
+  int status = 0;
+  std::string body;
+};
+
+class HttpClient {
+ public:
+  explicit HttpClient(Endpoint endpoint,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // `target` is the path + query (the endpoint's prefix is prepended). `timeout` 0 = default.
+  Result<HttpReply> Request(const std::string& method, const std::string& target,
+                            const std::string& body = "",
+                            std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+
+  const Endpoint& endpoint() const { return endpoint_; }
+
+ private:
+  struct Connection;
+  Endpoint endpoint_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<Connection> connection_;
+};
+
+}  // namespace tpuemu::cli

@@ -1,0 +1,91 @@
+// App: tpuemud's whole object graph, built, started and stopped in one place — the composition
+// root. tpuemud's main, the in-process end-to-end tests and the HTTP fuzzer all run this same App,
+// so every route, the auth layer and the observers are wired exactly once.
+//
+// Start order: open the store, build the managers and the router (every route), serve HTTP
+// (/healthz answers at once), recover nodes and jobs from the store, start the background
+// observers, then /readyz turns 200. Stop order is the reverse: stop accepting and drain in-flight
+// requests, stop the timers, cancel running jobs (they stay RUNNING in the store and re-run after
+// a restart), flush the observers, close the store.
+//
+// Threads: Start/Stop from one thread (main or a test); everything else is thread-safe as the
+// objects it exposes are. The App owns every object it builds; references it returns are valid
+// until it is destroyed.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "api/auth.h"
+#include "api/http_server.h"
+#include "api/http_types.h"
+#include "base/status.h"
+#include "service/jobs/job_spec.h"
+#include "service/nodes/node_manager.h"
+#include "service/observability/observability.h"
+
+namespace tpuemu::db {
+class Store;
+}
+namespace tpuemu::service {
+class JobManager;
+}
+
+namespace tpuemu::daemon {
+
+struct AppOptions {
+  std::string db_path = ":memory:";  // a SQLite file, or ":memory:"
+  service::NodeManagerOptions nodes;
+  service::JobLimits jobs;
+  service::ObservabilityOptions observability;
+  api::HttpServerOptions http;  // port 0 = any free port (see App::port())
+  // false: no socket at all (the HTTP fuzzer calls Handle() directly).
+  bool serve_http = true;
+  // Threads that run mutations while they wait for their group commit (never IO threads).
+  int writer_threads = 32;
+  int engine_threads = 0;               // engine::Pool threads; 0 = one per core
+  std::optional<api::AuthPolicy> auth;  // set: API requests need a bearer token
+  std::string web_dir;                  // the dashboard served at /; empty = none
+  std::string chartjs_dir;              // served at /vendor/chart.js/ when web_dir is set
+  bool log_requests = true;             // one spdlog line per answered request
+};
+
+class App {
+ public:
+  // Builds and starts everything (see the header comment). Errors: the store cannot be opened
+  // (its Status), the port cannot be bound (UNAVAILABLE), recovery failed.
+  static Result<std::unique_ptr<App>> Start(AppOptions options);
+  ~App();  // Stop(2 s) if not stopped yet
+  App(const App&) = delete;
+  App& operator=(const App&) = delete;
+
+  // Graceful and idempotent: in-flight requests get up to `drain` to finish. Returns the status
+  // of closing the store.
+  Status Stop(std::chrono::milliseconds drain = std::chrono::seconds(10));
+
+  // The bound port (0 when serve_http is false).
+  uint16_t port() const;
+  int active_connections() const;
+  // One request through the same handler the server uses (auth, router, static files), without
+  // a socket; waits for async routes.
+  api::HttpResponse Handle(const api::HttpRequest& request) const;
+
+  service::NodeManager& nodes();
+  service::JobManager& jobs();
+  service::Observability& obs();
+
+ private:
+  struct Graph;  // every object of the graph, in construction order
+  explicit App(AppOptions options);
+  Status Build();
+
+  AppOptions options_;
+  std::unique_ptr<Graph> graph_;
+  bool stopped_ = false;
+};
+
+}  // namespace tpuemu::daemon

@@ -1,0 +1,172 @@
+#include "daemon/flags.h"
+
+#include <filesystem>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace tpuemu::daemon {
+namespace {
+
+// The dashboard folder when --web-dir is not given: `web` of the source tree next to the build
+// tree (build/daemon/tpuemud -> ../../web), of an install prefix (bin/ -> ../share/tpuemu/web),
+// or of the working directory, whichever exists first.
+std::string DefaultWebDir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  std::vector<fs::path> candidates;
+  if (!ec) {
+    candidates.push_back(exe_dir / ".." / ".." / "web");
+    candidates.push_back(exe_dir / ".." / "share" / "tpuemu" / "web");
+  }
+  candidates.push_back(fs::current_path(ec) / "web");
+  for (const fs::path& dir : candidates) {
+    if (fs::is_regular_file(dir / "index.html", ec)) return fs::weakly_canonical(dir, ec).string();
+  }
+  return "web";
+}
+
+}  // namespace
+
+void AddFlags(CLI::App& app, Flags& f) {
+  app.add_option("--host", f.host, "Address to listen on")
+      ->envname("TPUEMU_HOST")
+      ->capture_default_str();
+  app.add_option("--port", f.port, "Port to listen on (0 = any free port)")
+      ->envname("TPUEMU_PORT")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--data-dir", f.data_dir, "Folder for the SQLite database")
+      ->envname("TPUEMU_DATA_DIR")
+      ->capture_default_str();
+  app.add_option("--db", f.db_path,
+                 "SQLite file (default <data-dir>/tpuemu.db); ':memory:' for a "
+                 "throwaway store")
+      ->envname("TPUEMU_DB");
+  app.add_option("--provisioning-delay-ms", f.provisioning_delay_ms, "CREATING -> READY delay")
+      ->envname("TPUEMU_PROVISIONING_DELAY_MS")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
+      ->capture_default_str();
+  app.add_option("--transition-delay-ms", f.transition_delay_ms,
+                 "Delay of start, stop, delete and update operations")
+      ->envname("TPUEMU_TRANSITION_DELAY_MS")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
+      ->capture_default_str();
+  app.add_option("--zone-capacity-tensorcores", f.zone_capacity_tensorcores,
+                 "TensorCores one zone holds; creates past it fail with RESOURCE_EXHAUSTED")
+      ->envname("TPUEMU_ZONE_CAPACITY_TENSORCORES")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--log-level", f.log_level, "trace, debug, info, warn, error, off")
+      ->envname("TPUEMU_LOG_LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  app.add_option("--io-threads", f.io_threads, "HTTP IO threads")
+      ->envname("TPUEMU_IO_THREADS")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--writer-threads", f.writer_threads,
+                 "Threads that run mutations (they wait for group commits, not CPU)")
+      ->envname("TPUEMU_WRITER_THREADS")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--body-limit-bytes", f.body_limit_bytes, "Largest request body (413 past it)")
+      ->envname("TPUEMU_BODY_LIMIT_BYTES")
+      ->capture_default_str();
+  app.add_option("--header-limit-bytes", f.header_limit_bytes,
+                 "Largest request header (431 past it)")
+      ->envname("TPUEMU_HEADER_LIMIT_BYTES")
+      ->capture_default_str();
+  app.add_option("--read-timeout-ms", f.read_timeout_ms, "Time to receive one whole request")
+      ->envname("TPUEMU_READ_TIMEOUT_MS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--idle-timeout-ms", f.idle_timeout_ms, "Idle keep-alive connection timeout")
+      ->envname("TPUEMU_IDLE_TIMEOUT_MS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--max-connections", f.max_connections, "Open connections (503 past it)")
+      ->envname("TPUEMU_MAX_CONNECTIONS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--max-job-seconds", f.max_job_seconds,
+                 "Longest a job may run (TIMED_OUT past it; caps timeoutSeconds); 0 = no limit")
+      ->envname("TPUEMU_MAX_JOB_SECONDS")
+      ->check(CLI::Range(int64_t{0}, int64_t{31536000}))
+      ->capture_default_str();
+  app.add_option("--project-quota-tensorcores", f.project_quota_tensorcores,
+                 "TensorCores one project may hold (429 RESOURCE_EXHAUSTED past it); 0 = unlimited")
+      ->envname("TPUEMU_PROJECT_QUOTA_TENSORCORES")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--auth-tokens", f.auth_tokens,
+                 "JSON file of bearer tokens (projects, role); empty = auth off")
+      ->envname("TPUEMU_AUTH_TOKENS");
+  app.add_option("--utilization-interval-ms", f.utilization_interval_ms,
+                 "Per-node utilization sampling interval (0 = no sampling)")
+      ->envname("TPUEMU_UTILIZATION_INTERVAL_MS")
+      ->check(CLI::Range(int64_t{0}, int64_t{86400000}))
+      ->capture_default_str();
+  app.add_option("--utilization-retention-seconds", f.utilization_retention_seconds,
+                 "How long utilization samples are kept")
+      ->envname("TPUEMU_UTILIZATION_RETENTION_SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--events-retention-seconds", f.events_retention_seconds,
+                 "How long node and job events are kept")
+      ->envname("TPUEMU_EVENTS_RETENTION_SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--events-max", f.events_max, "Most events kept (oldest pruned first)")
+      ->envname("TPUEMU_EVENTS_MAX")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--web-dir", f.web_dir,
+                 "Dashboard files served at / (default: the web folder of the source tree)")
+      ->envname("TPUEMU_WEB_DIR");
+  app.add_option("--chartjs-dir", f.chartjs_dir,
+                 "Chart.js files served at /vendor/chart.js/ (Debian's libjs-chart.js)")
+      ->envname("TPUEMU_CHARTJS_DIR")
+      ->capture_default_str();
+}
+
+std::string DbPath(const Flags& flags) {
+  if (!flags.db_path.empty()) return flags.db_path;
+  return (std::filesystem::path(flags.data_dir) / "tpuemu.db").string();
+}
+
+Result<AppOptions> ToAppOptions(const Flags& flags) {
+  AppOptions o;
+  o.db_path = DbPath(flags);
+  o.nodes = {.provisioning_delay_ms = flags.provisioning_delay_ms,
+             .transition_delay_ms = flags.transition_delay_ms,
+             .zone_capacity_tensorcores = flags.zone_capacity_tensorcores,
+             .project_quota_tensorcores = flags.project_quota_tensorcores};
+  o.jobs.max_job_seconds = flags.max_job_seconds;
+  o.observability = {.utilization_interval_ms = flags.utilization_interval_ms,
+                     .utilization_retention_seconds = flags.utilization_retention_seconds,
+                     .event_retention_seconds = flags.events_retention_seconds,
+                     .max_events = flags.events_max};
+  o.http.host = flags.host;
+  o.http.port = static_cast<uint16_t>(flags.port);
+  o.http.io_threads = flags.io_threads;
+  o.http.body_limit_bytes = flags.body_limit_bytes;
+  o.http.header_limit_bytes = flags.header_limit_bytes;
+  o.http.read_timeout = std::chrono::milliseconds(flags.read_timeout_ms);
+  o.http.idle_timeout = std::chrono::milliseconds(flags.idle_timeout_ms);
+  o.http.max_connections = flags.max_connections;
+  o.writer_threads = flags.writer_threads;
+  if (!flags.auth_tokens.empty()) {
+    Result<api::AuthPolicy> loaded = api::AuthPolicy::Load(flags.auth_tokens);
+    if (!loaded.ok()) {
+      return Status(loaded.status().code(), "--auth-tokens: " + loaded.status().message());
+    }
+    o.auth = std::move(loaded).value();
+  }
+  o.web_dir = flags.web_dir.empty() ? DefaultWebDir() : flags.web_dir;
+  o.chartjs_dir = flags.chartjs_dir;
+  return o;
+}
+
+}  // namespace tpuemu::daemon

@@ -1,0 +1,54 @@
+// tpuemud's command line: every flag with its TPUEMU_* environment variable (CLI11), and the
+// AppOptions they become.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "daemon/app.h"
+
+namespace CLI {
+class App;
+}
+
+namespace tpuemu::daemon {
+
+struct Flags {
+  std::string host = "127.0.0.1";
+  int port = 8470;
+  std::string data_dir = "data";
+  std::string db_path;  // default: <data_dir>/tpuemu.db
+  int64_t provisioning_delay_ms = 1000;
+  int64_t transition_delay_ms = 500;
+  int64_t zone_capacity_tensorcores = 65536;
+  std::string log_level = "info";
+  int io_threads = 2;
+  int writer_threads = 32;
+  std::size_t body_limit_bytes = 1 << 20;
+  std::size_t header_limit_bytes = 16 << 10;
+  int64_t read_timeout_ms = 30000;
+  int64_t idle_timeout_ms = 60000;
+  int max_connections = 1024;
+  int64_t max_job_seconds = 86400;
+  int64_t project_quota_tensorcores = 0;
+  std::string auth_tokens;
+  int64_t utilization_interval_ms = 10000;
+  int64_t utilization_retention_seconds = 86400;
+  int64_t events_retention_seconds = 7 * 86400;
+  int64_t events_max = 100000;
+  std::string web_dir;  // default: DefaultWebDir()
+  std::string chartjs_dir = "/usr/share/javascript/chart.js";
+};
+
+// Registers every flag on `cli`, writing into `flags`.
+void AddFlags(CLI::App& cli, Flags& flags);
+
+// The AppOptions the flags describe (reads --auth-tokens: INVALID_ARGUMENT / NOT_FOUND naming it).
+Result<AppOptions> ToAppOptions(const Flags& flags);
+
+// The SQLite path the flags select: --db, else <data-dir>/tpuemu.db.
+std::string DbPath(const Flags& flags);
+
+}  // namespace tpuemu::daemon

@@ -1,0 +1,67 @@
+// tpuemud: parses the flags, starts the App (daemon/app.h) and runs until SIGINT or SIGTERM.
+#include <csignal>
+#include <cstdio>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "daemon/app.h"
+#include "daemon/flags.h"
+
+namespace {
+
+// Blocks SIGINT/SIGTERM in every thread (call before starting any) so one sigwait() sees them.
+sigset_t BlockShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tpuemu;  // NOLINT: main is the one place that sees every layer
+  CLI::App cli{"tpuemud: a local emulator of Google Cloud TPU VMs (Cloud TPU API v2)"};
+  daemon::Flags flags;
+  daemon::AddFlags(cli, flags);
+  CLI11_PARSE(cli, argc, argv);
+
+  spdlog::set_level(spdlog::level::from_str(flags.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  sigset_t signals = BlockShutdownSignals();
+  spdlog::info(
+      "This is the Cloud TPU emulator. Implementation may be incomplete or differ from the "
+      "real system.");
+
+  Result<daemon::AppOptions> options = daemon::ToAppOptions(flags);
+  if (!options.ok()) {
+    spdlog::critical("{}", options.status().ToString());
+    return 1;
+  }
+  if (options->auth) {
+    spdlog::info("auth on: {} token(s) from {}", options->auth->size(), flags.auth_tokens);
+  }
+  const std::string db_path = options->db_path, web_dir = options->web_dir;
+  Result<std::unique_ptr<daemon::App>> app = daemon::App::Start(std::move(options).value());
+  if (!app.ok()) {
+    spdlog::critical("{}", app.status().ToString());
+    return 1;
+  }
+  spdlog::info("tpuemud listening on http://{}:{} (store {}, dashboard {})", flags.host,
+               (*app)->port(), db_path, web_dir);
+  // A line tests and scripts can wait for when --port 0 picks the port.
+  std::printf("tpuemud ready on port %u\n", (*app)->port());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  spdlog::info("signal {}: shutting down (finishing in-flight requests)", signal_number);
+  Status closed = (*app)->Stop(std::chrono::seconds(10));
+  if (!closed.ok()) spdlog::error("closing the store: {}", closed.ToString());
+  spdlog::info("bye");
+  return 0;
+}

@@ -1,0 +1,75 @@
+// JobSpec: what a client submits to a node (POST .../nodes/N/jobs), decoded and validated.
+//
+// JSON form (camelCase, every field optional but one of workload/program):
+//   {"workload": {"matmul": {"m": 128, "n": 128, "k": 128, "dtype": "bf16"}}
+//              | {"mlp": {"layers": 2, "batch": 32, "hidden": 64, "steps": 20,
+//                         "learningRate": 0.5}}
+//              | {"cnn": {"batch": 16, "channels": 8, "steps": 10, "learningRate": 0.1}}
+//              | {"transformer": {"layers": 2, "dModel": 32, "heads": 4, "seqLen": 16,
+//                                 "batch": 8, "steps": 10, "learningRate": 0.05}},
+//    "program": {...engine/program_json.h...},
+//    "precision": "DEFAULT", "cores": 1, "steps": 1, "seed": 0, "timeoutSeconds": 0,
+//    "priority": 0, "labels": {"k": "v"}, "requestId": "..."}
+// Errors are INVALID_ARGUMENT naming the field ("workload.mlp.layers must be 1..64"). Checks that
+// need the node (cores <= its TensorCores) are JobManager's. Stateless functions: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "engine/numerics.h"
+#include "engine/tensor.h"
+
+namespace tpuemu::service {
+
+enum class WorkloadKind { kMatmul, kMlp, kCnn, kTransformer, kProgram };
+
+struct JobLimits {
+  int64_t max_steps = 10000;
+  int64_t max_timeout_seconds = 86400;
+  int64_t max_tensor_elements = int64_t{1} << 24;
+  // Server-wide run-time cap (tpuemud --max-job-seconds); 0 = none. It replaces a job's
+  // timeoutSeconds when that is 0 or larger, and the job ends TIMED_OUT naming the limit.
+  int64_t max_job_seconds = 0;
+};
+
+struct JobSpec {
+  WorkloadKind kind = WorkloadKind::kMatmul;
+  // matmul
+  int64_t m = 128, n = 128, k = 128;
+  engine::DType dtype = engine::DType::kBF16;
+  // mlp: `layers` hidden layers of width `hidden` on 16 input features, 4 classes
+  int64_t layers = 2, batch = 32, hidden = 64;
+  double learning_rate = 0.5;
+  // cnn: conv2d 3x3 SAME (2 -> `channels`) on 8x8x2 images, ReLU, dense to 4 classes
+  int64_t channels = 8;
+  // transformer: `layers` blocks (attention with `heads` heads + a 4x GELU MLP, both residual) on
+  // [batch, seq_len, d_model] inputs, a head to 4 classes per token (layers/batch shared with mlp)
+  int64_t d_model = 32, heads = 4, seq_len = 16;
+  // program: the engine IR as JSON (validated by engine::ProgramFromJson at submit)
+  nlohmann::json program;
+  engine::Precision precision = engine::Precision::kDefault;
+  int cores = 1;
+  int64_t steps = 1;  // workload.<mlp|cnn|transformer>.steps overrides when given
+  uint64_t seed = 0;
+  int64_t timeout_seconds = 0;  // 0 = no limit
+  int64_t priority = 0;         // higher runs first; FIFO within a level
+  std::map<std::string, std::string> labels;
+  std::string request_id;
+};
+
+Result<JobSpec> ParseJobSpec(const nlohmann::json& body, const JobLimits& limits = {});
+
+// The canonical JSON of a spec (stored; also hashed for requestId idempotency, so it excludes
+// requestId itself).
+nlohmann::json JobSpecToJson(const JobSpec& spec);
+std::string JobSpecHash(const JobSpec& spec);
+
+std::string_view WorkloadKindName(
+    WorkloadKind kind);  // "matmul", "mlp", "cnn", "transformer", "program"
+
+}  // namespace tpuemu::service

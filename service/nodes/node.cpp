@@ -1,0 +1,130 @@
+#include "service/nodes/node.h"
+
+#include <array>
+#include <bit>
+
+namespace tpuemu::service {
+namespace {
+
+using nlohmann::json;
+
+struct StateName {
+  NodeState state;
+  std::string_view name;
+};
+
+constexpr std::array<StateName, 16> kStateNames = {{
+    {NodeState::kUnspecified, "STATE_UNSPECIFIED"},
+    {NodeState::kCreating, "CREATING"},
+    {NodeState::kReady, "READY"},
+    {NodeState::kRestarting, "RESTARTING"},
+    {NodeState::kReimaging, "REIMAGING"},
+    {NodeState::kDeleting, "DELETING"},
+    {NodeState::kRepairing, "REPAIRING"},
+    {NodeState::kStopped, "STOPPED"},
+    {NodeState::kStopping, "STOPPING"},
+    {NodeState::kStarting, "STARTING"},
+    {NodeState::kPreempted, "PREEMPTED"},
+    {NodeState::kTerminated, "TERMINATED"},
+    {NodeState::kHiding, "HIDING"},
+    {NodeState::kHidden, "HIDDEN"},
+    {NodeState::kUnhiding, "UNHIDING"},
+    {NodeState::kUnknown, "UNKNOWN"},
+}};
+
+// Host bits of the node's block: room for every worker plus network, gateway and broadcast.
+int HostBits(int workers) {
+  int bits = 8;
+  while ((1 << bits) < workers + 3) ++bits;
+  return bits;
+}
+
+uint32_t BlockBase(int64_t seq, int workers) {
+  int bits = HostBits(workers);
+  uint32_t blocks = 1u << (24 - bits);
+  // Skip block 0 so no node sits on 10.0.0.0.
+  uint32_t index = static_cast<uint32_t>(seq % (blocks - 1)) + 1;
+  return (10u << 24) | (index << bits);
+}
+
+std::string Dotted(uint32_t ip) {
+  return std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 255) + "." +
+         std::to_string((ip >> 8) & 255) + "." + std::to_string(ip & 255);
+}
+
+void CopyIfPresent(const json& from, json& to, const char* key) {
+  auto it = from.find(key);
+  if (it == from.end() || it->is_null()) return;
+  if ((it->is_object() || it->is_array() || it->is_string()) && it->empty()) return;
+  to[key] = *it;
+}
+
+}  // namespace
+
+std::string_view NodeStateName(NodeState state) {
+  for (const StateName& s : kStateNames) {
+    if (s.state == state) return s.name;
+  }
+  return "STATE_UNSPECIFIED";
+}
+
+Result<NodeState> ParseNodeState(std::string_view name) {
+  for (const StateName& s : kStateNames) {
+    if (s.name == name) return s.state;
+  }
+  return Status::InvalidArgument("unknown node state '" + std::string(name) + "'");
+}
+
+std::string NodeKey::Name() const { return Parent() + "/nodes/" + node_id; }
+std::string NodeKey::Parent() const { return "projects/" + project + "/locations/" + zone; }
+
+std::string CidrBlockFor(int64_t seq, int workers) {
+  return Dotted(BlockBase(seq, workers)) + "/" + std::to_string(32 - HostBits(workers));
+}
+
+json RenderNode(const Node& node, bool for_operation) {
+  const engine::ChipSpec& spec = engine::Spec(node.type.generation);
+  json out;
+  out["name"] = node.key.Name();
+  out["acceleratorType"] = node.type.name;
+  out["acceleratorConfig"] = {{"type", spec.api_type}, {"topology", node.type.topology}};
+  out["state"] = NodeStateName(node.state);
+  out["runtimeVersion"] = node.runtime_version;
+  out["cidrBlock"] = node.fields.value("cidrBlock", CidrBlockFor(node.seq, node.type.workers));
+  out["createTime"] = node.create_time;
+  out["id"] = node.uid;
+  out["apiVersion"] = "V2";
+  if (node.state == NodeState::kReady && !for_operation) out["health"] = "HEALTHY";
+
+  const json& f = node.fields;
+  for (const char* key : {"description", "labels", "metadata", "tags", "dataDisks", "networkConfig",
+                          "serviceAccount", "shieldedInstanceConfig"}) {
+    CopyIfPresent(f, out, key);
+  }
+  out["schedulingConfig"] = f.value("schedulingConfig", json::object());
+
+  bool external =
+      f.contains("networkConfig") && f["networkConfig"].value("enableExternalIps", false);
+  uint32_t base = BlockBase(node.seq, node.type.workers);
+  json endpoints = json::array();
+  for (int w = 0; w < node.type.workers; ++w) {
+    json ep = {{"ipAddress", Dotted(base + 2 + static_cast<uint32_t>(w))}, {"port", 8470}};
+    if (external) {
+      // A stable, documentation-range-looking public address per worker.
+      uint32_t ext =
+          (35u << 24) | ((base >> 2) & 0x00FFFF00u) | static_cast<uint32_t>((w + 2) & 255);
+      ep["accessConfig"] = {{"externalIp", Dotted(ext)}};
+    } else {
+      ep["accessConfig"] = json::object();
+    }
+    endpoints.push_back(std::move(ep));
+  }
+  out["networkEndpoints"] = std::move(endpoints);
+  return out;
+}
+
+json NodeToStorage(const Node& node) {
+  return {{"runtimeVersion", node.runtime_version}, {"fields", node.fields}};
+}
+
+}  // namespace tpuemu::service

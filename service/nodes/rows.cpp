@@ -1,0 +1,93 @@
+#include "service/nodes/rows.h"
+
+#include "service/common/clock.h"
+
+namespace tpuemu::service {
+
+db::NodeRow NodeToRow(const Node& node) {
+  db::NodeRow row;
+  row.name = node.key.Name();
+  row.project = node.key.project;
+  row.zone = node.key.zone;
+  row.node_id = node.key.node_id;
+  row.uid = node.uid;
+  row.state = std::string(NodeStateName(node.state));
+  row.accelerator_type = node.type.name;
+  row.tensorcores = node.type.tensorcores;
+  row.create_time = node.create_time;
+  row.update_time = NowRfc3339();
+  row.resource_json = NodeToStorage(node).dump();
+  row.pending_operation = node.pending_operation;
+  row.pending_due_ms = node.pending_due_ms;
+  row.seq = node.seq;
+  return row;
+}
+
+Result<Node> NodeFromRow(const db::NodeRow& row) {
+  Node node;
+  node.key = {row.project, row.zone, row.node_id};
+  node.uid = row.uid;
+  Result<NodeState> state = ParseNodeState(row.state);
+  if (!state.ok())
+    return Status::Internal("stored node " + row.name + ": " + state.status().message());
+  node.state = *state;
+  Result<engine::AcceleratorType> type = engine::FindAcceleratorType(row.accelerator_type);
+  if (!type.ok())
+    return Status::Internal("stored node " + row.name + ": " + type.status().message());
+  node.type = *type;
+  node.create_time = row.create_time;
+  node.seq = row.seq;
+  node.pending_operation = row.pending_operation;
+  node.pending_due_ms = row.pending_due_ms;
+  nlohmann::json stored = nlohmann::json::parse(row.resource_json, nullptr, false);
+  if (!stored.is_object())
+    return Status::Internal("stored node " + row.name + ": bad resource JSON");
+  node.runtime_version = stored.value("runtimeVersion", "");
+  node.fields = stored.value("fields", nlohmann::json::object());
+  return node;
+}
+
+db::OperationRow OperationToRow(const Operation& op) {
+  db::OperationRow row;
+  row.name = op.name;
+  row.project = op.project;
+  row.zone = op.zone;
+  row.target = op.target;
+  row.verb = op.verb;
+  row.create_time = op.create_time;
+  if (!op.end_time.empty()) row.end_time = op.end_time;
+  row.done = op.done;
+  row.cancel_requested = op.cancel_requested;
+  if (!op.error.ok()) {
+    row.error_code = static_cast<int32_t>(op.error.code());
+    row.error_message = op.error.message();
+  }
+  if (!op.response.is_null()) row.response_json = op.response.dump();
+  row.seq = op.seq;
+  return row;
+}
+
+Result<Operation> OperationFromRow(const db::OperationRow& row) {
+  Operation op;
+  op.name = row.name;
+  op.project = row.project;
+  op.zone = row.zone;
+  op.target = row.target;
+  op.verb = row.verb;
+  op.create_time = row.create_time;
+  op.end_time = row.end_time.value_or("");
+  op.done = row.done;
+  op.cancel_requested = row.cancel_requested;
+  if (row.error_code && *row.error_code != 0) {
+    op.error = Status(static_cast<StatusCode>(*row.error_code), row.error_message.value_or(""));
+  }
+  if (row.response_json) {
+    op.response = nlohmann::json::parse(*row.response_json, nullptr, false);
+    if (op.response.is_discarded())
+      return Status::Internal("stored operation " + row.name + ": bad JSON");
+  }
+  op.seq = row.seq;
+  return op;
+}
+
+}  // namespace tpuemu::service

@@ -1,0 +1,64 @@
+// Workloads: the engine graphs a job runs, built with the ir.h builder from a JobSpec.
+//
+//  * matmul: parameters a [m,k] and b [k,n] (random, from the seed), output c = a·b.
+//  * mlp: a training step of `layers` ReLU layers of width `hidden` on 16 features, 4 classes, on
+//    a fixed synthetic batch whose labels come from a fixed random teacher network (so there is
+//    something to learn). Outputs the loss and one gradient per weight; the weights are
+//    parameters, and ApplySgd updates the fed values between steps, so the loss falls.
+//  * cnn: conv2d 3x3 SAME on 8x8x2 images, ReLU, dense to 4 classes, softmax loss; backward with
+//    conv2d_backprop_filter; trained by SGD like mlp.
+//  * transformer: `layers` pre-residual blocks on [batch, seqLen, dModel] inputs — Q/K/V
+//    projections, per-head attention (batched dots for scores and context, scale, softmax),
+//    output projection, residual, a dModel -> 4·dModel -> dModel GELU MLP, residual — then a
+//    head to 4 classes per token and the softmax loss. Labels come from a fixed random teacher
+//    on each token plus its sequence mean (so attention has something to learn). The backward
+//    pass is written out with the IR's ops (workload_transformer.cpp); trained by SGD like mlp.
+//  * program: the client's IR (engine/program_json.h), run as is every step.
+// `shard_batch` is the per-core batch (data parallel over `cores`): the graph is built for one
+// shard and Feeds(shard) gives each shard its slice of the data. Not thread-safe; one per job.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/executor.h"
+#include "engine/ir.h"
+#include "engine/tensor.h"
+#include "service/jobs/job_spec.h"
+
+namespace tpuemu::service {
+
+class Workload {
+ public:
+  // INVALID_ARGUMENT naming the op if the graph does not build.
+  static Result<Workload> Build(const JobSpec& spec);
+
+  const engine::Graph& graph() const { return graph_; }
+  int shards() const { return shards_; }
+  // The parameter values for shard `shard` (weights + its slice of the data).
+  std::map<std::string, engine::Tensor> Feeds(int shard) const;
+  // The loss output id, if the workload trains.
+  const std::optional<std::string>& loss_id() const { return loss_id_; }
+  // Bytes of gradients all-reduced per step in data-parallel training (0 if none).
+  double GradientBytes() const;
+  // SGD on the weights with the gradients averaged over the shards' results.
+  void ApplySgd(const std::vector<engine::ExecutionResult>& shard_results);
+
+ private:
+  static void BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w);
+  static void BuildTransformer(const JobSpec& spec, std::mt19937_64& rng, Workload& w);
+
+  engine::Graph graph_;
+  int shards_ = 1;
+  std::map<std::string, engine::Tensor> weights_;            // parameter id -> value (trained)
+  std::vector<std::pair<std::string, std::string>> grads_;   // weight id, gradient output id
+  std::vector<std::map<std::string, engine::Tensor>> data_;  // per shard: data parameters
+  std::optional<std::string> loss_id_;
+  float learning_rate_ = 0;
+};
+
+}  // namespace tpuemu::service

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Fails when an #include points up the layer stack (docs/architecture.md, "Layers").
+
+    daemon -> api -> service -> {engine, db} -> base
+    cli/tpuemu_engine -> engine -> base;  cli/tpuctl -> base only (it speaks REST)
+
+A folder may include its own files and those of any layer below it; engine and db never include
+each other. Beast/Asio headers are allowed only where the HTTP wire is (api/http_server.cpp and
+tpuctl's HTTP client): they cost seconds per translation unit. tests/ and bench/ sit above
+everything. Prints every offending line as FILE:LINE: message and exits 1 if there is any.
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# folder (relative to the root) -> the top-level folders its files may include
+ALLOWED = {
+    "base": {"base"},
+    "engine": {"base", "engine"},
+    "db": {"base", "db"},
+    "service": {"base", "engine", "db", "service"},
+    "api": {"base", "engine", "service", "api"},
+    "daemon": {"base", "engine", "db", "service", "api", "daemon"},
+    "cli/tpuemu_engine": {"base", "engine", "cli/tpuemu_engine"},
+    "cli/tpuctl": {"base", "cli/tpuctl"},
+}
+# Files that may include Boost.Beast / Boost.Asio.
+BEAST_ALLOWED = {"api/http_server.cpp", "cli/tpuctl/http_client.cpp"}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+
+def owner(rel):
+    """The ALLOWED key a source file belongs to (longest matching folder), or None."""
+    best = None
+    for folder in ALLOWED:
+        if rel == folder or rel.startswith(folder + "/"):
+            if best is None or len(folder) > len(best):
+                best = folder
+    return best
+
+
+def target_layer(path):
+    """The ALLOWED key an included project path belongs to, or None for a non-project header."""
+    for folder in sorted(ALLOWED, key=len, reverse=True):
+        if path.startswith(folder + "/"):
+            return folder
+    top = path.split("/", 1)[0]
+    if top in ("cli", "tests", "bench", "web", "docs", "scripts"):
+        return top
+    return None
+
+
+def main():
+    errors = []
+    checked = 0
+    for file in sorted(ROOT.rglob("*")):
+        if file.suffix not in (".h", ".cpp") or not file.is_file():
+            continue
+        rel = file.relative_to(ROOT).as_posix()
+        if rel.startswith(("build", "tests/", "bench/", ".")) or "/build" in rel.split("/")[0]:
+            continue
+        layer = owner(rel)
+        if layer is None:
+            errors.append(f"{rel}:1: not in a known layer folder ({', '.join(sorted(ALLOWED))})")
+            continue
+        checked += 1
+        for number, line in enumerate(file.read_text(errors="replace").splitlines(), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            kind, path = m.groups()
+            if path.startswith(("boost/beast", "boost/asio")) and rel not in BEAST_ALLOWED:
+                errors.append(f"{rel}:{number}: includes <{path}>: Beast/Asio belong in "
+                              f"{' and '.join(sorted(BEAST_ALLOWED))} only")
+            if kind != '"':
+                continue
+            target = target_layer(path)
+            if target is None:
+                continue
+            if target not in ALLOWED[layer]:
+                errors.append(f"{rel}:{number}: {layer}/ includes \"{path}\" ({target}/), which is "
+                              f"not below it; {layer}/ may include {', '.join(sorted(ALLOWED[layer]))}")
+    for e in errors:
+        print(e)
+    print(f"check_layers: {checked} files, {len(errors)} violation(s)")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

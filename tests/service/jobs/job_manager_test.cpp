@@ -1,0 +1,352 @@
+#include "service/jobs/job_manager.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/compile_cache.h"
+#include "engine/pool.h"
+#include "service/jobs/job_spec.h"
+#include "service/workloads/workloads.h"
+#include "tests/support/wait_for.h"
+
+namespace tpuemu::service {
+namespace {
+
+using nlohmann::json;
+using tpuemu::testing::WaitFor;
+
+TEST(JobSpecTest, ParsesDefaultsAndNamesTheBadField) {
+  Result<JobSpec> spec = ParseJobSpec(json::parse(R"({"workload": {"matmul": {"m": 8}}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->kind, WorkloadKind::kMatmul);
+  EXPECT_EQ(spec->m, 8);
+  EXPECT_EQ(spec->n, 128);
+
+  auto error = [](const char* text) { return ParseJobSpec(json::parse(text)).status(); };
+  Status s = error(R"({"workload": {"mlp": {"layers": 0}}})");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "workload.mlp.layers must be 1..64");
+  EXPECT_NE(error(R"({"workload": {"matmul": {}}, "steps": 10001})").message().find("steps"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"workload": {"matmul": {}}, "timeoutSeconds": 90000})")
+                .message()
+                .find("timeoutSeconds"),
+            std::string::npos);
+  EXPECT_NE(
+      error(R"({"workload": {"matmul": {}}, "precision": "LOW"})").message().find("precision"),
+      std::string::npos);
+  EXPECT_NE(error(R"({"workload": {"matmul": {}}, "bogus": 1})").message().find("bogus"),
+            std::string::npos);
+  EXPECT_NE(error(R"({})").message().find("workload"), std::string::npos);
+  EXPECT_NE(error(R"({"program": {"name": "p", "ops": [{"id": "x", "op": "nope"}],
+                      "outputs": []}})")
+                .message()
+                .find("program"),
+            std::string::npos);
+}
+
+TEST(JobSpecTest, HashIgnoresRequestIdButNotTheSpec) {
+  JobSpec a = *ParseJobSpec(json::parse(R"({"workload": {"matmul": {}}, "requestId": "x"})"));
+  JobSpec b = *ParseJobSpec(json::parse(R"({"workload": {"matmul": {}}, "requestId": "y"})"));
+  JobSpec c = *ParseJobSpec(json::parse(R"({"workload": {"matmul": {"m": 64}}})"));
+  EXPECT_EQ(JobSpecHash(a), JobSpecHash(b));
+  EXPECT_NE(JobSpecHash(a), JobSpecHash(c));
+}
+
+// Runs the mlp workload's steps directly on the executor: the loss must fall.
+TEST(WorkloadsTest, MlpLossFallsOver20Steps) {
+  JobSpec spec = *ParseJobSpec(json::parse(
+      R"({"workload": {"mlp": {"layers": 2, "batch": 32, "hidden": 32, "steps": 20}},
+          "cores": 2})"));
+  Result<Workload> w = Workload::Build(spec);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_EQ(w->shards(), 2);
+  engine::Slice slice = *engine::Slice::FromAcceleratorType("v4-8");
+  auto program = engine::Compile(w->graph(), slice, {});
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  std::vector<float> losses;
+  for (int step = 0; step < 20; ++step) {
+    std::vector<engine::ExecutionResult> results;
+    for (int s = 0; s < w->shards(); ++s) {
+      auto r = engine::Execute(**program, w->graph(), w->Feeds(s));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      results.push_back(std::move(r).value());
+    }
+    losses.push_back(
+        (results[0].outputs.at("loss").f32()[0] + results[1].outputs.at("loss").f32()[0]) / 2);
+    w->ApplySgd(results);
+  }
+  EXPECT_LT(losses.back(), losses.front() * 0.7f)
+      << "first " << losses.front() << " last " << losses.back();
+}
+
+TEST(WorkloadsTest, CnnLossFallsAndUsesTheMxuForConvolutions) {
+  JobSpec spec = *ParseJobSpec(json::parse(R"({"workload": {"cnn": {"steps": 15}}})"));
+  Result<Workload> w = Workload::Build(spec);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  engine::Slice slice = *engine::Slice::FromAcceleratorType("v5litepod-8");
+  auto program = engine::Compile(w->graph(), slice, {});
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  int conv_on_mxu = 0;
+  for (const engine::OpPlan& p : (*program)->plans) {
+    conv_on_mxu += p.on_mxu && (p.kind == engine::OpKind::kConv2D ||
+                                p.kind == engine::OpKind::kConv2DBackpropFilter);
+  }
+  EXPECT_EQ(conv_on_mxu, 2);
+  float first = 0, last = 0;
+  for (int step = 0; step < 15; ++step) {
+    auto r = engine::Execute(**program, w->graph(), w->Feeds(0));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    (step == 0 ? first : last) = r->outputs.at("loss").f32()[0];
+    w->ApplySgd({*r});
+  }
+  EXPECT_LT(last, first * 0.8f) << "first " << first << " last " << last;
+}
+
+class JobManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = std::move(db::Store::Open(":memory:").value());
+    nodes_ = std::make_unique<NodeManager>(
+        *store_, scheduler_, Catalog::Default(),
+        NodeManagerOptions{.provisioning_delay_ms = 0, .transition_delay_ms = 0});
+    jobs_ = std::make_unique<JobManager>(*store_, *nodes_, scheduler_, pool_, cache_);
+    nodes_->SetStateObserver(
+        [this](const Node& n, NodeState previous) { jobs_->OnNodeStateChanged(n, previous); });
+    MakeNode(key_, "v4-8");
+  }
+  void TearDown() override {
+    scheduler_.Stop();
+    jobs_.reset();
+    nodes_.reset();
+  }
+  void MakeNode(const NodeKey& key, const char* type) {
+    NodeSpec spec;
+    spec.accelerator_type = type;
+    spec.runtime_version = "tpu-ubuntu2204-base";
+    ASSERT_TRUE(nodes_->Create(key, spec).ok());
+    ASSERT_TRUE(WaitFor([&] {
+      Result<Node> n = nodes_->Get(key);
+      return n.ok() && n->state == NodeState::kReady;
+    }));
+  }
+  db::JobRow Submit(const char* body, const NodeKey* key = nullptr) {
+    Result<db::JobRow> row = jobs_->Submit(key ? *key : key_, json::parse(body), "");
+    EXPECT_TRUE(row.ok()) << row.status().ToString();
+    return row.ok() ? *row : db::JobRow{};
+  }
+  db::JobRow WaitTerminal(const std::string& name) {
+    db::JobRow last;
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          Result<db::JobRow> r = jobs_->Get(name);
+          if (r.ok()) last = *r;
+          return r.ok() && IsTerminalJobState(r->state);
+        },
+        std::chrono::seconds(30)))
+        << name << " is " << last.state;
+    return last;
+  }
+
+  Scheduler scheduler_;
+  engine::Pool pool_{2};
+  engine::CompileCache cache_;
+  std::unique_ptr<db::Store> store_;
+  std::unique_ptr<NodeManager> nodes_;
+  std::unique_ptr<JobManager> jobs_;
+  NodeKey key_{"p", "us-central2-b", "tpu1"};
+};
+
+constexpr const char* kLong =
+    R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": 10000}}})";
+
+TEST_F(JobManagerTest, MlpJobSucceedsWithFallingLossStepsLogsAndMetrics) {
+  db::JobRow job = Submit(R"({"workload": {"mlp": {"steps": 20, "hidden": 32}}})");
+  EXPECT_EQ(job.state, "QUEUED");
+  db::JobRow done = WaitTerminal(job.name);
+  ASSERT_EQ(done.state, "SUCCEEDED") << done.reason.value_or("");
+  EXPECT_EQ(done.exit_code, 0);
+  json result = json::parse(*done.result_json);
+  Result<json> metrics = jobs_->Metrics(job.name);
+  ASSERT_TRUE(metrics.ok());
+  const json& steps = (*metrics)["steps"];
+  ASSERT_EQ(steps.size(), 20u);
+  EXPECT_LT(steps[19]["loss"].get<double>(), steps[0]["loss"].get<double>());
+  EXPECT_GT(steps[0]["cycles"].get<int64_t>(), 0);
+  EXPECT_GT(steps[0]["mxuUtilization"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(result["finalLoss"].get<double>(), steps[19]["loss"].get<double>());
+  EXPECT_FALSE(result["metrics"]["compileCacheHit"].get<bool>());
+  Result<std::vector<std::string>> logs = jobs_->Logs(job.name, 0);
+  ASSERT_TRUE(logs.ok());
+  int step_lines = 0;
+  for (const std::string& l : *logs) step_lines += l.starts_with("step ");
+  EXPECT_EQ(step_lines, 20);
+}
+
+TEST_F(JobManagerTest, SameShapeHitsTheCacheAndAShapeChangeRecompiles) {
+  auto hit = [&](const char* body) {
+    db::JobRow done = WaitTerminal(Submit(body).name);
+    EXPECT_EQ(done.state, "SUCCEEDED");
+    return json::parse(done.result_json.value_or("{}"))["metrics"]["compileCacheHit"].get<bool>();
+  };
+  EXPECT_FALSE(hit(R"({"workload": {"matmul": {"m": 64, "n": 32, "k": 16}}})"));
+  EXPECT_TRUE(hit(R"({"workload": {"matmul": {"m": 64, "n": 32, "k": 16}}, "seed": 5})"));
+  EXPECT_FALSE(hit(R"({"workload": {"matmul": {"m": 64, "n": 32, "k": 32}}})"));
+}
+
+TEST_F(JobManagerTest, HbmOverflowFailsWithXlaMessage) {
+  json program = {{"name", "big"}, {"ops", json::array()}, {"outputs", {"p0"}}};
+  for (int i = 0; i < 160; ++i) {
+    program["ops"].push_back({{"id", "p" + std::to_string(i)},
+                              {"op", "parameter"},
+                              {"shape", {4096, 4096}},
+                              {"fill", 1.0}});
+  }
+  json body = {{"program", program}};
+  // v2: 16 GiB per chip over 2 TensorCores; 160 x 64 MiB does not fit in 8 GiB.
+  const NodeKey small{"p", "us-central1-b", "v2"};
+  MakeNode(small, "v2-8");
+  Result<db::JobRow> job = jobs_->Submit(small, body, "");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  db::JobRow done = WaitTerminal(job->name);
+  EXPECT_EQ(done.state, "FAILED");
+  EXPECT_EQ(done.exit_code, 1);
+  EXPECT_NE(done.reason->find("Ran out of memory in memory space hbm"), std::string::npos)
+      << *done.reason;
+}
+
+TEST_F(JobManagerTest, CancelRunningAndQueuedJobs) {
+  db::JobRow running = Submit(kLong);
+  db::JobRow queued = Submit(R"({"workload": {"matmul": {}}})");
+  ASSERT_TRUE(WaitFor([&] { return jobs_->Get(running.name)->state == "RUNNING"; }));
+  EXPECT_EQ(jobs_->Get(queued.name)->state, "QUEUED");  // one job per node at a time
+  ASSERT_TRUE(jobs_->Cancel(queued.name).ok());
+  ASSERT_TRUE(jobs_->Cancel(running.name).ok());
+  db::JobRow a = WaitTerminal(running.name);
+  db::JobRow b = WaitTerminal(queued.name);
+  EXPECT_EQ(a.state, "CANCELLED");
+  EXPECT_EQ(a.exit_code, 130);
+  EXPECT_EQ(b.state, "CANCELLED");
+  EXPECT_EQ(jobs_->Cancel(running.name)->state, "CANCELLED");  // idempotent
+  EXPECT_TRUE(jobs_->Delete(running.name).ok());
+  EXPECT_EQ(jobs_->Get(running.name).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(JobManagerTest, TimeoutEndsTimedOut) {
+  std::string body = kLong;
+  body.insert(body.size() - 1, R"(, "timeoutSeconds": 1)");
+  db::JobRow done = WaitTerminal(Submit(body.c_str()).name);
+  EXPECT_EQ(done.state, "TIMED_OUT");
+  EXPECT_EQ(done.exit_code, 124);
+  EXPECT_NE(done.reason->find("timeoutSeconds"), std::string::npos);
+}
+
+TEST_F(JobManagerTest, RequestIdIsIdempotent) {
+  const char* body = R"({"workload": {"matmul": {}}, "requestId": "r-1"})";
+  bool created = false;
+  Result<db::JobRow> a = jobs_->Submit(key_, json::parse(body), "", &created);
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(created);
+  Result<db::JobRow> b = jobs_->Submit(key_, json::parse(body), "", &created);
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(created);
+  EXPECT_EQ(a->name, b->name);
+  Result<db::JobRow> c = jobs_->Submit(
+      key_, json::parse(R"({"workload": {"matmul": {"m": 1}}, "requestId": "r-1"})"), "");
+  EXPECT_EQ(c.status().code(), StatusCode::kAlreadyExists);
+}
+
+TEST_F(JobManagerTest, OnlyReadyNodesAcceptAndStoppingCancels) {
+  EXPECT_EQ(jobs_->Submit({"p", "us-central2-b", "nope"}, json::parse(kLong), "").status().code(),
+            StatusCode::kNotFound);
+  db::JobRow job = Submit(kLong);
+  ASSERT_TRUE(WaitFor([&] { return jobs_->Get(job.name)->state == "RUNNING"; }));
+  ASSERT_TRUE(nodes_->Stop(key_).ok());
+  db::JobRow done = WaitTerminal(job.name);
+  EXPECT_EQ(done.state, "CANCELLED");
+  EXPECT_NE(done.reason->find("is stopping"), std::string::npos) << *done.reason;
+  ASSERT_TRUE(WaitFor([&] { return nodes_->Get(key_)->state == NodeState::kStopped; }));
+  EXPECT_EQ(jobs_->Submit(key_, json::parse(kLong), "").status().code(),
+            StatusCode::kFailedPrecondition);
+}
+
+TEST_F(JobManagerTest, FourNodesTenJobsEachAllSucceed) {
+  std::vector<NodeKey> keys{key_};
+  for (int i = 2; i <= 4; ++i) {
+    keys.push_back({"p", "us-central2-b", "tpu" + std::to_string(i)});
+    MakeNode(keys.back(), "v4-8");
+  }
+  std::vector<std::string> names;
+  for (int j = 0; j < 10; ++j) {
+    for (const NodeKey& k : keys) {
+      names.push_back(Submit(R"({"workload": {"matmul": {"m": 32, "n": 32, "k": 32}}})", &k).name);
+    }
+  }
+  for (const std::string& n : names) EXPECT_EQ(WaitTerminal(n).state, "SUCCEEDED");
+  JobListRequest all;
+  all.project = "p";
+  all.zone = "-";
+  all.state = "SUCCEEDED";
+  Result<JobPage> page = jobs_->List(all);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->jobs.size(), 40u);
+}
+
+TEST_F(JobManagerTest, QueueRunsHigherPriorityFirstThenArrivalOrder) {
+  db::JobRow blocker = Submit(kLong);
+  ASSERT_TRUE(WaitFor([&] { return jobs_->Get(blocker.name)->state == "RUNNING"; }));
+  db::JobRow low = Submit(R"({"workload": {"matmul": {}}, "priority": 0})");
+  db::JobRow high_a = Submit(R"({"workload": {"matmul": {}}, "priority": 5})");
+  db::JobRow high_b = Submit(R"({"workload": {"matmul": {}}, "priority": 5})");
+  ASSERT_TRUE(jobs_->Cancel(blocker.name).ok());
+  db::JobRow l = WaitTerminal(low.name);
+  db::JobRow a = WaitTerminal(high_a.name);
+  db::JobRow b = WaitTerminal(high_b.name);
+  ASSERT_TRUE(l.start_time && a.start_time && b.start_time);
+  // RFC 3339 with fixed-width microseconds: string order is time order.
+  EXPECT_LT(*a.start_time, *b.start_time);
+  EXPECT_LT(*b.start_time, *l.start_time);
+  EXPECT_LE(*a.end_time, *b.start_time);  // one job at a time on a node
+}
+
+TEST_F(JobManagerTest, DeletingTheNodeCancelsItsQueuedJobs) {
+  db::JobRow running = Submit(kLong);
+  db::JobRow queued = Submit(R"({"workload": {"matmul": {}}})");
+  ASSERT_TRUE(nodes_->Delete(key_).ok());
+  EXPECT_EQ(WaitTerminal(running.name).state, "CANCELLED");
+  db::JobRow q = WaitTerminal(queued.name);
+  EXPECT_EQ(q.state, "CANCELLED");
+  EXPECT_NE(q.reason->find("is deleting"), std::string::npos) << *q.reason;
+}
+
+TEST_F(JobManagerTest, DataParallelCnnAddsAllReduceCycles) {
+  db::JobRow one = WaitTerminal(Submit(R"({"workload": {"cnn": {"steps": 2}}})").name);
+  db::JobRow two = WaitTerminal(Submit(R"({"workload": {"cnn": {"steps": 2}}, "cores": 2})").name);
+  ASSERT_EQ(one.state, "SUCCEEDED") << one.reason.value_or("");
+  ASSERT_EQ(two.state, "SUCCEEDED") << two.reason.value_or("");
+  json m1 = json::parse(*one.result_json)["metrics"];
+  json m2 = json::parse(*two.result_json)["metrics"];
+  EXPECT_EQ(m1["allReduceCyclesPerStep"], 0);
+  EXPECT_GT(m2["allReduceCyclesPerStep"].get<int64_t>(), 0);
+  EXPECT_EQ(jobs_->Submit(key_, json::parse(R"({"workload": {"cnn": {}}, "cores": 16})"), "")
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);  // v4-8 has 8 TensorCores
+}
+
+TEST_F(JobManagerTest, OnTerminalFiresOnceTheJobEnds) {
+  db::JobRow job = Submit(R"({"workload": {"matmul": {}}, "steps": 3})");
+  std::atomic<int> calls{0};
+  std::string state;
+  std::mutex mu;
+  jobs_->OnTerminal(job.name, [&](Result<db::JobRow> r) {
+    std::lock_guard lock(mu);
+    state = r.ok() ? r->state : "error";
+    ++calls;
+  });
+  ASSERT_TRUE(WaitFor([&] { return calls.load() == 1; }));
+  std::lock_guard lock(mu);
+  EXPECT_EQ(state, "SUCCEEDED");
+}
+
+}  // namespace
+}  // namespace tpuemu::service
