@@ -1,5 +1,7 @@
 #include "cli/tpuctl/http_client.h"
 
+#include <cctype>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -57,8 +59,8 @@ struct HttpClient::Connection {
   beast::flat_buffer buffer;
 };
 
-HttpClient::HttpClient(Endpoint endpoint, std::chrono::milliseconds timeout)
-    : endpoint_(std::move(endpoint)), timeout_(timeout) {}
+HttpClient::HttpClient(Endpoint endpoint, std::chrono::milliseconds timeout, std::string user_agent)
+    : endpoint_(std::move(endpoint)), timeout_(timeout), user_agent_(std::move(user_agent)) {}
 
 HttpClient::~HttpClient() {
   if (connection_) {
@@ -68,16 +70,18 @@ HttpClient::~HttpClient() {
 }
 
 Result<HttpReply> HttpClient::Request(const std::string& method, const std::string& target,
-                                      const std::string& body, std::chrono::milliseconds timeout) {
+                                      const std::string& body, std::chrono::milliseconds timeout,
+                                      const HttpHeaders& headers) {
   if (timeout.count() <= 0) timeout = timeout_;
   http::request<http::string_body> request;
   request.method_string(method);
   request.target(endpoint_.prefix + target);
   request.version(11);
   request.set(http::field::host, endpoint_.host + ":" + std::to_string(endpoint_.port));
-  request.set(http::field::user_agent, "tpuctl");
+  request.set(http::field::user_agent, user_agent_);
   request.set(http::field::accept, "application/json");
   if (!body.empty()) request.set(http::field::content_type, "application/json");
+  for (const auto& [name, value] : headers) request.set(name, value);
   request.body() = body;
   request.prepare_payload();
 
@@ -97,6 +101,7 @@ Result<HttpReply> HttpClient::Request(const std::string& method, const std::stri
         return Status::Unavailable("connect: " + ec.message());
       }
       connection_ = std::move(fresh);
+      ++connections_opened_;
     }
     beast::error_code ec;
     connection_->stream.expires_after(timeout);
@@ -114,7 +119,15 @@ Result<HttpReply> HttpClient::Request(const std::string& method, const std::stri
       return Status::Unavailable(method + " " + target + ": " + ec.message());
     }
     http::response<http::string_body> response = parser.release();
-    HttpReply reply{static_cast<int>(response.result_int()), std::move(response.body())};
+    HttpReply reply;
+    reply.status = static_cast<int>(response.result_int());
+    for (const auto& field : response) {
+      std::string name(field.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      auto [it, inserted] = reply.headers.emplace(name, std::string(field.value()));
+      if (!inserted) it->second += ", " + std::string(field.value());
+    }
+    reply.body = std::move(response.body());
     if (!response.keep_alive()) connection_.reset();
     return reply;
   }

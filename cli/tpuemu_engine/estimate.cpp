@@ -53,22 +53,22 @@ Result<std::vector<int64_t>> ParsePositiveList(std::string_view flag, std::strin
   return values;
 }
 
-struct Precision {
+Status Prefixed(std::string_view flag, const Status& status) {
+  return Status(status.code(), std::string(flag) + ": " + status.message());
+}
+
+// What a precision costs a GEMM: its MXU passes (engine::MxuPasses, the one table) and the bytes
+// per operand element it moves (DEFAULT feeds bf16 operands; the others keep f32 in HBM).
+struct PrecisionCost {
   int passes;
   int bytes_per_element;
 };
 
-Result<Precision> ParsePrecision(std::string_view name) {
-  // Reference §4: DEFAULT is one bf16 pass on bf16 operands; HIGH 3 and HIGHEST 6 passes on f32.
-  if (name == "default") return Precision{1, 2};
-  if (name == "high") return Precision{3, 4};
-  if (name == "highest" || name == "f32") return Precision{6, 4};
-  return Status::InvalidArgument("--precision: unknown precision '" + std::string(name) +
-                                 "' (expected default, high, highest or f32)");
-}
-
-Status Prefixed(std::string_view flag, const Status& status) {
-  return Status(status.code(), std::string(flag) + ": " + status.message());
+Result<PrecisionCost> ParsePrecisionCost(std::string_view name) {
+  Result<engine::Precision> precision = engine::ParsePrecision(name);
+  if (!precision.ok()) return Prefixed("--precision", precision.status());
+  return PrecisionCost{engine::MxuPasses(*precision),
+                       *precision == engine::Precision::kDefault ? 2 : 4};
 }
 
 // What the op is, after the --gemm / --conv parse.
@@ -328,7 +328,7 @@ Result<std::string> Estimate(const EstimateOptions& o) {
     }
     dataflow = *df;
   }
-  Result<Precision> precision = ParsePrecision(o.precision);
+  Result<PrecisionCost> precision = ParsePrecisionCost(o.precision);
   if (!precision.ok()) return precision.status();
   if (o.format != "table" && o.format != "json") {
     return Status::InvalidArgument("--format: unknown format '" + o.format +

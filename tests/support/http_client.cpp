@@ -2,7 +2,6 @@
 
 #include <array>
 #include <optional>
-#include <sstream>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -155,52 +154,22 @@ void RawConnection::Close() {
 //------------------------------------------------------------------------------
 
 HttpClient::HttpClient(std::string host, uint16_t port, std::chrono::milliseconds timeout)
-    : host_(std::move(host)), port_(port), timeout_(timeout) {}
-
-HttpClient::~HttpClient() = default;
+    : host_(host),
+      port_(port),
+      timeout_(timeout),
+      client_(
+          cli::Endpoint{
+              .host = host, .port = port, .url = "http://" + host + ":" + std::to_string(port)},
+          timeout, "tpuemu-test-client") {}
 
 Result<ClientResponse> HttpClient::Request(std::string method, std::string target, std::string body,
                                            std::map<std::string, std::string> headers) {
-  http::request<http::string_body> message;
-  message.method_string(method);
-  message.target(target);
-  message.version(11);
-  message.set(http::field::host, host_ + ":" + std::to_string(port_));
-  message.set(http::field::user_agent, "tpuemu-test-client");
-  for (const auto& [name, value] : headers) message.set(name, value);
-  if (!body.empty() && message.find(http::field::content_type) == message.end()) {
-    message.set(http::field::content_type, "application/json");
-  }
-  message.body() = std::move(body);
-  message.prepare_payload();
-  std::string wire;
-  {
-    std::ostringstream out;
-    out << message;
-    wire = std::move(out).str();
-  }
-
-  // A reused connection may have been closed by the server since (idle timeout): retry once on
-  // a fresh one. A fresh connection that fails is a real error.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    bool reused = connection_ && connection_->is_open();
-    if (!reused) {
-      connection_ = std::make_unique<RawConnection>(host_, port_, timeout_);
-      TPUEMU_RETURN_IF_ERROR(connection_->Connect());
-      ++connections_opened_;
-    }
-    Status sent = connection_->Send(wire);
-    Result<ClientResponse> response =
-        sent.ok() ? connection_->ReadResponse() : Result<ClientResponse>(sent);
-    if (!response.ok()) {
-      connection_.reset();
-      if (reused && response.status().code() != StatusCode::kDeadlineExceeded) continue;
-      return response.status();
-    }
-    if (response->Header("connection") == "close") connection_.reset();
-    return response;
-  }
-  return Status::Unavailable("request failed twice");
+  Result<cli::HttpReply> reply =
+      client_.Request(method, target, body, std::chrono::milliseconds(0), headers);
+  if (!reply.ok()) return reply.status();
+  return ClientResponse{.status = reply->status,
+                        .headers = std::move(reply->headers),
+                        .body = std::move(reply->body)};
 }
 
 std::string HttpClient::RawExchange(std::string bytes) {

@@ -1,10 +1,10 @@
-// Small synchronous HTTP/1.1 client over Beast for tests (Beast stays inside http_client.cpp).
-//
-// HttpClient reuses one keep-alive connection across Request calls and reconnects once when the
-// server closed it in between. RawConnection gives byte-level control for malformed-input,
-// pipelining, timeout and slow-client tests. Every operation has a deadline (default 10 s) so a
-// broken server fails a test instead of hanging it. Errors come back as Status: UNAVAILABLE for
-// connect/IO failures, DEADLINE_EXCEEDED for timeouts. Not thread-safe: one object per thread.
+// HTTP for tests. HttpClient is the project's one HTTP client (cli/tpuctl/http_client.h, which
+// tpuctl uses) with a test-friendly reply: it reuses one keep-alive connection across Request
+// calls and reconnects once when the server closed it in between. RawConnection is not an HTTP
+// client but a socket driven byte by byte, for malformed-input, pipelining, timeout and
+// slow-client tests. Every operation has a deadline (default 10 s) so a broken server fails a test
+// instead of hanging it. Errors come back as Status: UNAVAILABLE for connect/IO failures,
+// DEADLINE_EXCEEDED for timeouts. Not thread-safe: one object per thread.
 #pragma once
 
 #include <chrono>
@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "cli/tpuctl/http_client.h"
 
 namespace tpuemu::testing {
 
@@ -60,7 +61,6 @@ class HttpClient {
  public:
   HttpClient(std::string host, uint16_t port,
              std::chrono::milliseconds timeout = std::chrono::seconds(10));
-  ~HttpClient();
 
   Result<ClientResponse> Request(std::string method, std::string target, std::string body = "",
                                  std::map<std::string, std::string> headers = {});
@@ -69,14 +69,13 @@ class HttpClient {
   std::string RawExchange(std::string bytes);
 
   // TCP connections opened so far by Request (1 after many requests = keep-alive reuse).
-  int connections_opened() const { return connections_opened_; }
+  int connections_opened() const { return client_.connections_opened(); }
 
  private:
   std::string host_;
   uint16_t port_;
   std::chrono::milliseconds timeout_;
-  std::unique_ptr<RawConnection> connection_;
-  int connections_opened_ = 0;
+  cli::HttpClient client_;
 };
 
 }  // namespace tpuemu::testing
