@@ -218,9 +218,7 @@ Result<NodePage> NodeManager::List(const std::string& project, const std::string
 
 Result<NodeViewPage> NodeManager::ListViews(const std::string& project, const std::string& zone,
                                             const PageRequest& page) const {
-  if (zone != db::NodeRepository::kAllZones && catalog_.FindZone(zone) == nullptr) {
-    return ResourceNotFound("projects/" + project + "/locations/" + zone);
-  }
+  TPUEMU_RETURN_IF_ERROR(catalog_.CheckListLocation(project, zone));
   Result<int64_t> after = DecodePageToken(kSeqPageToken, page.page_token);
   if (!after.ok()) return after.status();
   const int size = PageSize(page, kDefaultPageSize);

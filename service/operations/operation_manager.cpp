@@ -20,9 +20,7 @@ Result<Operation> OperationManager::Get(const std::string& name) const {
 
 Result<OperationPage> OperationManager::List(const std::string& project, const std::string& zone,
                                              const PageRequest& page) const {
-  if (zone != db::OperationRepository::kAllZones && catalog_.FindZone(zone) == nullptr) {
-    return ResourceNotFound("projects/" + project + "/locations/" + zone);
-  }
+  TPUEMU_RETURN_IF_ERROR(catalog_.CheckListLocation(project, zone));
   Result<int64_t> after = DecodePageToken(kSeqPageToken, page.page_token);
   if (!after.ok()) return after.status();
   const int size = PageSize(page, kDefaultPageSize);
