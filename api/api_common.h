@@ -9,7 +9,7 @@
 
 #include "api/http_types.h"
 #include "base/status.h"
-#include "service/nodes/node_manager.h"
+#include "service/common/page_token.h"
 
 namespace tpuemu::api {
 

@@ -13,6 +13,7 @@
 #include "service/jobs/job_manager.h"
 #include "service/nodes/node_manager.h"
 #include "service/observability/observability.h"
+#include "service/operations/operation_manager.h"
 
 namespace tpuemu::api {
 
@@ -20,7 +21,8 @@ namespace tpuemu::api {
 // for their group commit, so they run on `writers`, never on an IO thread; reads answer inline.
 void RegisterNodeRoutes(Router& router, service::NodeManager& nodes, WorkerThreads& writers);
 // operations.* under /v2 (and /v1, /v1alpha1, /v2alpha1, which the service config also binds).
-void RegisterOperationRoutes(Router& router, service::NodeManager& nodes, WorkerThreads& writers);
+void RegisterOperationRoutes(Router& router, service::OperationManager& operations,
+                             WorkerThreads& writers);
 // acceleratorTypes, runtimeVersions, locations (also /v1), generateServiceIdentity; queuedResources
 // answer 501 UNIMPLEMENTED naming the method.
 void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog);

@@ -1,6 +1,4 @@
 // acceleratorTypes, runtimeVersions, locations and the methods tpuemu does not emulate.
-#include <charconv>
-
 #include "api/api_common.h"
 #include "api/google_error.h"
 #include "api/list_filter.h"
@@ -28,20 +26,20 @@ HttpResponse ListReply(const HttpRequest& req, const char* key, std::vector<json
     Status s = SortByOrder(*order, kept);
     if (!s.ok()) return ErrorResponse(s);
   }
-  std::size_t offset = 0;
-  if (!page->page_token.empty()) {
-    const std::string& t = page->page_token;
-    auto [end, ec] = std::from_chars(t.data() + 1, t.data() + t.size(), offset);
-    if (t[0] != 'o' || ec != std::errc() || end != t.data() + t.size() || offset > kept.size()) {
-      return ErrorResponse(
-          Status::InvalidArgument("Invalid value for field 'pageToken': '" + t + "'"));
-    }
+  Result<int64_t> offset = service::DecodePageToken(service::kOffsetPageToken, page->page_token);
+  if (!offset.ok()) return ErrorResponse(offset.status());
+  if (static_cast<uint64_t>(*offset) > kept.size()) {
+    return ErrorResponse(service::InvalidPageToken(page->page_token));
   }
-  std::size_t size = page->page_size <= 0 ? 500 : std::min(page->page_size, 1000);
+  const std::size_t first = static_cast<std::size_t>(*offset);
+  const std::size_t size = static_cast<std::size_t>(service::PageSize(*page, 500));
   json list = json::array();
-  for (std::size_t i = offset; i < kept.size() && i < offset + size; ++i) list.push_back(kept[i]);
+  for (std::size_t i = first; i < kept.size() && i < first + size; ++i) list.push_back(kept[i]);
   json out = {{key, list}};
-  if (offset + size < kept.size()) out["nextPageToken"] = "o" + std::to_string(offset + size);
+  if (first + size < kept.size()) {
+    out["nextPageToken"] =
+        service::EncodePageToken(service::kOffsetPageToken, static_cast<int64_t>(first + size));
+  }
   if (unreachable) out["unreachable"] = json::array();
   return JsonResponse(200, out);
 }

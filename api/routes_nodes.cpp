@@ -3,6 +3,7 @@
 #include "api/google_error.h"
 #include "api/node_codec.h"
 #include "api/routes.h"
+#include "service/nodes/guest_attributes.h"
 
 namespace tpuemu::api {
 namespace {
@@ -102,7 +103,9 @@ HttpResponse GuestAttributes(service::NodeManager& nodes, const HttpRequest& req
       workers.push_back(w.get<std::string>());
     }
   }
-  return Reply(nodes.GuestAttributes(KeyOf(p), query_path, workers));
+  Result<std::shared_ptr<const service::NodeView>> view = nodes.GetView(KeyOf(p));
+  if (!view.ok()) return ErrorResponse(view.status());
+  return Reply(service::RenderGuestAttributes((*view)->node, query_path, workers));
 }
 
 }  // namespace

@@ -21,14 +21,15 @@ json RenderForWire(const HttpRequest& req, const service::Operation& op) {
 
 }  // namespace
 
-void RegisterOperationRoutes(Router& router, service::NodeManager& nodes, WorkerThreads& writers) {
+void RegisterOperationRoutes(Router& router, service::OperationManager& operations,
+                             WorkerThreads& writers) {
   for (std::string version : {"v2", "v1", "v1alpha1", "v2alpha1"}) {
     std::string base = "/" + version + "/projects/{project}/locations/{location}/operations";
-    router.Add("GET", base, [&nodes](const HttpRequest& req, const PathParams& p) {
+    router.Add("GET", base, [&operations](const HttpRequest& req, const PathParams& p) {
       Result<service::PageRequest> page = ParsePage(req);
       if (!page.ok()) return ErrorResponse(page.status());
       Result<service::OperationPage> result =
-          nodes.ListOperations(p.at("project"), p.at("location"), *page);
+          operations.List(p.at("project"), p.at("location"), *page);
       if (!result.ok()) return ErrorResponse(result.status());
       json list = json::array();
       for (const service::Operation& op : result->operations)
@@ -37,18 +38,19 @@ void RegisterOperationRoutes(Router& router, service::NodeManager& nodes, Worker
       if (!result->next_page_token.empty()) out["nextPageToken"] = result->next_page_token;
       return JsonResponse(200, out);
     });
-    router.Add("GET", base + "/{operation}", [&nodes](const HttpRequest& req, const PathParams& p) {
-      Result<service::Operation> op = nodes.GetOperation(OperationName(p));
-      if (!op.ok()) return ErrorResponse(op.status());
-      return JsonResponse(200, RenderForWire(req, *op));
-    });
+    router.Add("GET", base + "/{operation}",
+               [&operations](const HttpRequest& req, const PathParams& p) {
+                 Result<service::Operation> op = operations.Get(OperationName(p));
+                 if (!op.ok()) return ErrorResponse(op.status());
+                 return JsonResponse(200, RenderForWire(req, *op));
+               });
     router.AddAsync("DELETE", base + "/{operation}",
-                    writers.Offload([&nodes](const HttpRequest&, const PathParams& p) {
-                      return ReplyStatus(nodes.DeleteOperation(OperationName(p)));
+                    writers.Offload([&operations](const HttpRequest&, const PathParams& p) {
+                      return ReplyStatus(operations.Delete(OperationName(p)));
                     }));
     router.AddAsync("POST", base + "/{operation}:cancel",
-                    writers.Offload([&nodes](const HttpRequest&, const PathParams& p) {
-                      return ReplyStatus(nodes.CancelOperation(OperationName(p)));
+                    writers.Offload([&operations](const HttpRequest&, const PathParams& p) {
+                      return ReplyStatus(operations.Cancel(OperationName(p)));
                     }));
   }
 }

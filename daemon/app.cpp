@@ -80,7 +80,7 @@ Status App::Build() {
                                            return s;
                                          }});
   api::RegisterNodeRoutes(g.router, *g.nodes, *g.writers);
-  api::RegisterOperationRoutes(g.router, *g.nodes, *g.writers);
+  api::RegisterOperationRoutes(g.router, g.nodes->operations(), *g.writers);
   api::RegisterCatalogRoutes(g.router, catalog);
   api::RegisterJobRoutes(g.router, *g.jobs, g.scheduler, *g.writers);
   api::RegisterObservabilityRoutes(g.router, *g.obs, *g.nodes, g.scheduler);

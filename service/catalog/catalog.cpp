@@ -4,6 +4,8 @@
 #include <array>
 #include <set>
 
+#include "service/common/not_found.h"
+
 namespace tpuemu::service {
 namespace {
 
@@ -84,6 +86,11 @@ const Zone* Catalog::FindZone(std::string_view zone_id) const {
     if (z.id == zone_id) return &z;
   }
   return nullptr;
+}
+
+Status Catalog::CheckListLocation(std::string_view project, std::string_view zone) const {
+  if (zone == "-" || FindZone(zone) != nullptr) return Status::Ok();
+  return ResourceNotFound("projects/" + std::string(project) + "/locations/" + std::string(zone));
 }
 
 bool Catalog::HasRuntimeVersion(std::string_view version) const {

@@ -42,9 +42,11 @@ class Catalog {
   const std::vector<Zone>& zones() const { return zones_; }
   const std::vector<std::string>& runtime_versions() const { return runtime_versions_; }
 
-  // NOT_FOUND "Resource 'projects/p/locations/z' was not found" style errors are the caller's;
-  // these return plain lookups.
+  // Plain lookups: NOT_FOUND errors are the caller's.
   const Zone* FindZone(std::string_view zone_id) const;
+  // The parent check of a list: OK for "-" (every zone, Google's `locations/-`) or a zone of the
+  // catalog, else NOT_FOUND "Resource 'projects/{project}/locations/{zone}' was not found".
+  Status CheckListLocation(std::string_view project, std::string_view zone) const;
   bool HasRuntimeVersion(std::string_view version) const;
   // Accelerator types offered in `zone`, in catalog order.
   std::vector<engine::AcceleratorType> TypesInZone(std::string_view zone_id) const;

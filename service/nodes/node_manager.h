@@ -1,22 +1,35 @@
-// NodeManager: the nodes and operations of the Cloud TPU API, with their life cycle.
+// NodeManager: the life cycle of the Cloud TPU API's nodes — create, start, stop, delete, update
+// — from the request to the completed transition, recovery after a restart and the observers of
+// every state change.
 //
-// Every mutating call validates against the catalog and the state machine, then writes the node and
-// its Operation in ONE transaction and returns the Operation (not done). The Scheduler completes
-// the transition after the configured delay, again in one transaction, and marks the Operation done
-// with the Node (or Empty, for delete) as its response. Due times are persisted with the node, so
-// Recover() after a restart resumes every unfinished transition.
+// Every mutating call validates against the catalog and the state machine
+// (node_state_machine.h), then writes the node and its Operation in ONE transaction and returns the
+// Operation (not done). The Scheduler completes the transition after the configured delay, again
+// in one transaction, and marks the Operation done with the Node (or Empty, for delete) as its
+// response. Due times are persisted with the node, so Recover() after a restart resumes every
+// unfinished transition.
 //
-// Thread-safe: every mutation (API calls and scheduled completions) runs as a body of the
-// WriteBatcher, which runs bodies one at a time (so read-check-write is atomic) and commits many of
-// them in one transaction (group commit); reads go through a cache that every batch empties and
-// bypasses while it writes (service/nodes/node_cache.h), else to the store. The store and scheduler
-// are borrowed and must outlive the manager, and the scheduler must be stopped before the manager
-// is destroyed (its callbacks point here).
+// Who does what: OperationManager (service/operations/) reads and writes the Operations;
+// TensorCoreQuota (quota.h) counts TensorCores per zone and project and makes a create's quota
+// checks; NodeUpdateMask (update_mask.h) validates and applies a patch's updateMask; NodeCache
+// (node_cache.h) serves reads; node_rows.h converts to and from the store's rows; page tokens are
+// service/common/page_token.h.
+//
+// Ownership: the store, scheduler and catalog are borrowed and must outlive the manager, and the
+// scheduler must be stopped before the manager is destroyed (its callbacks point here). The
+// manager owns the WriteBatcher that runs every node and Operation write, the OperationManager,
+// the quota counters and the read cache.
+//
+// Threads: every mutation (API calls, scheduled completions, operations.delete/cancel) runs as a
+// body of the WriteBatcher, which runs bodies one at a time (so read-check-write is atomic) and
+// commits many of them in one transaction (group commit). Reads go through the cache, which every
+// batch empties and bypasses while it writes, else to the store. The quota guards its counters
+// with its own mutex, the cache with its own; observers_ is guarded by observer_mu_.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -25,15 +38,17 @@
 
 #include "base/status.h"
 #include "db/node_repository.h"
-#include "db/operation_repository.h"
 #include "db/store.h"
 #include "service/catalog/catalog.h"
+#include "service/common/page_token.h"
 #include "service/common/scheduler.h"
 #include "service/common/write_batcher.h"
 #include "service/nodes/node.h"
 #include "service/nodes/node_cache.h"
 #include "service/nodes/node_state_machine.h"
+#include "service/nodes/quota.h"
 #include "service/operations/operation.h"
+#include "service/operations/operation_manager.h"
 
 namespace tpuemu::service {
 
@@ -42,7 +57,7 @@ struct NodeManagerOptions {
   int64_t transition_delay_ms = 500;     // STARTING, STOPPING, DELETING, update
   // TensorCores one zone can hold across all projects; a create past it fails its Operation with
   // RESOURCE_EXHAUSTED (code 8) like the real service.
-  int64_t zone_capacity_tensorcores = 65536;
+  int64_t zone_capacity_tensorcores = QuotaLimits{}.zone_capacity_tensorcores;
   // TensorCores one project may hold across zones (nodes not yet deleted, any state); 0 =
   // unlimited. A create past it fails synchronously with RESOURCE_EXHAUSTED "Quota
   // 'TPU_TENSORCORES_PER_PROJECT' exceeded. …" (HTTP 429), like a Google quota error.
@@ -59,30 +74,24 @@ struct NodeViewPage {
   std::string next_page_token;  // empty on the last page
 };
 
-struct OperationPage {
-  std::vector<Operation> operations;
-  std::string next_page_token;
-};
-
-// Parsed page request (AIP-158): 0 = default; negative is INVALID_ARGUMENT; above max is coerced.
-struct PageRequest {
-  int page_size = 0;
-  std::string page_token;
-};
-
 class NodeManager {
  public:
   NodeManager(db::Store& store, Scheduler& scheduler, const Catalog& catalog,
               NodeManagerOptions options);
+  // Stops the batcher first: its queued bodies use every other member.
+  ~NodeManager();
+  NodeManager(const NodeManager&) = delete;
+  NodeManager& operator=(const NodeManager&) = delete;
 
-  // Schedules the completion of every transition that was running when the process stopped.
+  // Counts the quota from the store and schedules the completion of every transition that was
+  // running when the process stopped.
   Status Recover();
 
   Result<Operation> Create(const NodeKey& key, const NodeSpec& spec);
   Result<Node> Get(const NodeKey& key) const;
   // The node with its rendered v2 JSON, from the read cache (filled from the store on a miss).
   Result<std::shared_ptr<const NodeView>> GetView(const NodeKey& key) const;
-  // zone "-" lists every zone.
+  // In creation order, 100 a page by default; zone "-" lists every zone.
   Result<NodePage> List(const std::string& project, const std::string& zone,
                         const PageRequest& page) const;
   // List with each node's rendered JSON (through the read cache).
@@ -92,18 +101,13 @@ class NodeManager {
   Result<Operation> Start(const NodeKey& key);
   Result<Operation> Stop(const NodeKey& key);
   // `patch` holds new values for the masked fields (proto3 JSON names); `mask` are the updateMask
-  // paths in snake_case or camelCase. Unsupported paths are INVALID_ARGUMENT.
+  // paths in snake_case or camelCase. Unsupported paths are INVALID_ARGUMENT (update_mask.h).
   Result<Operation> Update(const NodeKey& key, const nlohmann::json& patch,
                            const std::vector<std::string>& mask);
-  // {"guestAttributes": [{queryPath, queryValue: {items: [...]}, workerId?}]}, one per worker.
-  Result<nlohmann::json> GuestAttributes(const NodeKey& key, const std::string& query_path,
-                                         const std::vector<std::string>& worker_ids) const;
 
-  Result<Operation> GetOperation(const std::string& name) const;
-  Result<OperationPage> ListOperations(const std::string& project, const std::string& zone,
-                                       const PageRequest& page) const;
-  Status DeleteOperation(const std::string& name);
-  Status CancelOperation(const std::string& name);
+  // The Operations of every node (operations.get, list, delete, cancel).
+  OperationManager& operations() { return operations_; }
+  const OperationManager& operations() const { return operations_; }
 
   // TensorCores held by nodes in `zone` (all projects; every state but gone).
   Result<int64_t> TensorCoresInZone(const std::string& zone) const;
@@ -124,29 +128,18 @@ class NodeManager {
   Status ResolveAcceleratorType(const NodeKey& key, const NodeSpec& spec,
                                 engine::AcceleratorType* type) const;
   void Notify(const Node& node, NodeState previous);
-  // TensorCores held per zone, kept in memory so a create does not scan the nodes table.
-  int64_t ZoneUsed(const std::string& zone) const;
-  void AddZoneUsed(const std::string& zone, int64_t delta);
-  Status ReseedZoneUsage();  // recount from the store (startup, or after a failed commit)
-  // TensorCores held by `project`, counted from the store on first use (inside a batcher body, so
-  // the count is exact) and then kept in memory like the zone counters.
-  Result<int64_t> ProjectUsed(db::Txn& txn, const std::string& project);
-  void AddProjectUsed(const std::string& project, int64_t delta);
 
   db::Store& store_;
   Scheduler& scheduler_;
   const Catalog& catalog_;
   const NodeManagerOptions options_;
   db::NodeRepository nodes_;
-  db::OperationRepository operations_;
 
   // Reads are served from here; bypassed during every batch of writes and Reset (node_cache.h).
   mutable NodeCache cache_;
-  WriteBatcher batcher_;  // runs every mutation; declared after the repositories it uses
-  mutable std::mutex zone_mu_;
-  std::map<std::string, int64_t> zone_tensorcores_;  // guarded by zone_mu_
-  // Only projects seen since the last reseed; absent = not counted yet. Guarded by zone_mu_.
-  std::map<std::string, int64_t> project_tensorcores_;
+  TensorCoreQuota quota_;  // thread-safe on its own
+  WriteBatcher batcher_;   // runs every mutation; stopped by the destructor before the rest goes
+  OperationManager operations_;  // writes through batcher_
   std::mutex observer_mu_;
   std::vector<StateObserver> observers_;  // guarded by observer_mu_
 };

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <random>
 
+#include "service/common/clock.h"
+
 namespace tpuemu::service {
 namespace {
 
@@ -33,6 +35,30 @@ nlohmann::json RenderOperation(const Operation& op) {
     }
   }
   return out;
+}
+
+Operation NewOperation(const std::string& project, const std::string& zone,
+                       const std::string& target, std::string_view verb) {
+  Operation op;
+  op.project = project;
+  op.zone = zone;
+  op.name = "projects/" + project + "/locations/" + zone + "/operations/" + NewOperationId();
+  op.target = target;
+  op.verb = std::string(verb);
+  op.create_time = NowRfc3339();
+  return op;
+}
+
+void CompleteOperation(Operation& op, nlohmann::json response) {
+  op.done = true;
+  op.end_time = NowRfc3339();
+  op.response = std::move(response);
+}
+
+void FailOperation(Operation& op, Status error) {
+  op.done = true;
+  op.end_time = NowRfc3339();
+  op.error = std::move(error);
 }
 
 std::string NewOperationId() {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,15 @@ struct Operation {
 // {"name", "metadata": {"@type": …OperationMetadata, createTime, endTime, target, verb, apiVersion,
 // cancelRequested}, "done", "response" | "error": {code (gRPC number), message}}.
 nlohmann::json RenderOperation(const Operation& op);
+
+// A new Operation, not done, acting on `target`: named
+// projects/{project}/locations/{zone}/operations/{NewOperationId()}, created now.
+Operation NewOperation(const std::string& project, const std::string& zone,
+                       const std::string& target, std::string_view verb);
+// Marks `op` done now with `response` (which carries its "@type").
+void CompleteOperation(Operation& op, nlohmann::json response);
+// Marks `op` done now with `error` (not OK).
+void FailOperation(Operation& op, Status error);
 
 // "operation-1712345678901-6155a0f1b2c3d-4e5f6a7b-8c9d0e1f": the common Google id pattern.
 std::string NewOperationId();

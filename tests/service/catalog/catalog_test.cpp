@@ -45,5 +45,14 @@ TEST(CatalogTest, RuntimeVersionsAndRegions) {
   EXPECT_EQ(c.FindZone("mars-north1-a"), nullptr);
 }
 
+TEST(CatalogTest, ListLocationIsEveryZoneOrOneOfTheCatalog) {
+  const Catalog& c = Catalog::Default();
+  EXPECT_TRUE(c.CheckListLocation("p", "-").ok());
+  EXPECT_TRUE(c.CheckListLocation("p", "us-central2-b").ok());
+  Status unknown = c.CheckListLocation("p", "mars-north1-a");
+  EXPECT_EQ(unknown.code(), StatusCode::kNotFound);
+  EXPECT_EQ(unknown.message(), "Resource 'projects/p/locations/mars-north1-a' was not found");
+}
+
 }  // namespace
 }  // namespace tpuemu::service

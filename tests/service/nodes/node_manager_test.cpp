@@ -46,7 +46,7 @@ class NodeManagerTest : public ::testing::Test {
     return n.ok() && n->state == state;
   }
   bool Done(const std::string& op) {
-    Result<Operation> o = manager_->GetOperation(op);
+    Result<Operation> o = manager_->operations().Get(op);
     return o.ok() && o->done;
   }
 
@@ -64,7 +64,7 @@ TEST_F(NodeManagerTest, CreateReturnsPendingOperationThenNodeBecomesReady) {
   EXPECT_EQ(op->target, key_.Name());
   EXPECT_TRUE(op->name.starts_with("projects/p/locations/us-central2-b/operations/operation-"));
   ASSERT_TRUE(WaitFor([&] { return Done(op->name); }));
-  Result<Operation> done = manager_->GetOperation(op->name);
+  Result<Operation> done = manager_->operations().Get(op->name);
   EXPECT_TRUE(done->error.ok());
   EXPECT_EQ(done->response["@type"], kNodeType);
   EXPECT_EQ(done->response["state"], "READY");
@@ -131,7 +131,7 @@ TEST_F(NodeManagerTest, StopStartDeleteFollowTheStateMachine) {
   ASSERT_TRUE(del.ok());
   ASSERT_TRUE(WaitFor([&] { return Done(del->name); }));
   EXPECT_EQ(manager_->Get(key_).status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(manager_->GetOperation(del->name)->response["@type"], kEmptyType);
+  EXPECT_EQ(manager_->operations().Get(del->name)->response["@type"], kEmptyType);
 }
 
 TEST_F(NodeManagerTest, MutationsWhileTransitioningAreRefused) {
@@ -191,38 +191,11 @@ TEST_F(NodeManagerTest, ZoneCapacityFailsTheOperationWithCode8) {
   Result<Operation> over = manager_->Create({"q", "us-central2-b", "b"}, Spec("v4-8"));
   ASSERT_TRUE(over.ok());
   ASSERT_TRUE(WaitFor([&] { return Done(over->name); }));
-  Result<Operation> done = manager_->GetOperation(over->name);
+  Result<Operation> done = manager_->operations().Get(over->name);
   EXPECT_EQ(done->error.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(done->error.message().find("There is no more capacity in the zone \"us-central2-b\""),
             std::string::npos);
   EXPECT_EQ(manager_->Get({"q", "us-central2-b", "b"}).status().code(), StatusCode::kNotFound);
-}
-
-TEST_F(NodeManagerTest, OperationsCancelDeleteAndList) {
-  Open(":memory:", {.provisioning_delay_ms = 60000, .transition_delay_ms = 0});
-  Result<Operation> op = manager_->Create(key_, Spec("v4-8"));
-  EXPECT_EQ(manager_->DeleteOperation(op->name).code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(manager_->CancelOperation(op->name).ok());
-  EXPECT_TRUE(manager_->GetOperation(op->name)->cancel_requested);
-  EXPECT_EQ(manager_->CancelOperation(op->name + "x").code(), StatusCode::kNotFound);
-  Result<OperationPage> page = manager_->ListOperations("p", "us-central2-b", {});
-  ASSERT_TRUE(page.ok());
-  ASSERT_EQ(page->operations.size(), 1u);
-  EXPECT_EQ(page->operations[0].name, op->name);
-}
-
-TEST_F(NodeManagerTest, GuestAttributesOnePerWorker) {
-  NodeKey key{"p", "us-central2-b", "pod"};
-  ASSERT_TRUE(manager_->Create(key, Spec("v4-32")).ok());
-  Result<nlohmann::json> all = manager_->GuestAttributes(key, "", {});
-  ASSERT_TRUE(all.ok());
-  EXPECT_EQ((*all)["guestAttributes"].size(), 4u);
-  Result<nlohmann::json> keys = manager_->GuestAttributes(key, "hostkeys/", {"2"});
-  ASSERT_TRUE(keys.ok());
-  ASSERT_EQ((*keys)["guestAttributes"].size(), 1u);
-  EXPECT_EQ((*keys)["guestAttributes"][0]["queryValue"]["items"][0]["key"], "ssh-ed25519");
-  EXPECT_EQ(manager_->GuestAttributes(key, "", {"9"}).status().code(),
-            StatusCode::kInvalidArgument);
 }
 
 TEST_F(NodeManagerTest, UnfinishedTransitionResumesAfterRestart) {

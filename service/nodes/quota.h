@@ -1,0 +1,79 @@
+// TensorCoreQuota: the TensorCores that nodes hold, counted per zone (all projects, against the
+// zone's capacity) and per project (all zones, against the project quota), and the two checks a
+// create makes, with the RESOURCE_EXHAUSTED errors the real service gives.
+//
+// A node holds its TensorCores from the create's commit until its delete completes, in every
+// state. The counts are kept in memory so a create does not scan the nodes table: zones are
+// counted from the store by Reseed(); a project is counted the first time a create in it is
+// checked (inside a batcher body, so the count is exact) and then kept up to date by Add().
+//
+// Threads: every member is guarded by mu_; CheckProject must run inside a WriteBatcher body (its
+// first count reads the store with that body's Txn). The store and catalog are borrowed and must
+// outlive the quota.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "base/status.h"
+#include "db/node_repository.h"
+#include "db/store.h"
+#include "engine/hardware.h"
+#include "service/catalog/catalog.h"
+
+namespace tpuemu::service {
+
+struct QuotaLimits {
+  // TensorCores one zone can hold across all projects.
+  int64_t zone_capacity_tensorcores = 65536;
+  // TensorCores one project may hold across zones; 0 = unlimited.
+  int64_t project_quota_tensorcores = 0;
+};
+
+class TensorCoreQuota {
+ public:
+  TensorCoreQuota(db::Store& store, const Catalog& catalog, QuotaLimits limits);
+
+  // Counts every zone of the catalog from the store and forgets the project counts (counted
+  // again on first use): at startup, and after a commit failed once the counts had moved.
+  Status Reseed();
+  // Forgets every count (after the store was wiped).
+  void Clear();
+
+  // Inside a batcher body. OK when `project` may take `type` on top of what it holds (always,
+  // without reading, when there is no project quota); else RESOURCE_EXHAUSTED "Quota
+  // 'TPU_TENSORCORES_PER_PROJECT' exceeded. Limit: L in project P (in use: U, requested: R for
+  // T)." (HTTP 429, like a Google quota error).
+  Status CheckProject(db::Txn& txn, const std::string& project,
+                      const engine::AcceleratorType& type);
+  // OK when `zone` has room for `type`; else RESOURCE_EXHAUSTED "There is no more capacity in the
+  // zone "Z"; …[EID: 0x<last 8 characters of operation_name>]", the error the real service puts
+  // on the create's Operation (code 8; the create itself is accepted).
+  Status CheckZone(const std::string& zone, const engine::AcceleratorType& type,
+                   const std::string& operation_name) const;
+
+  // A node of `tensorcores` in `project` and `zone` was created (positive) or deleted
+  // (negative). Call it last in the batcher body, so a body that fails earlier leaves the counts
+  // untouched; if the commit then fails, Reseed().
+  void Add(const std::string& project, const std::string& zone, int64_t tensorcores);
+
+  // TensorCores held in `zone` (all projects), as counted.
+  int64_t ZoneUsed(const std::string& zone) const;
+
+ private:
+  Result<int64_t> ProjectUsed(db::Txn& txn, const std::string& project);
+
+  db::Store& store_;
+  const Catalog& catalog_;
+  const QuotaLimits limits_;
+  db::NodeRepository nodes_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, int64_t> zone_tensorcores_;  // guarded by mu_
+  // Only projects counted since the last Reseed/Clear; absent = not counted yet. Guarded by mu_.
+  std::map<std::string, int64_t> project_tensorcores_;
+};
+
+}  // namespace tpuemu::service
