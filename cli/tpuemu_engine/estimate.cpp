@@ -71,14 +71,15 @@ Result<PrecisionCost> ParsePrecisionCost(std::string_view name) {
                        *precision == engine::Precision::kDefault ? 2 : 4};
 }
 
-// What the op is, after the --gemm / --conv parse.
-struct Workload {
+// The GEMM an estimate is for, after the --gemm / --conv parse (a conv as engine::ConvAsGemm; not
+// service/workloads/workloads.h's Workload, which is a job's engine graph).
+struct GemmWorkload {
   GemmShape shape;
   int64_t batch = 1;  // independent GEMMs (DotCost's batch)
   Report describe;    // echoed into the report
 };
 
-Result<Workload> ParseWorkload(const EstimateOptions& o, TimingMode mode) {
+Result<GemmWorkload> ParseGemmWorkload(const EstimateOptions& o, TimingMode mode) {
   const int given = !o.gemm.empty() + !o.conv.empty() + !o.program.empty();
   if (given == 0) {
     return Status::InvalidArgument("one of --gemm, --conv or --program is required");
@@ -90,7 +91,7 @@ Result<Workload> ParseWorkload(const EstimateOptions& o, TimingMode mode) {
     return Status::InvalidArgument("--batch: must be a positive integer, got " +
                                    std::to_string(o.batch));
   }
-  Workload w;
+  GemmWorkload w;
   if (!o.program.empty()) {
     w.describe = {{"op", "program"}, {"file", o.program}};
     return w;
@@ -164,8 +165,8 @@ Result<engine::ArrayShape> ParseArray(std::string_view text) {
 }
 
 // One GEMM (× batch, × passes) on a single bare array.
-Report EstimateArray(const Workload& w, engine::ArrayShape array, double clock_hz, TimingMode mode,
-                     Dataflow dataflow, int passes) {
+Report EstimateArray(const GemmWorkload& w, engine::ArrayShape array, double clock_hz,
+                     TimingMode mode, Dataflow dataflow, int passes) {
   const engine::GemmTiming one = mode == TimingMode::kTpu
                                      ? engine::TpuMxuGemm(w.shape, array)
                                      : engine::ScaleSimGemm(w.shape, array, dataflow);
@@ -341,7 +342,7 @@ Result<std::string> Estimate(const EstimateOptions& o) {
     return Status::InvalidArgument("--cores: must be a positive integer, got " +
                                    std::to_string(o.cores));
   }
-  Result<Workload> work = ParseWorkload(o, *mode);
+  Result<GemmWorkload> work = ParseGemmWorkload(o, *mode);
   if (!work.ok()) return work.status();
 
   Report report;

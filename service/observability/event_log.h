@@ -17,14 +17,15 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/status.h"
 #include "db/event_repository.h"
-#include "db/job_repository.h"
 #include "db/store.h"
+#include "service/jobs/job.h"
 #include "service/nodes/node.h"
 
 namespace tpuemu::service {
@@ -51,7 +52,7 @@ class EventLog {
   // Observer hooks: NodeManager's state observer and JobManager's transition observer. A deleted
   // node is reported with state "DELETED"; a new resource has no previousState.
   void OnNodeStateChanged(const Node& node, NodeState previous);
-  void OnJobStateChanged(const db::JobRow& job, const std::string& previous);
+  void OnJobStateChanged(const Job& job, std::optional<JobState> previous);
 
   // Up to page_size (1..1000; 0 = 100) events of `project` with seq > since, oldest first.
   // INVALID_ARGUMENT naming pageSize or since when out of range.
