@@ -79,7 +79,11 @@ Result<Comparison> Compare(const CompareSource& source, const CompareOptions& o)
     if (o.remat) {
       profiles.push_back(TransformerProfile(*shape, *o.remat));
     } else {
-      for (Remat r : kAllRemats) profiles.push_back(TransformerProfile(*shape, r));
+      // Auto leaves out "none": every published run the model is calibrated on rematerialises
+      // (docs/cost-model.md), so "none" is priced only when named.
+      for (Remat r : {Remat::kMinimal, Remat::kFull}) {
+        profiles.push_back(TransformerProfile(*shape, r));
+      }
     }
   } else {
     if (o.remat) return Status::InvalidArgument("remat applies to model shapes only");

@@ -4,9 +4,10 @@
 // Candidates: accelerator types ("v5p-128") and generations ("v5e": every documented size of it);
 // none = every type in the catalog (engine/hardware.h). Plans tried per type unless named: dp,
 // fsdp, and tp at each degree in {2, 4, 8, 16} that divides the chips and the model's heads
-// (TP x FSDP when the slice has more chips than the degree); for model shapes also every remat
-// policy (none, minimal, full) unless named. The best plan is the fastest one that fits; when
-// none fits, the one needing the least memory, marked with why it does not fit.
+// (TP x FSDP when the slice has more chips than the degree); for model shapes also the remat
+// policies minimal and full unless one is named ("none" only when named: no published run the
+// model is calibrated on trains without rematerialisation). The best plan is the fastest one that
+// fits; when none fits, the one needing the least memory, marked with why it does not fit.
 // Stateless: thread-safe.
 #pragma once
 

@@ -40,8 +40,10 @@ StepProfile ProfileFromFigures(const ProgramFigures& f) {
                  .hbm_bytes = in.hbm_bytes,
                  .gemm_batch = in.gemm_batch,
                  .gemm = in.gemm};
-    op.batch_dim =
-        in.carries_batch ? BatchDim(in.gemm_batch, in.gemm, p.global_batch) : GemmDim::kNone;
+    op.batch_dim = !in.carries_batch ? GemmDim::kNone
+                   : in.batch_dim != GemmDim::kNone
+                       ? in.batch_dim
+                       : BatchDim(in.gemm_batch, in.gemm, p.global_batch);
     flops += op.mxu_flops;
     p.ops.push_back(std::move(op));
   }
@@ -94,6 +96,21 @@ Result<ProgramFigures> FiguresFromGraph(const Graph& graph, int64_t batch) {
     }
     for (int in : op.input_index) carries[i] = carries[i] || carries[static_cast<size_t>(in)];
     const OpPlan& plan = program.plans[i];
+    // Where the batch lies in the GEMM: the rows of a dot's batch-carrying lhs, or the
+    // contraction when it is transposed (dW = xᵀ·dy); a convolution's rows, except the filter
+    // gradient's, which contracts them.
+    GemmDim batch_dim = GemmDim::kNone;
+    if (plan.on_mxu && carries[i]) {
+      const bool lhs = carries[static_cast<size_t>(op.input_index[0])];
+      if (op.kind == OpKind::kDot && op.shape.rank() > 2 && plan.batch > 1) {
+        batch_dim = GemmDim::kBatch;
+      } else if (op.kind == OpKind::kDot) {
+        batch_dim = lhs ? (op.attrs.transpose_lhs ? GemmDim::kK : GemmDim::kM)
+                        : (op.attrs.transpose_rhs ? GemmDim::kN : GemmDim::kK);
+      } else {
+        batch_dim = op.kind == OpKind::kConv2DBackpropFilter ? GemmDim::kK : GemmDim::kM;
+      }
+    }
     InstructionCost cost{.name = op.id,
                          .on_mxu = plan.on_mxu,
                          .flops = plan.on_mxu ? plan.cost.flops : 0,
@@ -101,7 +118,8 @@ Result<ProgramFigures> FiguresFromGraph(const Graph& graph, int64_t batch) {
                          .hbm_bytes = plan.cost.hbm_bytes,
                          .gemm_batch = plan.batch,
                          .gemm = plan.gemm,
-                         .carries_batch = carries[i]};
+                         .carries_batch = carries[i],
+                         .batch_dim = batch_dim};
     f.instructions.push_back(std::move(cost));
   }
   for (const std::string& out : graph.outputs()) {
