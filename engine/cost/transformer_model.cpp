@@ -26,6 +26,8 @@ const std::array<Preset, 5>& Presets() {
   return presets;
 }
 
+constexpr int64_t kMaxTokensPerStep = int64_t{1} << 33;
+
 Status Bad(const std::string& field, const std::string& what) {
   return Status::InvalidArgument("model." + field + " " + what);
 }
@@ -175,19 +177,21 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
     s.name = model["name"].get<std::string>();
   }
   const int64_t heads_before = s.heads, d_before = s.d_model;
+  // The bounds keep every per-chip GEMM's fold count x stream length (engine/timing.h, int64)
+  // far from overflow; they are well above any model trained today.
   TPUEMU_RETURN_IF_ERROR(ReadInt(model, "layers", 1, 1000, &s.layers));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "dModel", 1, 1 << 20, &s.d_model));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "heads", 1, 4096, &s.heads));
+  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "dModel", 1, 65536, &s.d_model));
+  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "heads", 1, 1024, &s.heads));
   if (s.heads != heads_before && !model.contains("kvHeads")) s.kv_heads = 0;
   if ((s.heads != heads_before || s.d_model != d_before) && !model.contains("headDim")) {
     s.head_dim = 0;
   }
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "kvHeads", 1, 4096, &s.kv_heads));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "headDim", 1, 65536, &s.head_dim));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "ffn", 1, int64_t{1} << 22, &s.ffn));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "vocab", 1, int64_t{1} << 24, &s.vocab));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "seqLen", 1, int64_t{1} << 24, &s.seq_len));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "globalBatch", 1, int64_t{1} << 24, &s.global_batch));
+  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "kvHeads", 1, 1024, &s.kv_heads));
+  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "headDim", 1, 1024, &s.head_dim));
+  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "ffn", 1, 262144, &s.ffn));
+  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "vocab", 1, 1048576, &s.vocab));
+  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "seqLen", 1, 1048576, &s.seq_len));
+  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "globalBatch", 1, 1048576, &s.global_batch));
   if (model.contains("gatedMlp")) {
     if (!model["gatedMlp"].is_boolean()) return Bad("gatedMlp", "must be true or false");
     s.gated_mlp = model["gatedMlp"].get<bool>();
@@ -201,11 +205,16 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
                                      {"globalBatch", s.global_batch}}) {
     if (value <= 0) return Bad(field, "is required (or give a preset)");
   }
+  if (s.global_batch * s.seq_len > kMaxTokensPerStep) {
+    return Bad("globalBatch", "x seqLen must be at most " + std::to_string(kMaxTokensPerStep) +
+                                  " tokens per step");
+  }
   if (s.kv_heads == 0) s.kv_heads = s.heads;
   if (s.head_dim == 0) {
-    if (s.d_model % s.heads != 0) {
-      return Bad("headDim", "is required when dModel (" + std::to_string(s.d_model) +
-                                ") is not a multiple of heads (" + std::to_string(s.heads) + ")");
+    if (s.d_model % s.heads != 0 || s.d_model / s.heads > 1024) {
+      return Bad("headDim", "is required when dModel / heads (" + std::to_string(s.d_model) +
+                                " / " + std::to_string(s.heads) +
+                                ") is not a whole number up to 1024");
     }
     s.head_dim = s.d_model / s.heads;
   }

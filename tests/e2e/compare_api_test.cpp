@@ -75,7 +75,7 @@ TEST_F(CompareApiTest, ErrorsUseGooglesEnvelopeAndNameTheField) {
   const ClientResponse bad = Post({{"model", {{"preset", "llama2-7b"}, {"heads", -1}}}});
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(bad.Json()["error"]["status"], "INVALID_ARGUMENT");
-  EXPECT_EQ(bad.Json()["error"]["message"], "model.heads must be an integer in 1..4096");
+  EXPECT_EQ(bad.Json()["error"]["message"], "model.heads must be an integer in 1..1024");
   const ClientResponse unknown =
       Post({{"model", {{"preset", "llama2-7b"}}}, {"acceleratorTypes", {"v9-8"}}});
   EXPECT_EQ(unknown.status, 404) << unknown.body;

@@ -66,11 +66,16 @@ TEST(TransformerModel, ErrorsNameTheField) {
   EXPECT_EQ(ParseTransformerShape({{"layers", 2}}).status().message(),
             "model.dModel is required (or give a preset)");
   EXPECT_EQ(ParseTransformerShape({{"preset", "llama2-7b"}, {"heads", 0}}).status().message(),
-            "model.heads must be an integer in 1..4096");
+            "model.heads must be an integer in 1..1024");
   EXPECT_EQ(ParseTransformerShape({{"preset", "llama2-7b"}, {"kvHeads", 5}}).status().message(),
             "model.kvHeads must divide heads (32), got 5");
   EXPECT_EQ(ParseTransformerShape({{"preset", "llama2-7b"}, {"depth", 5}}).status().code(),
             StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ParseTransformerShape({{"preset", "llama2-7b"}, {"globalBatch", 1 << 20}, {"seqLen", 16384}})
+          .status()
+          .message(),
+      "model.globalBatch x seqLen must be at most 8589934592 tokens per step");
   EXPECT_EQ(ParseRemat("some").status().message(),
             "unknown remat policy 'some' (expected none, minimal or full)");
 }
