@@ -340,9 +340,10 @@ StepProfile TransformerProfile(const TransformerShape& s, Remat remat) {
   const double layers = static_cast<double>(s.layers);
   p.activation_bytes = n * (layers * kept + 4 * w.d);
   p.activation_bytes_tp = n * layers * kept_tp;
-  // The layer being differentiated (recomputed, plus its gradients) and the logits.
-  p.transient_bytes = n * 2 * keep_all;
-  p.transient_bytes_tp = n * (2 * keep_all_tp + 4 * vocab);
+  // The layer being differentiated (its activations, recomputed or kept) and the bf16 logits
+  // (the loss fusion computes the f32 softmax and its gradient from them without storing them).
+  p.transient_bytes = n * keep_all;
+  p.transient_bytes_tp = n * (keep_all_tp + 2 * vocab);
   // Megatron: all-reduce the attention and MLP outputs [tokens, dModel] forward and their
   // gradients backward; full remat repeats the forward pair.
   p.tp_allreduce_bytes_per_layer = 2 * n * w.d * (remat == Remat::kFull ? 6 : 4);
