@@ -52,9 +52,8 @@ int main(int argc, char** argv) {
   std::printf("CPU: %s\n", CpuModel().c_str());
   const TransformerShape llama = ParseTransformerShape({{"preset", "llama2-7b"}}).value();
   const CompareOptions automatic;
-  Time("llama2-7b, every type, dp/fsdp/tp, remat auto", runs, [&] {
-    return Compare(llama, automatic).value().plans_evaluated;
-  });
+  Time("llama2-7b, every type, dp/fsdp/tp, remat auto", runs,
+       [&] { return Compare(llama, automatic).value().plans_evaluated; });
   Time("llama2-7b, every type, dp/fsdp/tp, remat none+minimal+full", runs, [&] {
     int plans = 0;
     for (Remat r : {Remat::kNone, Remat::kMinimal, Remat::kFull}) {
