@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/tpuemu_engine/compare.h"
 #include "engine/compiler.h"
 #include "engine/hardware.h"
 #include "engine/numerics.h"
@@ -437,14 +438,18 @@ int RunEngineCli(int argc, const char* const* argv, std::ostream& out, std::ostr
   estimate->add_option("--dataflow", o.dataflow, "ws|os|is, scalesim only (default ws)");
   estimate->add_option("--precision", o.precision, "default|high|highest|f32");
   estimate->add_option("--format", o.format, "table|json (default table)");
+  CompareCliOptions compare_options;
+  CLI::App* compare = AddCompareCommand(app, compare_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e, out, err);
   }
-  Result<std::string> text = Estimate(o);
+  const bool comparing = compare->parsed();
+  Result<std::string> text = comparing ? RunCompare(compare_options) : Estimate(o);
   if (!text.ok()) {
-    err << "tpuemu-engine estimate: " << text.status().message() << "\n";
+    err << "tpuemu-engine " << (comparing ? "compare" : "estimate") << ": "
+        << text.status().message() << "\n";
     return 2;
   }
   out << *text;

@@ -13,7 +13,8 @@
 // on bad input it returns INVALID_ARGUMENT (NOT_FOUND for an unknown accelerator type) with a
 // one-line message that names the offending flag. RunEngineCli() is the whole program: it parses
 // argv with CLI11, prints the report to `out` or the message to `err`, and returns the exit code
-// (0 success, 2 bad arguments, CLI11's own codes for parse errors). Neither throws.
+// (0 success, 2 bad arguments, CLI11's own codes for parse errors); it also runs `compare`
+// (cli/tpuemu_engine/compare.h). Neither throws.
 #pragma once
 
 #include <cstdint>
