@@ -48,8 +48,10 @@ Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& gra
   std::vector<const Tensor*> value(n, nullptr);
   KernelContext ctx;
   ctx.precision = program.options.precision;
-  ctx.pool = options.pool;
-  ctx.pool_group = options.pool_group;
+  ctx.parallel.pool = options.pool;
+  ctx.parallel.group = options.pool_group;
+  ctx.parallel.max_threads = options.max_threads;
+  ctx.parallel.cancel = {options.cancel, options.deadline};
 
   ExecutionResult result;
   result.ops.reserve(n);
@@ -57,8 +59,8 @@ Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& gra
   for (size_t i = 0; i < n; ++i) {
     const Op& op = ops[i];
     const OpPlan& plan = program.plans[i];
-    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
-      return Status::Cancelled("execution cancelled before op '" + op.id + "'");
+    if (ctx.parallel.cancel.Stopped()) {
+      TPUEMU_RETURN_IF_ERROR(ctx.parallel.cancel.Check("before op '" + op.id + "'"));
     }
     const int64_t op_start = NowNs();
     if (op.kind == OpKind::kParameter) {

@@ -79,6 +79,9 @@ class GemmBackendTest : public ::testing::TestWithParam<GemmBackend> {
     if (GetParam() == GemmBackend::kOneDnn && !OneDnnAvailable()) {
       GTEST_SKIP() << "oneDNN not compiled in or CPU lacks AVX512-BF16/AMX";
     }
+    if (GetParam() == GemmBackend::kOneDnnF32 && !OneDnnF32Available()) {
+      GTEST_SKIP() << "oneDNN not compiled in";
+    }
   }
 };
 
@@ -233,52 +236,73 @@ TEST_P(GemmBackendTest, ConcurrentCallsAgreeWithSerialOnes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GemmBackendTest,
-                         ::testing::Values(GemmBackend::kEigen, GemmBackend::kOneDnn),
+                         ::testing::Values(GemmBackend::kEigen, GemmBackend::kOneDnn,
+                                           GemmBackend::kOneDnnF32),
                          [](const auto& info) { return std::string(GemmBackendName(info.param)); });
+
+// The oneDNN backends this machine can run (the bf16 one needs AVX512-BF16 or AMX).
+std::vector<GemmBackend> OneDnnBackends() {
+  std::vector<GemmBackend> backends;
+  if (OneDnnAvailable()) backends.push_back(GemmBackend::kOneDnn);
+  if (OneDnnF32Available()) backends.push_back(GemmBackend::kOneDnnF32);
+  return backends;
+}
 
 // Eigen and oneDNN sum the same exact bf16 products in different orders: they may differ only
 // by f32 re-association, a few units of 2^-24·Σ|a||b|.
 TEST(GemmCrossBackendTest, EigenAndOneDnnAgreeForEveryPrecision) {
-  if (!OneDnnAvailable()) GTEST_SKIP() << "oneDNN not available here";
+  if (OneDnnBackends().empty()) GTEST_SKIP() << "oneDNN not available here";
   struct Shape {
     int64_t m, n, k;
   };
-  for (Shape s : {Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{1, 64, 33}, Shape{17, 1, 130},
-                  Shape{64, 48, 256}, Shape{128, 96, 512}}) {
-    const std::vector<float> a = RandomMatrix(s.m, s.k, 21), b = RandomMatrix(s.k, s.n, 22);
-    const Reference ref = DoubleMatmul(a, b, s.m, s.n, s.k);
-    for (Precision p :
-         {Precision::kDefault, Precision::kHigh, Precision::kHighest, Precision::kF32}) {
-      const std::vector<float> e = RunMatmul(a, b, s.m, s.n, s.k, p, GemmBackend::kEigen);
-      const std::vector<float> o = RunMatmul(a, b, s.m, s.n, s.k, p, GemmBackend::kOneDnn);
-      double worst = 0;
-      for (std::size_t i = 0; i < e.size(); ++i) {
-        worst = std::max(worst, std::abs(static_cast<double>(e[i]) - o[i]) / ref.abs_scale[i]);
+  for (GemmBackend backend : OneDnnBackends()) {
+    for (Shape s : {Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{1, 64, 33}, Shape{17, 1, 130},
+                    Shape{64, 48, 256}, Shape{128, 96, 512}}) {
+      const std::vector<float> a = RandomMatrix(s.m, s.k, 21), b = RandomMatrix(s.k, s.n, 22);
+      const Reference ref = DoubleMatmul(a, b, s.m, s.n, s.k);
+      for (Precision p :
+           {Precision::kDefault, Precision::kHigh, Precision::kHighest, Precision::kF32}) {
+        const std::vector<float> e = RunMatmul(a, b, s.m, s.n, s.k, p, GemmBackend::kEigen);
+        const std::vector<float> o = RunMatmul(a, b, s.m, s.n, s.k, p, backend);
+        double worst = 0;
+        for (std::size_t i = 0; i < e.size(); ++i) {
+          worst = std::max(worst, std::abs(static_cast<double>(e[i]) - o[i]) / ref.abs_scale[i]);
+        }
+        EXPECT_LE(worst, 4 * kF32Eps * std::sqrt(static_cast<double>(s.k)))
+            << GemmBackendName(backend) << " " << PrecisionName(p) << " " << s.m << "x" << s.n
+            << "x" << s.k;
       }
-      EXPECT_LE(worst, 4 * kF32Eps * std::sqrt(static_cast<double>(s.k)))
-          << PrecisionName(p) << " " << s.m << "x" << s.n << "x" << s.k;
     }
   }
 }
 
 TEST(GemmCrossBackendTest, RepeatedShapesReuseCachedPrimitives) {
-  if (!OneDnnAvailable()) GTEST_SKIP() << "oneDNN not available here";
+  if (OneDnnBackends().empty()) GTEST_SKIP() << "oneDNN not available here";
+  const GemmBackend backend = OneDnnBackends().front();
   const std::vector<float> a = RandomMatrix(7, 13, 1), b = RandomMatrix(13, 11, 2);
-  RunMatmul(a, b, 7, 11, 13, Precision::kHighest, GemmBackend::kOneDnn);
+  RunMatmul(a, b, 7, 11, 13, Precision::kHighest, backend);
   const std::size_t after_first = onednn::CachedPrimitives();
   EXPECT_GE(after_first, 2u);  // the overwrite pass and the accumulate pass
-  RunMatmul(a, b, 7, 11, 13, Precision::kHighest, GemmBackend::kOneDnn);
-  RunMatmul(a, b, 7, 11, 13, Precision::kDefault, GemmBackend::kOneDnn);
+  RunMatmul(a, b, 7, 11, 13, Precision::kHighest, backend);
+  RunMatmul(a, b, 7, 11, 13, Precision::kDefault, backend);
   EXPECT_EQ(onednn::CachedPrimitives(), after_first);
 }
 
 TEST(GemmBackendResolutionTest, EigenIsAlwaysHonouredAndOneDnnNeedsTheCpu) {
   EXPECT_EQ(ResolveBackend(GemmBackend::kEigen), GemmBackend::kEigen);
-  const GemmBackend expected = OneDnnAvailable() ? GemmBackend::kOneDnn : GemmBackend::kEigen;
-  EXPECT_EQ(ResolveBackend(GemmBackend::kOneDnn), expected);
+  const GemmBackend f32 = OneDnnF32Available() ? GemmBackend::kOneDnnF32 : GemmBackend::kEigen;
+  const GemmBackend best = OneDnnAvailable() ? GemmBackend::kOneDnn : f32;
+  EXPECT_EQ(ResolveBackend(GemmBackend::kOneDnn), best);
+  EXPECT_EQ(ResolveBackend(GemmBackend::kOneDnnF32), f32);
   EXPECT_NE(ResolveBackend(GemmBackend::kAuto), GemmBackend::kAuto);
+  // The startup log line names what kAuto runs on.
+  EXPECT_EQ(GemmKernelName().rfind(GemmBackendName(ResolveBackend(GemmBackend::kAuto)), 0), 0u)
+      << GemmKernelName();
 #ifndef TPUEMU_HAVE_ONEDNN
   EXPECT_FALSE(OneDnnAvailable());
+  EXPECT_FALSE(OneDnnF32Available());
+#else
+  EXPECT_TRUE(OneDnnF32Available());  // oneDNN's f32 GEMM runs on every x86-64
 #endif
 }
 
