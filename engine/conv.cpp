@@ -142,6 +142,7 @@ Status Conv2DBackpropInputKernel(const Op& op, const Tensor& filter, const Tenso
   GemmProblem p;
   p.n = g.K(), p.k = g.cout;
   p.b = Operand(filter, /*transposed=*/true);
+  std::fill_n(out.f32(), out.num_elements(), 0.0f);  // Col2ImAdd accumulates into dx
   const int64_t chunk = ImagesPerChunk(g);
   FloatBuffer dcol(static_cast<size_t>(std::min(chunk, g.n) * g.Rows() * g.K()));
   for (int64_t first = 0; first < g.n; first += chunk) {
@@ -150,7 +151,7 @@ Status Conv2DBackpropInputKernel(const Op& op, const Tensor& filter, const Tenso
     p.a = {dy.f32() + first * g.Rows() * g.cout, false, false, dy.dtype() == DType::kBF16};
     p.c = dcol.data();
     if (!RunGemm(p, ctx.precision, ctx.parallel)) return StoppedIn(op, ctx);
-    // Images own disjoint slices of dx (which arrives zeroed): safe in parallel.
+    // Images own disjoint slices of dx: safe in parallel.
     if (!ForEachImage(ctx, first, count, [&](int64_t i) {
           Col2ImAdd(g, dcol.data() + (i - first) * g.Rows() * g.K(),
                     out.f32() + i * g.h * g.w * g.c);

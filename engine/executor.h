@@ -18,7 +18,10 @@
 //    on at most options.max_threads threads (the caller included; 0 = the whole pool + caller):
 //    a job asking for N cores passes max_threads = N. Without a pool everything runs on the
 //    calling thread.
-// Intermediates are freed after their last use. Thread-safe: Execute keeps no state; concurrent
+// Memory: intermediates are freed after their last use; an elementwise op or softmax writes into
+// the buffer of an input that dies at it (same dtype and shape); other buffers come from
+// BufferCache (recycled across executions), and random-init parameters/constants from InitCache
+// (materialised once per process, not per step). Thread-safe: Execute keeps no state; concurrent
 // calls may share a CompiledProgram, a Graph and a Pool.
 #pragma once
 
