@@ -17,7 +17,7 @@ namespace {
 
 // A tile's pass does at most this many MACs: ~25 ms of oneDNN f32 on one AVX2 core, ~100 ms of
 // baseline-ISA Eigen. Tiles are the cancellation points and the units of parallel work.
-constexpr int64_t kTileMacs = int64_t{1} << 30;
+constexpr int64_t kTileMacs = int64_t{1} << 29;
 // Contractions longer than this are cut into chunks accumulated in turn (an f32 re-association).
 constexpr int64_t kMaxTileK = 8192;
 // Below this many MACs a GEMM runs as one tile on the caller: hand-out would cost more.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -11,7 +12,10 @@
 #include <vector>
 
 #include "engine/gemm_onednn.h"
+#include "engine/gemm_pass.h"
+#include "engine/isa.h"
 #include "engine/numerics.h"
+#include "engine/pool.h"
 
 namespace tpuemu::engine {
 namespace {
@@ -233,6 +237,140 @@ TEST_P(GemmBackendTest, ConcurrentCallsAgreeWithSerialOnes) {
   }
   for (std::thread& t : threads) t.join();
   for (const auto& result : results) EXPECT_EQ(result, serial);
+}
+
+// Transposed, batched and shared operands through RunGemm on a two-thread pool, on every backend:
+// each item matches the double reference of its dense form within the precision's bound.
+std::vector<float> Transposed(const std::vector<float>& x, int64_t rows, int64_t cols) {
+  std::vector<float> t(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = x[r * cols + c];
+  }
+  return t;
+}
+
+double BoundFor(Precision p) {
+  switch (p) {
+    case Precision::kDefault:
+      return kDefaultBound;
+    case Precision::kHigh:
+      return kHighBound;
+    default:
+      return kHighestBound;
+  }
+}
+
+TEST_P(GemmBackendTest, RunGemmHandlesBatchesTransposesAndSharedOperandsOnAPool) {
+  const int64_t batch = 3, m = 37, n = 45, k = 70;
+  Pool pool(1);
+  ParallelContext ctx;
+  ctx.pool = &pool;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      for (bool shared_b : {false, true}) {
+        std::vector<std::vector<float>> as, bs;
+        std::vector<float> a_store, b_store;
+        for (int64_t i = 0; i < batch; ++i) {
+          as.push_back(RandomMatrix(m, k, 100 + static_cast<unsigned>(i)));
+          bs.push_back(RandomMatrix(k, n, shared_b ? 200 : 200 + static_cast<unsigned>(i)));
+          const std::vector<float> sa = ta ? Transposed(as.back(), m, k) : as.back();
+          const std::vector<float> sb = tb ? Transposed(bs.back(), k, n) : bs.back();
+          a_store.insert(a_store.end(), sa.begin(), sa.end());
+          if (!shared_b || i == 0) b_store.insert(b_store.end(), sb.begin(), sb.end());
+        }
+        for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
+          std::vector<float> c(static_cast<size_t>(batch * m * n), std::nanf(""));
+          GemmProblem problem;
+          problem.batch = batch, problem.m = m, problem.n = n, problem.k = k;
+          problem.a = {a_store.data(), ta, false, false};
+          problem.b = {b_store.data(), tb, shared_b, false};
+          problem.c = c.data();
+          ASSERT_TRUE(RunGemm(problem, p, ctx, GetParam()));
+          for (int64_t i = 0; i < batch; ++i) {
+            const Reference ref = DoubleMatmul(as[i], bs[i], m, n, k);
+            const std::vector<float> item(c.begin() + i * m * n, c.begin() + (i + 1) * m * n);
+            EXPECT_LT(MaxScaledError(item, ref), BoundFor(p))
+                << "ta=" << ta << " tb=" << tb << " shared_b=" << shared_b << " item " << i << " "
+                << PrecisionName(p);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(GemmBackendTest, LongContractionsAreCutIntoChunksWithoutChangingTheResult) {
+  const int64_t m = 9, n = 11, k = 20000;  // k > the 8192 chunk
+  const std::vector<float> a = RandomMatrix(m, k, 31), b = RandomMatrix(k, n, 32);
+  const Reference ref = DoubleMatmul(a, b, m, n, k);
+  for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
+    EXPECT_LT(MaxScaledError(RunMatmul(a, b, m, n, k, p, GetParam()), ref), BoundFor(p))
+        << PrecisionName(p);
+  }
+}
+
+TEST_P(GemmBackendTest, TiledOnTwoThreadsAgreesWithOneThread) {
+  const int64_t m = 1100, n = 1030, k = 600;  // above one tile's budget: tiled
+  const std::vector<float> a = RandomMatrix(m, k, 41), b = RandomMatrix(k, n, 42);
+  const std::vector<float> serial = RunMatmul(a, b, m, n, k, Precision::kDefault, GetParam());
+  Pool pool(1);
+  ParallelContext ctx;
+  ctx.pool = &pool;
+  std::vector<float> c(static_cast<size_t>(m * n), std::nanf(""));
+  GemmProblem problem;
+  problem.m = m, problem.n = n, problem.k = k;
+  problem.a.data = a.data();
+  problem.b.data = b.data();
+  problem.c = c.data();
+  ASSERT_TRUE(RunGemm(problem, Precision::kDefault, ctx, GetParam()));
+  double worst = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    worst = std::max(worst, static_cast<double>(std::abs(c[i] - serial[i])));
+  }
+  // Same exact products, possibly summed in another order: f32 re-association only.
+  EXPECT_LE(worst, 4 * kF32Eps * std::sqrt(static_cast<double>(k)) * k);
+}
+
+TEST_P(GemmBackendTest, StoppedTokenStopsTheGemm) {
+  const std::vector<float> a = RandomMatrix(64, 64, 1), b = RandomMatrix(64, 64, 2);
+  std::vector<float> c(64 * 64);
+  std::atomic<bool> cancel{true};
+  ParallelContext ctx;
+  ctx.cancel.flag = &cancel;
+  GemmProblem problem;
+  problem.m = problem.n = problem.k = 64;
+  problem.a.data = a.data();
+  problem.b.data = b.data();
+  problem.c = c.data();
+  EXPECT_FALSE(RunGemm(problem, Precision::kHighest, ctx, GetParam()));
+  cancel = false;
+  EXPECT_TRUE(RunGemm(problem, Precision::kHighest, ctx, GetParam()));
+}
+
+// Each Eigen ISA variant this CPU can run is a plain f32 GEMM, transposed operands included.
+TEST(GemmIsaTest, EveryEigenVariantTheCpuSupportsComputesTheProduct) {
+  const int64_t m = 67, n = 45, k = 130;
+  const std::vector<float> a = RandomMatrix(m, k, 51), b = RandomMatrix(k, n, 52);
+  const Reference ref = DoubleMatmul(a, b, m, n, k);
+  const std::vector<float> at = Transposed(a, m, k), bt = Transposed(b, k, n);
+  int variants = 0;
+  for (Isa isa : {Isa::kBaseline, Isa::kAvx2, Isa::kAvx512}) {
+    if (!IsaSupported(isa)) continue;
+    ++variants;
+    for (bool transposed : {false, true}) {
+      std::vector<float> c(static_cast<size_t>(m * n), std::nanf(""));
+      PassArgs args;
+      args.a = {transposed ? at.data() : a.data(), transposed ? m : k, transposed, 0};
+      args.b = {transposed ? bt.data() : b.data(), transposed ? k : n, transposed, 0};
+      args.c = c.data();
+      args.ldc = n;
+      args.m = m, args.n = n, args.k = k;
+      eigen_gemm::Pass(args, isa);
+      EXPECT_LT(MaxScaledError(c, ref), 16 * kF32Eps) << IsaName(isa) << " " << transposed;
+    }
+  }
+  EXPECT_GE(variants, 1);
+  EXPECT_TRUE(IsaSupported(HostIsa()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GemmBackendTest,
