@@ -15,9 +15,13 @@
 namespace tpuemu::engine {
 namespace {
 
-// A tile's pass does at most this many MACs: ~25 ms of oneDNN f32 on one AVX2 core, ~100 ms of
+// A tile's pass does at most this many MACs: ~7 ms of oneDNN f32 on one AVX2 core, ~25 ms of
 // baseline-ISA Eigen. Tiles are the cancellation points and the units of parallel work.
 constexpr int64_t kTileMacs = int64_t{1} << 29;
+// The bf16 primitives (AMX, AVX512-BF16) are 5-20x faster per core, and their fast (brgemm)
+// implementation wants dense operands: their tiles are whole rows of C over the full contraction,
+// up to this many MACs (~10 ms with AMX, ~50 ms with AVX512-BF16 alone).
+constexpr int64_t kDenseTileMacs = int64_t{1} << 33;
 // Contractions longer than this are cut into chunks accumulated in turn (an f32 re-association).
 constexpr int64_t kMaxTileK = 8192;
 // Below this many MACs a GEMM runs as one tile on the caller: hand-out would cost more.
@@ -44,33 +48,34 @@ struct TilePlan {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Few, square-ish tiles of at most kTileMacs, their number a multiple of `threads` when the
-// problem is big enough to share, so that every thread gets the same work.
-TilePlan ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int threads) {
+// Few tiles of at most the budget, their number a multiple of `threads` when the problem is big
+// enough to share, so that every thread gets the same work. Square-ish tiles over a contraction
+// cut into chunks; with dense_rows (the bf16 primitives) whole-row tiles over the whole
+// contraction, so every operand block stays a dense matrix.
+TilePlan ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int threads, bool dense_rows) {
   TilePlan plan;
-  plan.kb = k <= kMaxTileK ? k : CeilDiv(k, CeilDiv(k, kMaxTileK));
+  const int64_t budget = dense_rows ? kDenseTileMacs : kTileMacs;
+  plan.kb = dense_rows || k <= kMaxTileK ? k : CeilDiv(k, CeilDiv(k, kMaxTileK));
+  plan.mb = m;
+  plan.nb = n;
   const int64_t item_macs = m * n * plan.kb;
   const bool share = threads > 1 && batch * m * n * k >= kMinParallelMacs;
   const int64_t want = share ? threads : 1;
-  if (item_macs <= kTileMacs / 2) {
+  if (item_macs <= budget / 2) {
     // Small items: whole items per tile, grouped to the budget and the thread count.
-    int64_t groups = std::max(CeilDiv(batch * item_macs, kTileMacs), want);
+    int64_t groups = std::max(CeilDiv(batch * item_macs, budget), want);
     groups = std::min(CeilDiv(groups, want) * want, batch);
     plan.items = CeilDiv(batch, groups);
-    if (plan.items > 1 || batch > 1 || !share || m < 2 * kMinTileSide) {
-      plan.mb = m;
-      plan.nb = n;
-      return plan;
-    }
+    if (plan.items > 1 || batch > 1 || !share || m < 2 * kMinTileSide) return plan;
   }
   // One item per tile, cut into tm x tn tiles: at least the budget needs, a multiple of the
   // thread count across the batch where possible, least operand re-reading (m·tn + n·tm).
-  const int64_t needed = std::max(CeilDiv(item_macs, kTileMacs), share ? want : 1);
+  const int64_t needed = std::max(CeilDiv(item_macs, budget), want);
   const int64_t max_tm = std::max<int64_t>(1, m / kMinTileSide);
-  const int64_t max_tn = std::max<int64_t>(1, n / kMinTileSide);
+  const int64_t max_tn = dense_rows ? 1 : std::max<int64_t>(1, n / kMinTileSide);
   int64_t best_tm = std::min(max_tm, needed), best_tn = 1;
   double best_cost = -1;
-  for (int64_t tm = 1; tm <= std::min<int64_t>(max_tm, 64); ++tm) {
+  for (int64_t tm = 1; tm <= std::min<int64_t>(max_tm, 256); ++tm) {
     for (int64_t tn = 1; tn <= std::min<int64_t>(max_tn, 64); ++tn) {
       const int64_t tiles = tm * tn;
       if (tiles < needed || tiles > 2 * needed + want) continue;
@@ -195,20 +200,26 @@ void RunTile(Job& job, int64_t tile, const CancelToken& cancel) {
 bool RunOn(const GemmProblem& p, Precision precision, const ParallelContext& ctx, Kernel kernel,
            bool* failed) {
   Job job;
-  job.problem = &p;
   job.kernel = kernel;
   // F32 runs a plain f32 GEMM: on oneDNN's f32 pass even where the bf16 one exists.
   const bool bf16_planes = kernel == Kernel::kOneDnnBf16 && precision != Precision::kF32;
   job.elem_bytes = bf16_planes ? 2 : 4;
   job.schedule = ScheduleFor(precision);
+  // The bf16 primitives get dense row blocks of A: a transposed A is transposed while its planes
+  // are made (B may stay transposed: whole, it is a dense column-major matrix).
+  GemmProblem dense = p;
+  dense.a.transposed = p.a.transposed && !bf16_planes;
+  job.problem = &dense;
   const int64_t a_items = p.a.shared ? 1 : p.batch, b_items = p.b.shared ? 1 : p.batch;
-  if (!PrepareOperand(p.a.data, a_items * p.m * p.k, p.a.bf16_valued, precision, bf16_planes, 0,
-                      ctx, &job.a) ||
-      !PrepareOperand(p.b.data, b_items * p.k * p.n, p.b.bf16_valued, precision, bf16_planes, 3,
-                      ctx, &job.b)) {
+  const OperandLayout a_layout{a_items, p.m, p.k, p.a.transposed && bf16_planes};
+  const OperandLayout b_layout{b_items, p.k, p.n, false};
+  if (!PrepareOperand(p.a.data, a_layout, p.a.bf16_valued, precision, bf16_planes, 0, ctx,
+                      &job.a) ||
+      !PrepareOperand(p.b.data, b_layout, p.b.bf16_valued, precision, bf16_planes, 3, ctx,
+                      &job.b)) {
     return false;
   }
-  job.plan = ChooseTiles(p.batch, p.m, p.n, p.k, ctx.Threads());
+  job.plan = ChooseTiles(p.batch, p.m, p.n, p.k, ctx.Threads(), bf16_planes);
   job.tiles_b = CeilDiv(p.batch, job.plan.items);
   job.tiles_m = CeilDiv(p.m, job.plan.mb);
   job.tiles_n = CeilDiv(p.n, job.plan.nb);

@@ -29,12 +29,10 @@ constexpr std::size_t kRetainedScratchBytes = std::size_t{256} << 20;
 struct Key {
   int64_t batch, m, n, k, lda, ldb, ldc, sa, sb, sc;  // s*: batch strides
   bool ta, tb, bf16, accumulate;
-  friend bool operator<(const Key& x, const Key& y) {
-    return std::tie(x.batch, x.m, x.n, x.k, x.lda, x.ldb, x.ldc, x.sa, x.sb, x.sc, x.ta, x.tb,
-                    x.bf16, x.accumulate) < std::tie(y.batch, y.m, y.n, y.k, y.lda, y.ldb, y.ldc,
-                                                     y.sa, y.sb, y.sc, y.ta, y.tb, y.bf16,
-                                                     y.accumulate);
+  auto Tie() const {
+    return std::tie(batch, m, n, k, lda, ldb, ldc, sa, sb, sc, ta, tb, bf16, accumulate);
   }
+  friend bool operator<(const Key& x, const Key& y) { return x.Tie() < y.Tie(); }
 };
 
 // A [rows x cols] view with leading dimension ld, row-major or (transposed) column-major; with

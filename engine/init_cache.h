@@ -38,11 +38,7 @@ class InitCache {
   // The values of `init` as a dtype[shape] tensor (INVALID_ARGUMENT as MaterializeInit).
   Result<std::shared_ptr<const Tensor>> Get(DType dtype, const Shape& shape, const Init& init);
 
-  struct Stats {
-    int64_t hits = 0;
-    int64_t misses = 0;
-    size_t cached_bytes = 0;
-  };
+  using Stats = BufferCache::Stats;  // hits, misses, cached_bytes
   Stats GetStats() const;
 
  private:

@@ -119,41 +119,42 @@ Outcome DeadlineWhileRunning(const Graph& graph, const std::map<std::string, Ten
   return {r.status(), std::chrono::duration<double>(Clock::now() - deadline).count()};
 }
 
+// Prints the latency and checks the status (and the op it names, when given) and the bound.
+void ExpectStoppedQuickly(const Outcome& o, const char* what, StatusCode code,
+                          const char* op = nullptr) {
+  std::printf("%s latency, %s: %.1f ms\n", code == StatusCode::kCancelled ? "cancel" : "deadline",
+              what, o.latency_s * 1e3);
+  EXPECT_EQ(o.status.code(), code) << o.status.ToString();
+  if (op != nullptr) {
+    EXPECT_THAT(o.status.message(), HasSubstr("in op '" + std::string(op) + "'"));
+  }
+  EXPECT_LT(o.latency_s, kBoundSeconds);
+}
+
 TEST(CancelTest, CancelInsideA4096CubedHighestMatmulReturnsQuickly) {
   BigMatmul big;
-  const Outcome o = CancelWhileRunning(big.graph, big.feeds);
-  std::printf("cancel latency, 4096^3 HIGHEST matmul on 2 threads: %.1f ms\n", o.latency_s * 1e3);
-  EXPECT_EQ(o.status.code(), StatusCode::kCancelled) << o.status.ToString();
-  EXPECT_THAT(o.status.message(), HasSubstr("in op 'c'"));
-  EXPECT_LT(o.latency_s, kBoundSeconds);
+  ExpectStoppedQuickly(CancelWhileRunning(big.graph, big.feeds),
+                       "4096^3 HIGHEST matmul on 2 threads", StatusCode::kCancelled, "c");
 }
 
 TEST(CancelTest, DeadlineInsideA4096CubedHighestMatmulOnOneThread) {
   BigMatmul big;
-  const Outcome o = DeadlineWhileRunning(big.graph, big.feeds);
-  std::printf("deadline latency, 4096^3 HIGHEST matmul on 1 thread: %.1f ms\n", o.latency_s * 1e3);
-  EXPECT_EQ(o.status.code(), StatusCode::kDeadlineExceeded) << o.status.ToString();
-  EXPECT_THAT(o.status.message(), HasSubstr("in op 'c'"));
-  EXPECT_LT(o.latency_s, kBoundSeconds);
+  ExpectStoppedQuickly(DeadlineWhileRunning(big.graph, big.feeds),
+                       "4096^3 HIGHEST matmul on 1 thread", StatusCode::kDeadlineExceeded, "c");
 }
 
 TEST(CancelTest, CancelInsideABigHighestConvReturnsQuickly) {
   BigConv big;
-  const Outcome o = CancelWhileRunning(big.graph, big.feeds);
-  std::printf("cancel latency, conv 16x128x128x64 -> 128 HIGHEST on 2 threads: %.1f ms\n",
-              o.latency_s * 1e3);
-  EXPECT_EQ(o.status.code(), StatusCode::kCancelled) << o.status.ToString();
-  EXPECT_THAT(o.status.message(), HasSubstr("in op 'y'"));
-  EXPECT_LT(o.latency_s, kBoundSeconds);
+  ExpectStoppedQuickly(CancelWhileRunning(big.graph, big.feeds),
+                       "conv 16x128x128x64 -> 128 HIGHEST on 2 threads", StatusCode::kCancelled,
+                       "y");
 }
 
 TEST(CancelTest, DeadlineInsideABigHighestConvOnOneThread) {
   BigConv big;
-  const Outcome o = DeadlineWhileRunning(big.graph, big.feeds);
-  std::printf("deadline latency, conv 16x128x128x64 -> 128 HIGHEST on 1 thread: %.1f ms\n",
-              o.latency_s * 1e3);
-  EXPECT_EQ(o.status.code(), StatusCode::kDeadlineExceeded) << o.status.ToString();
-  EXPECT_LT(o.latency_s, kBoundSeconds);
+  ExpectStoppedQuickly(DeadlineWhileRunning(big.graph, big.feeds),
+                       "conv 16x128x128x64 -> 128 HIGHEST on 1 thread",
+                       StatusCode::kDeadlineExceeded, "y");
 }
 
 TEST(CancelTest, CancelInsideALongChainOfVectorOps) {
@@ -168,10 +169,8 @@ TEST(CancelTest, CancelInsideALongChainOfVectorOps) {
   g.MarkOutput(h);
   std::map<std::string, Tensor> feeds;
   feeds["x"] = Random({4096, 8192}, 5);
-  const Outcome o = CancelWhileRunning(g, feeds);
-  std::printf("cancel latency, 32M-element vector ops on 2 threads: %.1f ms\n", o.latency_s * 1e3);
-  EXPECT_EQ(o.status.code(), StatusCode::kCancelled) << o.status.ToString();
-  EXPECT_LT(o.latency_s, kBoundSeconds);
+  ExpectStoppedQuickly(CancelWhileRunning(g, feeds), "32M-element vector ops on 2 threads",
+                       StatusCode::kCancelled);
 }
 
 }  // namespace

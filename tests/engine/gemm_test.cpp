@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "engine/gemm_onednn.h"
+#include "engine/gemm_operands.h"
 #include "engine/gemm_pass.h"
 #include "engine/isa.h"
 #include "engine/numerics.h"
@@ -424,6 +426,61 @@ TEST(GemmCrossBackendTest, RepeatedShapesReuseCachedPrimitives) {
   RunMatmul(a, b, 7, 11, 13, Precision::kHighest, backend);
   RunMatmul(a, b, 7, 11, 13, Precision::kDefault, backend);
   EXPECT_EQ(onednn::CachedPrimitives(), after_first);
+}
+
+// The bf16 primitives get A transposed while its planes are made: the planes of a transposed
+// operand must be exactly those of its explicit transpose, for every precision and plane type.
+TEST(GemmOperandsTest, PreparingATransposedOperandEqualsPreparingItsTranspose) {
+  const int64_t items = 2, rows = 45, cols = 70;
+  std::vector<float> stored;  // per item [cols, rows]
+  std::vector<float> plain;   // per item [rows, cols]
+  for (int64_t i = 0; i < items; ++i) {
+    const std::vector<float> x = RandomMatrix(rows, cols, 60 + static_cast<unsigned>(i));
+    const std::vector<float> t = Transposed(x, rows, cols);
+    plain.insert(plain.end(), x.begin(), x.end());
+    stored.insert(stored.end(), t.begin(), t.end());
+  }
+  const std::size_t count = plain.size();
+  for (bool bf16_planes : {false, true}) {
+    for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
+      OperandPlanes from_plain, from_stored;
+      ASSERT_TRUE(PrepareOperand(plain.data(), {items, rows, cols, false}, false, p, bf16_planes, 0,
+                                 ParallelContext{}, &from_plain));
+      ASSERT_TRUE(PrepareOperand(stored.data(), {items, rows, cols, true}, false, p, bf16_planes, 3,
+                                 ParallelContext{}, &from_stored));
+      ASSERT_EQ(from_plain.count, from_stored.count);
+      const std::size_t bytes = count * (bf16_planes ? 2 : 4);
+      for (int i = 0; i < from_plain.count; ++i) {
+        EXPECT_EQ(std::memcmp(from_plain.plane[i], from_stored.plane[i], bytes), 0)
+            << PrecisionName(p) << " plane " << i << " bf16=" << bf16_planes;
+      }
+    }
+  }
+}
+
+// Tiles are strided views of the operands: oneDNN's f32 GEMM must take them itself (a failure
+// would silently fall back to Eigen).
+TEST(GemmCrossBackendTest, OneDnnF32PassTakesStridedTransposedTiles) {
+  if (!OneDnnF32Available()) GTEST_SKIP() << "oneDNN not compiled in";
+  const int64_t m = 40, n = 30, k = 50;
+  const std::vector<float> a = RandomMatrix(m, k, 71), b = RandomMatrix(k, n, 72);
+  const std::vector<float> at = Transposed(a, m, k);
+  // The lower-right 20 x 10 block of C from rows 20.. of A and columns 20.. of B, k = 50.
+  std::vector<float> c(static_cast<size_t>(m * n), 0.0f);
+  PassArgs args;
+  args.a = {at.data() + 20, m, /*transposed=*/true, 0};
+  args.b = {b.data() + 20, n, false, 0};
+  args.c = c.data() + 20 * n + 20;
+  args.ldc = n;
+  args.m = 20, args.n = 10, args.k = k;
+  ASSERT_TRUE(onednn::Pass(args, /*bf16=*/false));
+  const Reference ref = DoubleMatmul(a, b, m, n, k);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const double want = i >= 20 && j >= 20 ? ref.value[i * n + j] : 0.0;
+      EXPECT_NEAR(c[i * n + j], want, 1e-5) << i << "," << j;
+    }
+  }
 }
 
 TEST(GemmBackendResolutionTest, EigenIsAlwaysHonouredAndOneDnnNeedsTheCpu) {
