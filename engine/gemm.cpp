@@ -22,8 +22,12 @@ constexpr int64_t kTileMacs = int64_t{1} << 29;
 // implementation wants dense operands: their tiles are whole rows of C over the full contraction,
 // up to this many MACs (~10 ms with AMX, ~50 ms with AVX512-BF16 alone).
 constexpr int64_t kDenseTileMacs = int64_t{1} << 33;
-// Contractions longer than this are cut into chunks accumulated in turn (an f32 re-association).
-constexpr int64_t kMaxTileK = 8192;
+// oneDNN's f32 GEMM on AVX2 runs at full speed on tiles of >= 512 x 2048 or 1024 x 1024 outputs
+// whatever the contraction (measured: 512 x 512 tiles lose 14%, cutting K into 256-long chunks
+// nothing), so tiles are wide and the contraction is cut into chunks, accumulated in turn (an
+// f32 re-association), to stay within kTileMacs.
+constexpr int64_t kMaxTileOutputs = int64_t{1} << 21;
+constexpr int64_t kMinTileK = 256;
 // Below this many MACs a GEMM runs as one tile on the caller: hand-out would cost more.
 constexpr int64_t kMinParallelMacs = int64_t{1} << 21;
 // Tiles are at least this many rows/columns (oneDNN and Eigen lose efficiency below).
@@ -48,19 +52,19 @@ struct TilePlan {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Few tiles of at most the budget, their number a multiple of `threads` when the problem is big
-// enough to share, so that every thread gets the same work. Square-ish tiles over a contraction
-// cut into chunks; with dense_rows (the bf16 primitives) whole-row tiles over the whole
-// contraction, so every operand block stays a dense matrix.
+// Tiles of at most the budget, their number a multiple of `threads` when the problem is big
+// enough to share, so that every thread gets the same work. Wide tiles (up to kMaxTileOutputs,
+// whole rows preferred) over contraction chunks; with dense_rows (the bf16 primitives) whole-row
+// tiles over the whole contraction, so every operand block stays a dense matrix.
 TilePlan ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int threads, bool dense_rows) {
   TilePlan plan;
   const int64_t budget = dense_rows ? kDenseTileMacs : kTileMacs;
-  plan.kb = dense_rows || k <= kMaxTileK ? k : CeilDiv(k, CeilDiv(k, kMaxTileK));
   plan.mb = m;
   plan.nb = n;
-  const int64_t item_macs = m * n * plan.kb;
+  plan.kb = k;
   const bool share = threads > 1 && batch * m * n * k >= kMinParallelMacs;
   const int64_t want = share ? threads : 1;
+  const int64_t item_macs = m * n * k;
   if (item_macs <= budget / 2) {
     // Small items: whole items per tile, grouped to the budget and the thread count.
     int64_t groups = std::max(CeilDiv(batch * item_macs, budget), want);
@@ -68,9 +72,11 @@ TilePlan ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int threads
     plan.items = CeilDiv(batch, groups);
     if (plan.items > 1 || batch > 1 || !share || m < 2 * kMinTileSide) return plan;
   }
-  // One item per tile, cut into tm x tn tiles: at least the budget needs, a multiple of the
-  // thread count across the batch where possible, least operand re-reading (m·tn + n·tm).
-  const int64_t needed = std::max(CeilDiv(item_macs, budget), want);
+  // One item per tile, its outputs cut into tm x tn tiles: at least what the thread count (and,
+  // for dense rows, the budget) needs, a multiple of the thread count across the batch where
+  // possible, least operand re-reading (m·tn + n·tm: whole rows win).
+  const int64_t needed =
+      std::max(want, dense_rows ? CeilDiv(item_macs, budget) : CeilDiv(m * n, kMaxTileOutputs));
   const int64_t max_tm = std::max<int64_t>(1, m / kMinTileSide);
   const int64_t max_tn = dense_rows ? 1 : std::max<int64_t>(1, n / kMinTileSide);
   int64_t best_tm = std::min(max_tm, needed), best_tn = 1;
@@ -86,6 +92,11 @@ TilePlan ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int threads
   }
   plan.mb = CeilDiv(m, best_tm);
   plan.nb = CeilDiv(n, best_tn);
+  if (!dense_rows && plan.mb * plan.nb * k > budget) {
+    // Equal contraction chunks of at least kMinTileK within the budget.
+    const int64_t kb = std::max(kMinTileK, budget / (plan.mb * plan.nb));
+    plan.kb = CeilDiv(k, CeilDiv(k, kb));
+  }
   return plan;
 }
 

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <random>
 
+#include <time.h>
+
 #include "engine/gemm.h"
 #include "engine/gemm_pass.h"
 
@@ -24,10 +26,24 @@ std::string CpuModel() {
   return "unknown CPU";
 }
 
-double Seconds(const std::function<void()>& fn) {
+namespace {
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+}  // namespace
+
+Timing Measure(const std::function<void()>& fn) {
+  const double cpu0 = ProcessCpuSeconds();
   const auto t0 = std::chrono::steady_clock::now();
   fn();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+          ProcessCpuSeconds() - cpu0};
+}
+
+Timing Min(const Timing& a, const Timing& b) {
+  return {std::min(a.wall_s, b.wall_s), std::min(a.cpu_s, b.cpu_s)};
 }
 
 #ifdef TPUEMU_HAVE_ONEDNN
@@ -110,13 +126,13 @@ std::map<std::string, std::function<void()>> RawGemm::Kernels(int threads) {
   return kernels;
 }
 
-std::pair<std::string, double> RawGemm::Best(int threads, int reps) {
-  std::pair<std::string, double> best{"", 0};
+std::pair<std::string, Timing> RawGemm::Best(int threads, int reps) {
+  std::pair<std::string, Timing> best{"", {}};
   for (auto& [name, fn] : Kernels(threads)) {
     fn();  // warm-up
-    double t = Seconds(fn);
-    for (int r = 1; r < reps; ++r) t = std::min(t, Seconds(fn));
-    if (best.first.empty() || t < best.second) best = {name, t};
+    Timing t = Measure(fn);
+    for (int r = 1; r < reps; ++r) t = Min(t, Measure(fn));
+    if (best.first.empty() || t.wall_s < best.second.wall_s) best = {name, t};
   }
   return best;
 }

@@ -18,8 +18,16 @@ namespace tpuemu::bench {
 // "model name" of /proc/cpuinfo.
 std::string CpuModel();
 
-// Wall seconds of one call of fn.
-double Seconds(const std::function<void()>& fn);
+// Wall time and the process's CPU time (all its threads) of one call. On a machine shared with
+// other work, cpu_s / T estimates what a call on T evenly busy threads takes on T idle cores
+// (waits and idle threads do not count, OpenMP spinning does); wall_s is what it took here.
+struct Timing {
+  double wall_s = 0;
+  double cpu_s = 0;
+};
+Timing Measure(const std::function<void()>& fn);
+// The smaller wall and the smaller CPU time of the two (each is a best-of on its own).
+Timing Min(const Timing& a, const Timing& b);
 
 class RawGemm {
  public:
@@ -34,9 +42,9 @@ class RawGemm {
   const float* b() const { return b_.data(); }
   float* c() { return c_.data(); }
 
-  // Best wall time of `reps` calls (after one warm-up) of the fastest raw kernel at `threads`,
-  // and its name.
-  std::pair<std::string, double> Best(int threads, int reps);
+  // The fastest raw kernel at `threads` (by wall time, best of `reps` calls after a warm-up),
+  // its name and its timing.
+  std::pair<std::string, Timing> Best(int threads, int reps);
 
  private:
   struct OneDnnBf16;
