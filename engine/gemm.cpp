@@ -65,7 +65,11 @@ TilePlan ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int threads
   const bool share = threads > 1 && batch * m * n * k >= kMinParallelMacs;
   const int64_t want = share ? threads : 1;
   const int64_t item_macs = m * n * k;
-  if (item_macs <= budget / 2) {
+  // oneDNN's f32 GEMM on AVX2 halves its speed on fewer than 512 rows wider than 256 columns
+  // over a long contraction (measured: 256x1024x1024 at 45 GFLOPS, 256x256x1024 at 89): such
+  // items are cut into 256-column tiles.
+  const bool narrow = !dense_rows && m < 512 && n > 256 && k > 256;
+  if (item_macs <= budget / 2 && !narrow) {
     // Small items: whole items per tile, grouped to the budget and the thread count.
     int64_t groups = std::max(CeilDiv(batch * item_macs, budget), want);
     groups = std::min(CeilDiv(groups, want) * want, batch);
@@ -79,12 +83,14 @@ TilePlan ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int threads
       std::max(want, dense_rows ? CeilDiv(item_macs, budget) : CeilDiv(m * n, kMaxTileOutputs));
   const int64_t max_tm = std::max<int64_t>(1, m / kMinTileSide);
   const int64_t max_tn = dense_rows ? 1 : std::max<int64_t>(1, n / kMinTileSide);
-  int64_t best_tm = std::min(max_tm, needed), best_tn = 1;
+  int64_t best_tm = narrow ? 1 : std::min(max_tm, needed);
+  int64_t best_tn = narrow ? std::min(max_tn, CeilDiv(n, 256)) : 1;
   double best_cost = -1;
   for (int64_t tm = 1; tm <= std::min<int64_t>(max_tm, 256); ++tm) {
     for (int64_t tn = 1; tn <= std::min<int64_t>(max_tn, 64); ++tn) {
       const int64_t tiles = tm * tn;
       if (tiles < needed || tiles > 2 * needed + want) continue;
+      if (narrow && tn < CeilDiv(n, 256)) continue;
       double cost = static_cast<double>(m * tn + n * tm);
       if ((batch * tiles) % want != 0) cost *= 1.5;  // an idle thread at the end
       if (best_cost < 0 || cost < best_cost) best_cost = cost, best_tm = tm, best_tn = tn;
@@ -216,13 +222,16 @@ bool RunOn(const GemmProblem& p, Precision precision, const ParallelContext& ctx
   const bool bf16_planes = kernel == Kernel::kOneDnnBf16 && precision != Precision::kF32;
   job.elem_bytes = bf16_planes ? 2 : 4;
   job.schedule = ScheduleFor(precision);
-  // The bf16 primitives get dense row blocks of A: a transposed A is transposed while its planes
-  // are made (B may stay transposed: whole, it is a dense column-major matrix).
-  GemmProblem dense = p;
-  dense.a.transposed = p.a.transposed && !bf16_planes;
-  job.problem = &dense;
+  // oneDNN gets A row-major: a transposed A is transposed while its planes are made (one pass
+  // over A next to the GEMM's k passes). The bf16 primitives need dense row blocks; the f32 GEMM
+  // on AVX2 runs a transposed A at half speed when n is small (measured: 1024x256x1024 at 43
+  // GFLOPS against 84). B may stay transposed (whole, or in tiles, it is fast either way).
+  const bool transpose_a = p.a.transposed && kernel != Kernel::kEigen;
+  GemmProblem row_major = p;
+  row_major.a.transposed = p.a.transposed && !transpose_a;
+  job.problem = &row_major;
   const int64_t a_items = p.a.shared ? 1 : p.batch, b_items = p.b.shared ? 1 : p.batch;
-  const OperandLayout a_layout{a_items, p.m, p.k, p.a.transposed && bf16_planes};
+  const OperandLayout a_layout{a_items, p.m, p.k, transpose_a};
   const OperandLayout b_layout{b_items, p.k, p.n, false};
   if (!PrepareOperand(p.a.data, a_layout, p.a.bf16_valued, precision, bf16_planes, 0, ctx,
                       &job.a) ||

@@ -31,9 +31,10 @@ struct OperandLayout {
 };
 
 // Fills `out` with the planes of the operand at `data` for `precision`; bf16_planes selects
-// bf16 bits over f32 values. bf16_valued: the values are bf16 already, so DEFAULT's f32 plane is
-// `data` itself (unless transposed). Scratch slots [first_slot, first_slot + 3) of this thread
-// hold the planes. Returns false when ctx.cancel stopped the conversion.
+// bf16 bits over f32 values (never with kF32). Without a transpose, F32's plane — and DEFAULT's
+// f32 plane when bf16_valued (the values are bf16 already) — is `data` itself. Scratch slots
+// [first_slot, first_slot + 3) of this thread hold the planes. Returns false when ctx.cancel
+// stopped the conversion.
 bool PrepareOperand(const float* data, const OperandLayout& layout, bool bf16_valued,
                     Precision precision, bool bf16_planes, int first_slot,
                     const ParallelContext& ctx, OperandPlanes* out);

@@ -247,6 +247,16 @@ int Run(int steps, bool profile) {
           std::printf("      %-24s %7.2f ms (%4.1f%%)\n", kind.c_str(), ns * 1e-6,
                       100.0 * ns / static_cast<double>(last.host_ns));
         }
+        std::vector<const OpStats*> slowest;
+        for (const OpStats& op : last.ops) slowest.push_back(&op);
+        std::sort(slowest.begin(), slowest.end(),
+                  [](const OpStats* a, const OpStats* b) { return a->host_ns > b->host_ns; });
+        for (size_t i = 0; i < std::min<size_t>(8, slowest.size()); ++i) {
+          const OpStats& op = *slowest[i];
+          std::printf("      slowest: %-20s %-6s %-16s %7.2f ms %6.1f GFLOPS\n", op.id.c_str(),
+                      std::string(OpKindName(op.kind)).c_str(), op.shape.ToString().c_str(),
+                      op.host_ns * 1e-6, op.flops / static_cast<double>(op.host_ns));
+        }
       }
       std::fflush(stdout);
     }
