@@ -1,4 +1,5 @@
-// HTTP/1.1 server on Boost.Beast (kept out of this header: see http_server.cpp).
+// HTTP/1.1 server on Boost.Beast (kept out of this header: the listener is http_server.cpp, a
+// connection http_session.cpp, the Beast <-> HttpRequest conversion http_message.cpp).
 //
 // Keep-alive; pipelined requests are answered in order (up to 16 outstanding per connection).
 // Limits on everything a client controls: body size (413), header size (431), malformed HTTP
@@ -67,9 +68,8 @@ class HttpServer {
   // Connections currently open and counted against max_connections.
   int active_connections() const;
 
-  struct Impl;  // public only so that http_server.cpp's session type can name it
-
  private:
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
