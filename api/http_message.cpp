@@ -1,6 +1,7 @@
 #include "api/http_message.h"
 
 #include <cctype>
+#include <cstdint>
 #include <utility>
 
 namespace tpuemu::api {
@@ -18,6 +19,29 @@ HttpRequest ToHttpRequest(BeastRequest&& message, std::string remote_address) {
   }
   request.remote_address = std::move(remote_address);
   return request;
+}
+
+std::size_t PutHeader(BeastRequestParser& parser, boost::asio::const_buffer data, std::size_t limit,
+                      std::size_t* header_bytes, boost::beast::error_code& ec) {
+  if (*header_bytes >= limit) {  // a caller that went on after header_limit
+    ec = http::error::header_limit;
+    return 0;
+  }
+  // What is left of the budget bounds how far the parser looks for the end of the header (it
+  // reports header_limit itself when the unconsumed bytes reach it without one).
+  parser.header_limit(static_cast<std::uint32_t>(limit - *header_bytes));
+  // An eager parser would run on into the body within this put(), counting body bytes as header.
+  bool eager = parser.eager();
+  parser.eager(false);
+  std::size_t used = parser.put(data, ec);
+  parser.eager(eager);
+  *header_bytes += used;
+  // One put() checks the request line and the fields against the limit separately; and a header
+  // unfinished at exactly the limit would otherwise wait for bytes that cannot fit.
+  if ((!ec && *header_bytes > limit) || (ec == http::error::need_more && *header_bytes >= limit)) {
+    ec = http::error::header_limit;
+  }
+  return used;
 }
 
 BeastResponse ToBeastResponse(HttpResponse&& response, bool keep_alive) {

@@ -111,10 +111,17 @@ void Session::DoRead() {
     return;
   }
   if (buffer_.size() > 0) return DoReadHeader();  // pipelined bytes are already here
-  // Wait for the first byte of the next request without a stream deadline: the idle timer closes
-  // the connection only while no response is outstanding (a long-poll may take minutes).
   state_ = State::kAwaitingRequest;
-  stream_.expires_never();
+  if (next_seq_ == 0) {
+    // A new connection must start its request within read_timeout, as a started one must finish:
+    // silent sockets would otherwise hold connection slots (up to a 503 for everyone) until
+    // idle_timeout.
+    stream_.expires_after(core_->options.read_timeout);
+  } else {
+    // Between requests, no stream deadline: the idle timer closes the connection, and only while
+    // no response is outstanding (a long-poll may take minutes).
+    stream_.expires_never();
+  }
   ArmIdleTimer();
   stream_.async_read_some(buffer_.prepare(kReadChunkBytes),
                           beast::bind_front_handler(&Session::OnFirstBytes, shared_from_this()));
@@ -141,16 +148,35 @@ void Session::DoReadHeader() {
   state_ = State::kReadingHeader;
   parser_.emplace();
   parser_->body_limit(core_->options.body_limit_bytes);
-  parser_->header_limit(static_cast<std::uint32_t>(core_->options.header_limit_bytes));
+  header_bytes_ = 0;
   stream_.expires_after(core_->options.read_timeout);
-  http::async_read_header(stream_, buffer_, *parser_,
-                          beast::bind_front_handler(&Session::OnReadHeader, shared_from_this()));
+  ParseHeader();
 }
 
-void Session::OnReadHeader(beast::error_code ec, std::size_t) {
-  if (state_ != State::kReadingHeader) return;  // closed meanwhile
-  if (ec) return Fail(ec, "read header");
+// Parses what is buffered and reads on while the header is incomplete. The header is read here
+// rather than by http::async_read_header so that PutHeader can count all of its bytes against
+// header_limit_bytes, however many reads it takes.
+void Session::ParseHeader() {
+  beast::error_code ec;
+  std::size_t used =
+      PutHeader(*parser_, buffer_.data(), core_->options.header_limit_bytes, &header_bytes_, ec);
+  buffer_.consume(used);
+  if (ec == http::error::need_more) {
+    return stream_.async_read_some(
+        buffer_.prepare(kReadChunkBytes),
+        beast::bind_front_handler(&Session::OnReadHeader, shared_from_this()));
+  }
+  if (ec) return Fail(ec, "parse header");
   OnHeader();
+}
+
+void Session::OnReadHeader(beast::error_code ec, std::size_t bytes) {
+  if (state_ != State::kReadingHeader) return;  // closed meanwhile
+  // The client closed mid-request (Beast's name for it, as http::async_read reports it).
+  if (ec == net::error::eof) ec = http::error::partial_message;
+  if (ec) return Fail(ec, "read header");
+  buffer_.commit(bytes);
+  ParseHeader();
 }
 
 void Session::OnHeader() {

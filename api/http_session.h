@@ -30,7 +30,6 @@
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/parser.hpp>
 
 #include "api/http_message.h"
 #include "api/http_server_core.h"
@@ -87,6 +86,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void DoRead();
   void OnFirstBytes(boost::beast::error_code ec, std::size_t bytes);
   void DoReadHeader();
+  void ParseHeader();
   void OnReadHeader(boost::beast::error_code ec, std::size_t bytes);
   void OnHeader();
   void OnReadBody(boost::beast::error_code ec, std::size_t bytes);
@@ -123,7 +123,8 @@ class Session : public std::enable_shared_from_this<Session> {
   State state_ = State::kAwaitingRequest;
   WriteState write_state_ = WriteState::kIdle;
   boost::beast::flat_buffer buffer_;
-  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  std::optional<BeastRequestParser> parser_;
+  std::size_t header_bytes_ = 0;            // header bytes of the current request parsed so far
   std::map<uint64_t, InFlight> in_flight_;  // requests read, responses not yet written
   uint64_t next_seq_ = 0;                   // sequence number of the next request read
   uint64_t write_seq_ = 0;                  // sequence number of the next response to write

@@ -66,10 +66,10 @@ std::unique_ptr<daemon::App> StartApp() {
 // Parses one request from the front of `input`; returns false when no whole request is there.
 bool NextRequest(beast::string_view& input, api::HttpRequest* out) {
   const api::HttpServerOptions limits;  // tpuemud's defaults
-  http::request_parser<http::string_body> parser;
+  api::BeastRequestParser parser;
   parser.body_limit(limits.body_limit_bytes);
-  parser.header_limit(static_cast<std::uint32_t>(limits.header_limit_bytes));
   parser.eager(true);
+  std::size_t header_bytes = 0;
   beast::error_code ec;
   while (!parser.is_done()) {
     if (input.empty()) {
@@ -79,7 +79,12 @@ bool NextRequest(beast::string_view& input, api::HttpRequest* out) {
       if (ec || !parser.is_done()) return false;
       break;
     }
-    std::size_t used = parser.put(boost::asio::buffer(input.data(), input.size()), ec);
+    boost::asio::const_buffer bytes(input.data(), input.size());
+    // The header as the server reads it: all of its bytes count against the header limit.
+    std::size_t used =
+        parser.is_header_done()
+            ? parser.put(bytes, ec)
+            : api::PutHeader(parser, bytes, limits.header_limit_bytes, &header_bytes, ec);
     input.remove_prefix(used);
     if (ec == http::error::need_more) {
       if (used == 0) return false;  // an incomplete header: no more bytes will come
