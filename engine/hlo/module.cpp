@@ -1,0 +1,27 @@
+#include "engine/hlo/module.h"
+
+namespace tpuemu::engine::hlo {
+
+const Attributes& Instruction::a() const {
+  static const Attributes kEmpty;
+  return attrs ? *attrs : kEmpty;
+}
+
+Attributes& Instruction::mutable_attrs() {
+  if (!attrs) attrs = std::make_unique<Attributes>();
+  return *attrs;
+}
+
+std::string Instruction::Describe() const {
+  return "%" + name + " (" + std::string(OpcodeName(opcode)) + ", line " + std::to_string(line) +
+         ")";
+}
+
+int Module::FindComputation(const std::string& name) const {
+  for (size_t i = 0; i < computations.size(); ++i) {
+    if (computations[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace tpuemu::engine::hlo
