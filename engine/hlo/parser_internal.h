@@ -50,7 +50,7 @@ class Parser {
   Status ParseOperands(Scope& scope, Instruction& inst);
   Status ParseShape(Shape& shape);
   Status ParseLayout(Shape& shape);
-  bool CanBeShape() const;
+  bool CanBeShape();
   Status CountInstruction();
   Status WrapAsync(Scope& scope, Instruction& inst);
 

@@ -3,9 +3,11 @@
 
 namespace tpuemu::engine::hlo::internal {
 
-bool Parser::CanBeShape() const {
+bool Parser::CanBeShape() {
   if (lexer_.kind() == Tok::kLparen) return true;
-  return lexer_.kind() == Tok::kIdent && ParsePrimitiveType(lexer_.token().text).has_value();
+  // An element type followed by '[': an instruction may be named like a type ("s1").
+  return lexer_.kind() == Tok::kIdent && ParsePrimitiveType(lexer_.token().text).has_value() &&
+         lexer_.LookAhead() == Tok::kLsquare;
 }
 
 // shape ::= '(' [shape (',' shape)*] ')' | type '[' [dim (',' dim)*] ']' [layout]
