@@ -187,7 +187,7 @@ ComputeCost PriceCompute(const PriceContext& ctx, const Computation& comp,
                          const Instruction& inst) {
   ComputeCost out;
   const Opcode op = inst.opcode;
-  if (IsFree(op) || IsControlFlow(op)) {
+  if (IsFree(op) || IsControlFlow(op) || inst.IsPassThroughCustomCall()) {
     out.unit = "none";
     out.free = true;
     return out;

@@ -282,6 +282,16 @@ Result<std::vector<Value>> Collective(KernelContext& ctx, const Instruction& ins
         if (shared) by_leader[(*members)[0]] = leaves;
       }
     }
+    for (size_t l = 0; l < leaves.size(); ++l) {
+      std::vector<const Shape*> want;
+      CollectLeaves(result_shape, want);
+      if (l >= want.size() || leaves[l].dims != want[l]->dims) {
+        return Status::InvalidArgument(inst.Describe() + ": over its replica group this gives " +
+                                       leaves[l].shape().ToString() +
+                                       ", but the result shape says " +
+                                       (l < want.size() ? want[l]->ToString() : "nothing"));
+      }
+    }
     size_t next = 0;
     Value result = Rebuild(result_shape, leaves, next);
     if (start_tuple) {

@@ -60,6 +60,7 @@ Result<Value> EvalLocal(KernelContext& ctx, const Computation& comp, const Instr
     case Opcode::kBitcast:  // the operand's declared layout says how its buffer is laid out
       return Value::Of(Bitcast(x(0), comp.instructions[static_cast<size_t>(inst.operands[0])].shape,
                                inst.shape));
+    case Opcode::kCustomCall:  // only pass-through targets get here (CheckEvaluable)
     case Opcode::kCopy:
     case Opcode::kOptimizationBarrier:
     case Opcode::kDomain:
@@ -71,9 +72,11 @@ Result<Value> EvalLocal(KernelContext& ctx, const Computation& comp, const Instr
       return Value::Tuple({*ops[0], *ops[0], ZerosLike(Shape::Array(PrimitiveType::kU32, {}))});
     case Opcode::kCopyDone:
       return ops[0]->elements[0];
-    case Opcode::kAsyncDone:
     case Opcode::kAllGatherDone:
     case Opcode::kCollectivePermuteDone:
+      if (!ops[0]->is_tuple) return *ops[0];
+      return ops[0]->elements[1];
+    case Opcode::kAsyncDone:
       return ops[0]->elements[1];
     case Opcode::kAfterAll:
       return Value::Tuple({});

@@ -241,6 +241,19 @@ Result<Lanes> Machine::Conditional(const Instruction& inst, const std::vector<in
   return out;
 }
 
+// A value for a parameter of `shape`: tokens are empty tuples.
+bool Matches(const Value& v, const Shape& shape) {
+  if (shape.type == PrimitiveType::kToken) return v.is_tuple && v.elements.empty();
+  if (shape.IsTuple()) {
+    if (!v.is_tuple || v.elements.size() != shape.tuple.size()) return false;
+    for (size_t i = 0; i < shape.tuple.size(); ++i) {
+      if (!Matches(v.elements[i], shape.tuple[i])) return false;
+    }
+    return true;
+  }
+  return !v.is_tuple && v.array && Compatible(v.array->shape(), shape);
+}
+
 void Reachable(const Module& module, int index, std::set<int>& seen) {
   if (!seen.insert(index).second) return;
   for (const Instruction& inst : module.computations[static_cast<size_t>(index)].instructions) {
@@ -258,7 +271,9 @@ Status CheckEvaluable(const Module& module) {
   for (int c : reachable) {
     for (const Instruction& inst : module.computations[static_cast<size_t>(c)].instructions) {
       std::string what;
-      if (inst.opcode == Opcode::kCustomCall) {
+      if (inst.IsPassThroughCustomCall()) {
+        continue;
+      } else if (inst.opcode == Opcode::kCustomCall) {
         what = "custom-call target \"" + inst.a().custom_call_target + "\"";
       } else if (!IsEvaluatorSupported(inst.opcode)) {
         what = "opcode " + std::string(OpcodeName(inst.opcode));
@@ -308,7 +323,7 @@ Result<EvalResult> Evaluate(const Module& module, const std::vector<std::vector<
     }
     for (size_t p = 0; p < args[d].size(); ++p) {
       const Instruction& param = entry.instructions[static_cast<size_t>(entry.parameters[p])];
-      if (!Compatible(args[d][p].shape(), param.shape)) {
+      if (!internal::Matches(args[d][p], param.shape)) {
         return Status::InvalidArgument("parameter " + std::to_string(p) + " (%" + param.name +
                                        ") is " + param.shape.ToString() + ", got " +
                                        args[d][p].shape().ToString());

@@ -17,6 +17,12 @@ std::string Instruction::Describe() const {
          ")";
 }
 
+bool Instruction::IsPassThroughCustomCall() const {
+  if (opcode != Opcode::kCustomCall || operands.size() != 1) return false;
+  const std::string& t = a().custom_call_target;
+  return t == "Sharding" || t == "MoveToHost" || t == "MoveToDevice";
+}
+
 int Module::FindComputation(const std::string& name) const {
   for (size_t i = 0; i < computations.size(); ++i) {
     if (computations[i].name == name) return static_cast<int>(i);

@@ -137,6 +137,9 @@ struct Instruction {
   Attributes& mutable_attrs();
   // "%fusion.12 (fusion, line 40)": how errors name an instruction.
   std::string Describe() const;
+  // A custom-call that only annotates its operand (custom_call_target Sharding, MoveToHost,
+  // MoveToDevice, as JAX and XLA print them): evaluated as its operand and priced free.
+  bool IsPassThroughCustomCall() const;
 };
 // Meaning of Instruction::called by opcode: to_apply (reduce, reduce-window, scatter, sort, map,
 // all-reduce, reduce-scatter, call), {condition, body} (while), branches in order (conditional;

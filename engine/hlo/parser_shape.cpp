@@ -78,6 +78,13 @@ Status Parser::ParseLayout(Shape& shape) {
     return ErrorHere("the layout of " + shape.ToString() + " lists " +
                      std::to_string(shape.minor_to_major.size()) + " dimensions");
   }
+  std::vector<bool> seen(shape.dims.size(), false);
+  for (int64_t d : shape.minor_to_major) {
+    if (d < 0 || d >= shape.rank() || seen[static_cast<size_t>(d)]) {
+      return ErrorHere("the layout of " + shape.ToString() + " is not a permutation of its dims");
+    }
+    seen[static_cast<size_t>(d)] = true;
+  }
   return Expect(Tok::kRbrace, "'}' to end the layout");
 }
 

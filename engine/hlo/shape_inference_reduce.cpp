@@ -206,8 +206,9 @@ Result<Shape> InferCollective(const InferContext& c) {
     TPUEMU_RETURN_IF_ERROR(OperandCount(c, 1));
     const Shape& s = *c.operands[0];
     if (op == Opcode::kAllReduceDone) return s;
-    // all-gather-start / collective-permute-start return (operand(s), result(s)[, context...]).
-    if (!s.IsTuple() || s.tuple.size() < 2) return Bad(inst, "operand is not the matching -start");
+    // all-gather-start / collective-permute-start return (operand(s), result(s)[, context...]),
+    // or (older dumps) the result itself.
+    if (!s.IsTuple() || s.tuple.size() < 2) return s;
     return s.tuple[1];
   }
   TPUEMU_RETURN_IF_ERROR(OperandCount(c, -1, 1));

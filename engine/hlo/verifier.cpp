@@ -1,6 +1,7 @@
 #include "engine/hlo/verifier.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "engine/hlo/verifier_internal.h"
 
@@ -209,6 +210,11 @@ Result<Shape> InferControlFlow(const InferContext& c) {
       TPUEMU_RETURN_IF_ERROR(OperandCount(c, 1));
       return *c.operands[0];
     default:
+      if (inst.IsPassThroughCustomCall() && !Compatible(*c.operands[0], inst.shape)) {
+        return Bad(inst, "a " + inst.a().custom_call_target +
+                             " custom-call must return its operand's shape " +
+                             c.operands[0]->ToString());
+      }
       // custom-call and the other opcodes the evaluator does not run: trust the text.
       return Declared(c);
   }
@@ -263,17 +269,36 @@ Result<Shape> Infer(const InferContext& c) {
   return InferControlFlow(c);
 }
 
+// Array leaves whose element count overflows int64 (a "?" dimension counts as 1 here).
+Status CheckElementCount(const Instruction& inst, const Shape& shape) {
+  std::vector<const Shape*> leaves;
+  CollectLeaves(shape, leaves);
+  for (const Shape* s : leaves) {
+    int64_t n = 1;
+    for (int64_t d : s->dims) {
+      const int64_t dim = std::max<int64_t>(d, 1);
+      if (n > std::numeric_limits<int64_t>::max() / dim) {
+        return Bad(inst, s->ToString() + " has more elements than an int64 counts");
+      }
+      n *= dim;
+    }
+  }
+  return Status::Ok();
+}
+
 Status VerifyComputation(Module& module, Computation& comp) {
   if (comp.instructions.empty() || comp.root < 0) {
     return Status::InvalidArgument("computation %" + comp.name + " has no instructions");
   }
   for (Instruction& inst : comp.instructions) {
+    TPUEMU_RETURN_IF_ERROR(CheckElementCount(inst, inst.shape));
     InferContext c{module, inst, {}};
     for (int o : inst.operands)
       c.operands.push_back(&comp.instructions[static_cast<size_t>(o)].shape);
     Result<Shape> shape = Infer(c);
     if (!shape.ok()) return shape.status();
     if (inst.shape.type == PrimitiveType::kInvalid) {
+      TPUEMU_RETURN_IF_ERROR(CheckElementCount(inst, *shape));
       inst.shape = std::move(*shape);
     } else if (!Compatible(inst.shape, *shape)) {
       return Bad(inst, "the result shape is " + inst.shape.ToString() + " but the operands give " +

@@ -153,6 +153,20 @@ ENTRY e {
                         "collective with device 0 (the devices took different paths)"));
 }
 
+TEST(HloEvalCollectives, ResultShapesMustMatchTheGroupSize) {
+  // f32[2] gathered over a group of 3 is f32[6], not the f32[4] the text claims.
+  const std::string text =
+      CollectiveModule("replica_count=3", "replica-id()",
+                       "ROOT g = f32[4] all-gather(x), replica_groups={}, dimensions={0}");
+  Result<Module> m = ParseModule(text);
+  ASSERT_TRUE(m.ok());
+  Result<EvalResult> r = Evaluate(*m, {{}, {}, {}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(
+      r.status().message(),
+      HasSubstr("over its replica group this gives f32[6], but the result shape says f32[4]"));
+}
+
 TEST(HloEvalCollectives, GroupIdsMustExist) {
   const std::string text =
       CollectiveModule("replica_count=2", "replica-id()",

@@ -145,6 +145,29 @@ ENTRY e {
                         "bf16, f32)"));
 }
 
+TEST(HloEvalControl, ShardingAnnotationsAndTokensPassThrough) {
+  // JAX's before-optimizations SPMD dumps annotate values with Sharding custom-calls; TF modules
+  // thread tokens.
+  const std::string text = R"(HloModule m
+ENTRY e {
+  x = f32[2] parameter(0), sharding={replicated}
+  tok = token[] parameter(1)
+  s = f32[2] custom-call(x), custom_call_target="Sharding", sharding={devices=[2]<=[2]}
+  t = token[] after-all(tok)
+  ROOT r = f32[2] add(s, s)
+})";
+  EXPECT_EQ(Floats(MustRun(text, {F32({2}, {1, 2}), Value::Tuple({})})),
+            (std::vector<float>{2, 4}));
+  Result<Value> bad = testing::Run(R"(HloModule m
+ENTRY e {
+  x = f32[2] parameter(0)
+  ROOT s = f32[3] custom-call(x), custom_call_target="Sharding"
+})",
+                                   {F32({2}, {1, 2})});
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("a Sharding custom-call must return its operand's shape f32[2]"));
+}
+
 TEST(HloEvalControl, ArgumentsMustMatchTheEntry) {
   Result<Module> m = ParseModule("HloModule m\nENTRY e {\n ROOT x = f32[2] parameter(0)\n}");
   ASSERT_TRUE(m.ok());

@@ -103,6 +103,12 @@ INSTANTIATE_TEST_SUITE_P(
         SyntaxCase{"BadLayout",
                    "HloModule m\nENTRY e {\n  ROOT p = f32[2,3]{1,0,2} parameter(0)\n}",
                    "the layout of f32[2,3] lists 3 dimensions"},
+        SyntaxCase{"LayoutNotAPermutation",
+                   "HloModule m\nENTRY e {\n  ROOT p = f32[2,3]{1,1} parameter(0)\n}",
+                   "the layout of f32[2,3] is not a permutation of its dims"},
+        SyntaxCase{"ElementCountOverflow",
+                   "HloModule m\nENTRY e {\n  ROOT p = f32[4294967296,4294967296] parameter(0)\n}",
+                   "f32[4294967296,4294967296] has more elements than an int64 counts"},
         SyntaxCase{
             "MissingCloseBrace", "HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n",
             "line 4, column 1: expected '}' to end the instructions of %e, found end of input"},
