@@ -26,14 +26,53 @@ std::vector<PrimitiveType> ResultTypes(const Instruction& inst) {
   return types;
 }
 
+// The offsets of every index of `dims` (row-major order) under `strides`, generated on the fly
+// so a reduction over a huge array needs no offset table.
+class Offsets {
+ public:
+  Offsets(std::vector<int64_t> dims, std::vector<int64_t> strides)
+      : dims_(std::move(dims)), strides_(std::move(strides)), count_(Product(dims_)) {}
+
+  class Iterator {
+   public:
+    Iterator(const Offsets* o, int64_t k) : o_(o), k_(k), index_(o->dims_.size(), 0) {}
+    int64_t operator*() const { return offset_; }
+    bool operator!=(const Iterator& other) const { return k_ != other.k_; }
+    Iterator& operator++() {
+      ++k_;
+      for (int d = static_cast<int>(index_.size()) - 1; d >= 0; --d) {
+        const auto u = static_cast<size_t>(d);
+        offset_ += o_->strides_[u];
+        if (++index_[u] < o_->dims_[u]) break;
+        offset_ -= o_->strides_[u] * o_->dims_[u];
+        index_[u] = 0;
+      }
+      return *this;
+    }
+
+   private:
+    const Offsets* o_;
+    int64_t k_;
+    int64_t offset_ = 0;
+    std::vector<int64_t> index_;
+  };
+  Iterator begin() const { return Iterator(this, 0); }
+  Iterator end() const { return Iterator(this, count_); }
+
+ private:
+  std::vector<int64_t> dims_, strides_;
+  int64_t count_;
+};
+
 // Folds the elements at `offsets` (relative to `base`) of every operand into the accumulators.
 class Folder {
  public:
   Folder(ScalarComputation& fn, const std::vector<const Array*>& operands, size_t n)
       : fn_(fn), operands_(operands), n_(n), args_(2 * n), results_(n) {}
 
-  // acc holds the init values on entry and the result on exit.
-  Status Fold(std::vector<Scalar>& acc, int64_t base, const std::vector<int64_t>& offsets) {
+  // acc holds the init values on entry and the result on exit. `offsets`: any range of int64.
+  template <typename Range>
+  Status Fold(std::vector<Scalar>& acc, int64_t base, const Range& offsets) {
     const auto op = fn_.simple_binary();
     if (op && n_ == 1 && operands_[0]->type == acc[0].type && operands_[0]->floating()) {
       const ElementwiseOp eop{*op, acc[0].type};
@@ -84,18 +123,8 @@ Result<Value> Reduce(KernelContext& ctx, const Instruction& inst,
     (r ? reduced : kept).push_back(x.dims[u]);
     (r ? reduced_strides : kept_strides).push_back(strides[u]);
   }
-  // Offsets of the reduced positions, in row-major order of the reduced dims.
-  std::vector<int64_t> offsets;
-  offsets.reserve(static_cast<size_t>(Product(reduced)));
-  {
-    std::vector<int64_t> idx(reduced.size(), 0);
-    for (int64_t k = 0, total = Product(reduced); k < total; ++k) {
-      int64_t off = 0;
-      for (size_t i = 0; i < idx.size(); ++i) off += idx[i] * reduced_strides[i];
-      offsets.push_back(off);
-      NextIndex(idx, reduced);
-    }
-  }
+  // The reduced positions, in row-major order of the reduced dims.
+  const Offsets offsets(reduced, reduced_strides);
   const std::vector<PrimitiveType> types = ResultTypes(inst);
   std::vector<Array> outs;
   for (PrimitiveType t : types) outs.push_back(Array::Zeros(t, kept));
