@@ -192,7 +192,7 @@ ComputeCost PriceCompute(const PriceContext& ctx, const Computation& comp,
     out.free = true;
     return out;
   }
-  if (op == Opcode::kCustomCall || !IsEvaluatorSupported(op)) {
+  if (!inst.Unsupported().empty()) {
     out.unit = "none";
     out.supported = false;
     return out;

@@ -84,10 +84,7 @@ class Pricer {
     if (c.free) return 0;
     if (!c.supported) {
       if (record) {
-        std::string what = inst.opcode == Opcode::kCustomCall
-                               ? "custom-call target \"" + inst.a().custom_call_target + "\""
-                               : std::string(OpcodeName(inst.opcode));
-        unsupported.push_back("%" + inst.name + " (" + what + ", line " +
+        unsupported.push_back("%" + inst.name + " (" + inst.Unsupported() + ", line " +
                               std::to_string(inst.line) + ")");
       }
       if (inst.opcode != Opcode::kFusion) return 0;

@@ -270,14 +270,8 @@ Status CheckEvaluable(const Module& module) {
   std::vector<std::string> problems;
   for (int c : reachable) {
     for (const Instruction& inst : module.computations[static_cast<size_t>(c)].instructions) {
-      std::string what;
-      if (inst.IsPassThroughCustomCall()) {
-        continue;
-      } else if (inst.opcode == Opcode::kCustomCall) {
-        what = "custom-call target \"" + inst.a().custom_call_target + "\"";
-      } else if (!IsEvaluatorSupported(inst.opcode)) {
-        what = "opcode " + std::string(OpcodeName(inst.opcode));
-      } else {
+      std::string what = inst.Unsupported();
+      if (what.empty()) {
         std::vector<const Shape*> leaves;
         CollectLeaves(inst.shape, leaves);
         for (const Shape* s : leaves) {

@@ -23,6 +23,16 @@ bool Instruction::IsPassThroughCustomCall() const {
   return t == "Sharding" || t == "MoveToHost" || t == "MoveToDevice";
 }
 
+std::string Instruction::Unsupported() const {
+  if (IsPassThroughCustomCall()) return {};
+  if (opcode == Opcode::kCustomCall) return "custom-call target \"" + a().custom_call_target + "\"";
+  if (!IsEvaluatorSupported(opcode)) return "opcode " + std::string(OpcodeName(opcode));
+  if (opcode == Opcode::kDot && !a().sparsity.empty()) {
+    return "sparse dot (sparsity=" + a().sparsity + ")";
+  }
+  return {};
+}
+
 int Module::FindComputation(const std::string& name) const {
   for (size_t i = 0; i < computations.size(); ++i) {
     if (computations[i].name == name) return static_cast<int>(i);

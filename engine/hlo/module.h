@@ -111,6 +111,7 @@ struct Attributes {
   int64_t feature_index = 0;
   int64_t delta = 0;                    // rng-get-and-update-state
   std::optional<Opcode> async_wrapped;  // "reduce-scatter-start": async-start wrapping it
+  std::string sparsity;  // dot: sparsity=L.1@2:4... (structured-sparse operands; not executable)
 };
 
 struct Instruction {
@@ -140,6 +141,9 @@ struct Instruction {
   // A custom-call that only annotates its operand (custom_call_target Sharding, MoveToHost,
   // MoveToDevice, as JAX and XLA print them): evaluated as its operand and priced free.
   bool IsPassThroughCustomCall() const;
+  // Why the evaluator cannot run this instruction whatever its element types ("custom-call
+  // target \"foo\"", "opcode fft", "sparse dot (sparsity=...)"); empty when it can.
+  std::string Unsupported() const;
 };
 // Meaning of Instruction::called by opcode: to_apply (reduce, reduce-window, scatter, sort, map,
 // all-reduce, reduce-scatter, call), {condition, body} (while), branches in order (conditional;

@@ -225,6 +225,7 @@ Status Parser::ParseAttribute(Instruction& inst, std::string_view name) {
   }
   std::string_view raw;
   if (!lexer_.SkipValue(&raw)) return ErrorHere("unterminated value of attribute " + what);
+  if (name == "sparsity") a.sparsity = std::string(raw);
   if (name == "backend_config") {
     // {"known_trip_count":{"n":"10"}} (possibly escaped inside a string): the first number
     // after the key is the trip count XLA proved for this while loop.

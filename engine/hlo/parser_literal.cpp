@@ -9,19 +9,23 @@
 namespace tpuemu::engine::hlo::internal {
 namespace {
 
-double MaxFinite(PrimitiveType type) {
+// The smallest magnitude that rounds to infinity in `type` (the largest finite value plus half
+// an ulp): what XLA's parser rejects as out of range, so `bf16 3.39e+38`, which XLA itself
+// prints for the largest bf16, is accepted.
+double Overflow(PrimitiveType type) {
   switch (type) {
     case PrimitiveType::kF16:
-      return 65504.0;
+      return 65520.0;
     case PrimitiveType::kBF16:
-      return 3.3895313892515355e38;
+      return 3.3895313892515355e38 + std::ldexp(1.0, 119);
     default:
-      return std::numeric_limits<float>::max();
+      return static_cast<double>(std::numeric_limits<float>::max()) + std::ldexp(1.0, 103);
   }
 }
 
 bool IntInRange(PrimitiveType type, int64_t v, bool above_int64_max) {
-  if (type == PrimitiveType::kU64) return above_int64_max || v >= 0;
+  // u64: any 64-bit pattern, negatives wrapping as XLA's parser allows (`u64[] constant(-1)`).
+  if (type == PrimitiveType::kU64) return true;
   if (above_int64_max) return false;
   switch (type) {
     case PrimitiveType::kPred:
@@ -155,7 +159,7 @@ Status Parser::ParseElement(const Shape& shape, Array& array, int64_t k) {
     } else {
       return Expected("a number for element type " + std::string(PrimitiveTypeName(type)));
     }
-    if (std::isfinite(v) && std::fabs(v) > MaxFinite(type)) {
+    if (std::isfinite(v) && std::fabs(v) >= Overflow(type)) {
       return ErrorHere("value " + std::string(t.text) + " is out of range for " +
                        std::string(PrimitiveTypeName(type)));
     }

@@ -49,10 +49,13 @@ Status Parser::ParseShape(Shape& shape) {
     } while (EatIf(Tok::kComma));
     TPUEMU_RETURN_IF_ERROR(Expect(Tok::kRsquare, "']' or ',' in the dimensions"));
   }
-  // '{' starts a layout only when an integer or ':' follows (else it opens a computation body).
+  // '{' starts a layout only when an integer, ':' or '}' (the empty layout of old dumps, `f32[]{}`)
+  // follows; otherwise it opens a computation body.
   if (lexer_.kind() == Tok::kLbrace) {
     const Tok next = lexer_.LookAhead();
-    if (next == Tok::kInt || next == Tok::kColon) TPUEMU_RETURN_IF_ERROR(ParseLayout(shape));
+    if (next == Tok::kInt || next == Tok::kColon || next == Tok::kRbrace) {
+      TPUEMU_RETURN_IF_ERROR(ParseLayout(shape));
+    }
   }
   --depth_;
   return Status::Ok();

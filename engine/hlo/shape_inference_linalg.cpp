@@ -15,6 +15,13 @@ bool Sorted(const std::vector<int64_t>& v) { return std::is_sorted(v.begin(), v.
 
 Result<Shape> InferDot(const InferContext& c) {
   const Instruction& inst = c.inst;
+  if (!inst.a().sparsity.empty()) {
+    // lhs, rhs and one or two metadata operands; the compressed operand's contracting size is a
+    // fraction of the logical one, so the result shape is taken as written.
+    TPUEMU_RETURN_IF_ERROR(OperandCount(c, -1, 3));
+    if (c.operands.size() > 4) return Bad(inst, "a sparse dot takes at most 4 operands");
+    return Declared(c);
+  }
   TPUEMU_RETURN_IF_ERROR(OperandCount(c, 2));
   TPUEMU_RETURN_IF_ERROR(ArrayOperands(c));
   const Shape& l = *c.operands[0];
