@@ -424,6 +424,13 @@ Status Parser::ParseOperands(Scope& scope, Instruction& inst) {
     const Tok next = lexer_.LookAhead();
     auto it = scope.names.find(t.text);
     if (it != scope.names.end() && (next == Tok::kComma || next == Tok::kRparen)) {
+      const Shape& actual = scope.computation->instructions[static_cast<size_t>(it->second)].shape;
+      if (declared.type != PrimitiveType::kInvalid && actual.type != PrimitiveType::kInvalid &&
+          !Compatible(declared, actual)) {
+        return ErrorAt(t.line, t.column,
+                       "the operand shape " + declared.ToString() + " written for %" +
+                           std::string(t.text) + " is not its shape " + actual.ToString());
+      }
       lexer_.Lex();
       inst.operands.push_back(it->second);
       continue;

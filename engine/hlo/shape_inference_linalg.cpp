@@ -15,14 +15,15 @@ bool Sorted(const std::vector<int64_t>& v) { return std::is_sorted(v.begin(), v.
 
 Result<Shape> InferDot(const InferContext& c) {
   const Instruction& inst = c.inst;
-  if (!inst.a().sparsity.empty()) {
-    // lhs, rhs and one or two metadata operands; the compressed operand's contracting size is a
-    // fraction of the logical one, so the result shape is taken as written.
+  // A sparse dot has lhs, rhs and one or two metadata operands; the compressed operand's
+  // contracting size is a fraction of the logical one, so contracting sizes are not compared.
+  const bool sparse = !inst.a().sparsity.empty();
+  if (sparse) {
     TPUEMU_RETURN_IF_ERROR(OperandCount(c, -1, 3));
     if (c.operands.size() > 4) return Bad(inst, "a sparse dot takes at most 4 operands");
-    return Declared(c);
+  } else {
+    TPUEMU_RETURN_IF_ERROR(OperandCount(c, 2));
   }
-  TPUEMU_RETURN_IF_ERROR(OperandCount(c, 2));
   TPUEMU_RETURN_IF_ERROR(ArrayOperands(c));
   const Shape& l = *c.operands[0];
   const Shape& r = *c.operands[1];
@@ -41,8 +42,8 @@ Result<Shape> InferDot(const InferContext& c) {
   for (size_t i = 0; i < lhs_all.size(); ++i) {
     const int64_t a = l.dims[static_cast<size_t>(lhs_all[i])];
     const int64_t b = r.dims[static_cast<size_t>(rhs_all[i])];
-    if (a != b) {
-      const bool batch = i < d.lhs_batch.size();
+    const bool batch = i < d.lhs_batch.size();
+    if (a != b && (batch || !sparse)) {
       return Bad(inst, std::string(batch ? "batch" : "contracting") + " dimension sizes differ: " +
                            l.ToString() + " dim " + std::to_string(lhs_all[i]) + " is " +
                            std::to_string(a) + ", " + r.ToString() + " dim " +

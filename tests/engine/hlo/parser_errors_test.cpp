@@ -58,6 +58,11 @@ INSTANTIATE_TEST_SUITE_P(
         SyntaxCase{"LiteralTooMany",
                    "HloModule m\nENTRY e {\n  ROOT c = f32[2] constant({1,2,3})\n}",
                    "more than 2 elements in dimension 0"},
+        SyntaxCase{"OperandShapeMismatch",
+                   "HloModule m\nENTRY e {\n  p = f32[2,2] parameter(0)\n"
+                   "  ROOT a = f32[2,2] add(f32[2,2] p, f32[2,5] p)\n}",
+                   "line 4, column 46: the operand shape f32[2,5] written for %p is not its "
+                   "shape f32[2,2]"},
         SyntaxCase{"LiteralOutOfRange", "HloModule m\nENTRY e {\n  ROOT c = s8[] constant(300)\n}",
                    "line 3, column 26: value 300 is out of range for s8"},
         SyntaxCase{"LiteralNotAnInteger",

@@ -149,10 +149,11 @@ ENTRY main {
   a = f16[4,8]{1,0} parameter(0)
   b = f16[16,4]{1,0} parameter(1)
   meta = u16[4,1]{1,0} parameter(2)
-  ROOT d = f16[4,4]{1,0} dot(a, b, meta), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sparsity=L.1@2:4
+  ROOT d = dot(a, b, meta), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sparsity=L.1@2:4
 })";
   Result<Module> m = ParseModule(text);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(RootShape(*m), "f16[4,4]");  // inferred with the logical contracting size
   const Status s = CheckEvaluable(*m);
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
   EXPECT_NE(s.message().find("%d (line 6): sparse dot (sparsity=L.1@2:4)"), std::string::npos)
