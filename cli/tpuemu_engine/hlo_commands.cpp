@@ -133,14 +133,6 @@ Result<std::pair<int64_t, std::vector<double>>> ParseValue(const std::string& sp
   return std::make_pair(static_cast<int64_t>(n), std::move(values));
 }
 
-void Leaves(const hlo::Value& v, std::vector<const hlo::Array*>& out) {
-  if (!v.is_tuple) {
-    out.push_back(v.array.get());
-    return;
-  }
-  for (const hlo::Value& e : v.elements) Leaves(e, out);
-}
-
 Status WriteOutputs(const std::string& dir, const std::vector<hlo::Value>& outputs) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -148,7 +140,7 @@ Status WriteOutputs(const std::string& dir, const std::vector<hlo::Value>& outpu
     return Status::InvalidArgument("--output-dir: cannot create '" + dir + "': " + ec.message());
   for (size_t d = 0; d < outputs.size(); ++d) {
     std::vector<const hlo::Array*> leaves;
-    Leaves(outputs[d], leaves);
+    outputs[d].CollectArrays(leaves);
     for (size_t l = 0; l < leaves.size(); ++l) {
       std::string name = "out_" + std::to_string(l);
       if (outputs.size() > 1) name += ".device" + std::to_string(d);

@@ -1,5 +1,6 @@
 #include "engine/hlo/array.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -121,6 +122,18 @@ Shape Value::shape() const {
   shapes.reserve(elements.size());
   for (const Value& e : elements) shapes.push_back(e.shape());
   return Shape::Tuple(std::move(shapes));
+}
+
+void Value::CollectArrays(std::vector<const Array*>& out) const {
+  if (!is_tuple) {
+    out.push_back(array.get());
+    return;
+  }
+  for (const Value& e : elements) e.CollectArrays(out);
+}
+
+bool Contains(const std::vector<int64_t>& dims, int64_t x) {
+  return std::find(dims.begin(), dims.end(), x) != dims.end();
 }
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {

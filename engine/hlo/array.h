@@ -61,10 +61,14 @@ struct Value {
   }
   // Shape of the value (dims and types; no layout).
   Shape shape() const;
+  // Appends the arrays of the leaves, in order (an array value is its own single leaf).
+  void CollectArrays(std::vector<const Array*>& out) const;
 };
 
 // Row-major strides of dims (the last dimension has stride 1).
 std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
+// Whether dims lists x.
+bool Contains(const std::vector<int64_t>& dims, int64_t x);
 // Product of dims; 1 for a scalar.
 int64_t Product(const std::vector<int64_t>& dims);
 // Advances a multi-index in row-major order; false after the last index.

@@ -83,14 +83,6 @@ Result<std::vector<int>> Group(const Instruction& inst, const Topology& t, int d
   return members;
 }
 
-void Leaves(const Value& v, std::vector<const Array*>& out) {
-  if (!v.is_tuple) {
-    out.push_back(v.array.get());
-    return;
-  }
-  for (const Value& e : v.elements) Leaves(e, out);
-}
-
 Value Rebuild(const Shape& shape, std::vector<Array>& leaves, size_t& next) {
   if (!shape.IsTuple()) return Value::Of(std::move(leaves[next++]));
   std::vector<Value> elements;
@@ -208,7 +200,7 @@ Result<std::vector<Array>> Compute(KernelContext& ctx, const Instruction& inst,
     }
     xs.emplace_back();
     for (const Value* v : operands[static_cast<size_t>(lane_of[static_cast<size_t>(dev)])]) {
-      Leaves(*v, xs.back());
+      v->CollectArrays(xs.back());
     }
   }
   return ComputeGroup(ctx, inst, pos, xs);
@@ -263,11 +255,11 @@ Result<std::vector<Value>> Collective(KernelContext& ctx, const Instruction& ins
           return Status::InvalidArgument(inst.Describe() + ": source device " +
                                          std::to_string(source) + " is not running it");
         }
-        Leaves(*operands[static_cast<size_t>(lane_of[static_cast<size_t>(source)])][0], src);
+        operands[static_cast<size_t>(lane_of[static_cast<size_t>(source)])][0]->CollectArrays(src);
         break;
       }
       const Value zeros = src.empty() ? ZerosLike(result_shape) : Value{};
-      if (src.empty()) Leaves(zeros, src);
+      if (src.empty()) zeros.CollectArrays(src);
       for (const Array* a : src) leaves.push_back(*a);
     } else {
       auto members = Group(inst, t, devices[lane]);

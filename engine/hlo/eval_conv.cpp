@@ -37,13 +37,7 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
   std::vector<int64_t> in_sp(x.dims.begin() + 1, x.dims.begin() + 1 + static_cast<long>(n));
   std::vector<int64_t> win(w.dims.begin(), w.dims.begin() + static_cast<long>(n));
   std::vector<int64_t> out_sp(n);
-  for (size_t i = 0; i < n; ++i) {
-    const WindowDim& wd = a.window[i];
-    const int64_t padded =
-        (in_sp[i] == 0 ? 0 : (in_sp[i] - 1) * wd.base_dilation + 1) + wd.pad_low + wd.pad_high;
-    const int64_t span = (wd.size - 1) * wd.window_dilation + 1;
-    out_sp[i] = padded < span ? 0 : (padded - span) / wd.stride + 1;
-  }
+  for (size_t i = 0; i < n; ++i) out_sp[i] = a.window[i].OutputSize(in_sp[i]);
   const int64_t out_batch = batch / bgc;
   const int64_t groups = std::max(fgc, bgc);
   const int64_t cin_g = cin / fgc;  // kernel input features

@@ -8,10 +8,6 @@
 namespace tpuemu::engine::hlo::internal {
 namespace {
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
 // Dims of `rank` not in `a` or `b`, in order.
 std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& a,
                               const std::vector<int64_t>& b) {

@@ -9,10 +9,6 @@
 namespace tpuemu::engine::hlo::internal {
 namespace {
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
 int64_t ReadIndex(const Array& a, int64_t k) {
   const int64_t v = a.i[static_cast<size_t>(k)];
   if (a.type == PrimitiveType::kU64 && v < 0) return INT64_MAX;

@@ -11,6 +11,8 @@ std::vector<const Array*> Arrays(const std::vector<const Value*>& ops, size_t fr
   return arrays;
 }
 
+}  // namespace
+
 ElementwiseOp OpOf(const Instruction& inst) {
   ElementwiseOp op;
   op.opcode = inst.opcode;
@@ -21,6 +23,8 @@ ElementwiseOp OpOf(const Instruction& inst) {
   op.mantissa_bits = inst.a().mantissa_bits;
   return op;
 }
+
+namespace {
 
 Value Scalar(PrimitiveType type, int64_t v) {
   Array a = Array::Zeros(type, {});

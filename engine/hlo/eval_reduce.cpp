@@ -169,13 +169,7 @@ void WindowOffsets(const std::vector<WindowDim>& window, const std::vector<int64
 std::vector<int64_t> WindowOutDims(const std::vector<WindowDim>& window,
                                    const std::vector<int64_t>& in) {
   std::vector<int64_t> dims;
-  for (size_t i = 0; i < window.size(); ++i) {
-    const WindowDim& w = window[i];
-    const int64_t padded =
-        (in[i] == 0 ? 0 : (in[i] - 1) * w.base_dilation + 1) + w.pad_low + w.pad_high;
-    const int64_t span = (w.size - 1) * w.window_dilation + 1;
-    dims.push_back(padded < span ? 0 : (padded - span) / w.stride + 1);
-  }
+  for (size_t i = 0; i < window.size(); ++i) dims.push_back(window[i].OutputSize(in[i]));
   return dims;
 }
 

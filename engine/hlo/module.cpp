@@ -23,6 +23,12 @@ bool Instruction::IsPassThroughCustomCall() const {
   return t == "Sharding" || t == "MoveToHost" || t == "MoveToDevice";
 }
 
+int64_t WindowDim::OutputSize(int64_t in) const {
+  const int64_t padded = (in == 0 ? 0 : (in - 1) * base_dilation + 1) + pad_low + pad_high;
+  const int64_t span = (size - 1) * window_dilation + 1;
+  return padded < span ? 0 : (padded - span) / stride + 1;
+}
+
 std::string Instruction::Unsupported() const {
   if (IsPassThroughCustomCall()) return {};
   if (opcode == Opcode::kCustomCall) return "custom-call target \"" + a().custom_call_target + "\"";

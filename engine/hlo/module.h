@@ -32,6 +32,10 @@ struct WindowDim {
   int64_t base_dilation = 1;    // lhs_dilate
   int64_t window_dilation = 1;  // rhs_dilate
   bool reversal = false;        // rhs_reversal
+
+  // Output positions along this dimension for an input of `in` elements: the base-dilated,
+  // padded input over the window-dilated span, at the stride (0 when the window does not fit).
+  int64_t OutputSize(int64_t in) const;
 };
 
 // dim_labels=b01f_01io->b01f, as dimension numbers.

@@ -46,13 +46,7 @@ ScalarComputation::ScalarComputation(const Module& module, const Computation& co
   ops_.resize(comp.instructions.size());
   for (size_t i = 0; i < comp.instructions.size(); ++i) {
     const Instruction& inst = comp.instructions[i];
-    ElementwiseOp& op = ops_[i];
-    op.opcode = inst.opcode;
-    op.out_type = inst.shape.type;
-    op.direction = inst.a().direction;
-    op.compare_type = inst.a().compare_type;
-    op.exponent_bits = inst.a().exponent_bits;
-    op.mantissa_bits = inst.a().mantissa_bits;
+    ops_[i] = OpOf(inst);
     if (inst.opcode == Opcode::kConstant) {
       registers_[i] = GetScalar(*inst.literal->array, 0);
     }

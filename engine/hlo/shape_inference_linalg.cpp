@@ -7,10 +7,6 @@
 namespace tpuemu::engine::hlo::internal {
 namespace {
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
 bool Sorted(const std::vector<int64_t>& v) { return std::is_sorted(v.begin(), v.end()); }
 
 Result<Shape> InferDot(const InferContext& c) {
@@ -115,10 +111,7 @@ Result<Shape> InferConvolution(const InferContext& c) {
                            std::to_string(w.size) + ") does not match the kernel's " +
                            std::to_string(ks));
     }
-    const int64_t padded = (in == 0 ? 0 : (in - 1) * w.base_dilation + 1) + w.pad_low + w.pad_high;
-    const int64_t window = (w.size - 1) * w.window_dilation + 1;
-    out[static_cast<size_t>(d.output_spatial[static_cast<size_t>(i)])] =
-        padded < window ? 0 : (padded - window) / w.stride + 1;
+    out[static_cast<size_t>(d.output_spatial[static_cast<size_t>(i)])] = w.OutputSize(in);
   }
   const PrimitiveType type = inst.shape.IsArray() ? inst.shape.type : l.type;
   return Shape::Array(type, out);

@@ -9,13 +9,7 @@ namespace {
 
 std::vector<int64_t> WindowOutput(const Shape& x, const std::vector<WindowDim>& window) {
   std::vector<int64_t> dims;
-  for (size_t i = 0; i < window.size(); ++i) {
-    const WindowDim& w = window[i];
-    const int64_t in = x.dims[i];
-    const int64_t padded = (in == 0 ? 0 : (in - 1) * w.base_dilation + 1) + w.pad_low + w.pad_high;
-    const int64_t span = (w.size - 1) * w.window_dilation + 1;
-    dims.push_back(padded < span ? 0 : (padded - span) / w.stride + 1);
-  }
+  for (size_t i = 0; i < window.size(); ++i) dims.push_back(window[i].OutputSize(x.dims[i]));
   return dims;
 }
 
