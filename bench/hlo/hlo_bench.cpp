@@ -39,10 +39,12 @@ class Generator {
     out_ = "HloModule jit_train_step, entry_computation_layout={(bf16[" + std::to_string(t) + "," +
            std::to_string(d) + "]{1,0})->bf16[" + std::to_string(t) + "," + std::to_string(d) +
            "]{1,0}}\n\n";
-    out_ += "%region_add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
-            "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n";
-    out_ += "%region_max (a.1: f32[], b.1: f32[]) -> f32[] {\n  %a.1 = f32[] parameter(0)\n"
-            "  %b.1 = f32[] parameter(1)\n  ROOT %m = f32[] maximum(f32[] %a.1, f32[] %b.1)\n}\n\n";
+    out_ +=
+        "%region_add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+        "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n";
+    out_ +=
+        "%region_max (a.1: f32[], b.1: f32[]) -> f32[] {\n  %a.1 = f32[] parameter(0)\n"
+        "  %b.1 = f32[] parameter(1)\n  ROOT %m = f32[] maximum(f32[] %a.1, f32[] %b.1)\n}\n\n";
     out_ += "ENTRY %main (x: bf16[" + std::to_string(t) + "," + std::to_string(d) + "]) -> bf16[" +
             std::to_string(t) + "," + std::to_string(d) + "] {\n";
     std::string x = Emit("bf16", {t, d}, "parameter(0)", "x");
@@ -73,14 +75,14 @@ class Generator {
   std::string Ref(const std::string& type, const std::vector<int64_t>& dims, const std::string& n) {
     return Shape(type, dims) + " %" + n;
   }
-  std::string Emit(const std::string& type, const std::vector<int64_t>& dims, const std::string& rhs,
-                   const std::string& what) {
+  std::string Emit(const std::string& type, const std::vector<int64_t>& dims,
+                   const std::string& rhs, const std::string& what) {
     std::string name = what + "." + std::to_string(++counter_);
     for (char& ch : name) ch = ch == '/' ? '_' : ch;
     out_ += "  %" + name + " = " + Shape(type, dims) + " " + rhs +
             ", metadata={op_name=\"jit(train_step)/" + scope_ + "/" + what +
-            "\" source_file=\"/workspace/model.py\" source_line=" + std::to_string(100 + counter_ % 400) +
-            "}\n";
+            "\" source_file=\"/workspace/model.py\" source_line=" +
+            std::to_string(100 + counter_ % 400) + "}\n";
     return name;
   }
   std::string Param(const std::vector<int64_t>& dims) {
@@ -111,50 +113,76 @@ class Generator {
     scope_ = "layer_" + std::to_string(l);
     const int64_t h = c_.heads, dh = d / h, s = c_.seq, b = c_.batch;
     // layer norm (f32 statistics)
-    const std::string xf = Emit("f32", {t, d}, "convert(" + Ref("bf16", {t, d}, x) + ")", "ln/convert");
-    const std::string mean = Emit("f32", {t}, "reduce(" + Ref("f32", {t, d}, xf) + ", f32[] %" + zero_ +
-                                                  "), dimensions={1}, to_apply=%region_add", "ln/mean");
-    const std::string mb = Emit("f32", {t, d}, "broadcast(" + Ref("f32", {t}, mean) + "), dimensions={0}", "ln/bcast");
+    const std::string xf =
+        Emit("f32", {t, d}, "convert(" + Ref("bf16", {t, d}, x) + ")", "ln/convert");
+    const std::string mean = Emit("f32", {t},
+                                  "reduce(" + Ref("f32", {t, d}, xf) + ", f32[] %" + zero_ +
+                                      "), dimensions={1}, to_apply=%region_add",
+                                  "ln/mean");
+    const std::string mb =
+        Emit("f32", {t, d}, "broadcast(" + Ref("f32", {t}, mean) + "), dimensions={0}", "ln/bcast");
     const std::string cen = Binary("subtract", xf, mb, {t, d}, "f32");
     const std::string sq = Binary("multiply", cen, cen, {t, d}, "f32");
-    const std::string var = Emit("f32", {t}, "reduce(" + Ref("f32", {t, d}, sq) + ", f32[] %" + zero_ +
-                                                 "), dimensions={1}, to_apply=%region_add", "ln/var");
+    const std::string var = Emit("f32", {t},
+                                 "reduce(" + Ref("f32", {t, d}, sq) + ", f32[] %" + zero_ +
+                                     "), dimensions={1}, to_apply=%region_add",
+                                 "ln/var");
     const std::string rs = Unary("rsqrt", var, {t}, "f32");
-    const std::string rb = Emit("f32", {t, d}, "broadcast(" + Ref("f32", {t}, rs) + "), dimensions={0}", "ln/bcast");
+    const std::string rb =
+        Emit("f32", {t, d}, "broadcast(" + Ref("f32", {t}, rs) + "), dimensions={0}", "ln/bcast");
     const std::string nf = Binary("multiply", cen, rb, {t, d}, "f32");
     const std::string n = Emit("bf16", {t, d}, "convert(" + Ref("f32", {t, d}, nf) + ")", "ln/out");
     // attention
-    const std::string wq = Param({d, d}), wk = Param({d, d}), wv = Param({d, d}), wo = Param({d, d});
+    const std::string wq = Param({d, d}), wk = Param({d, d}), wv = Param({d, d}),
+                      wo = Param({d, d});
     const std::string q = Dot(n, {t, d}, wq, {d, d}, 1, 0, {t, d}, "attn/q_proj");
     const std::string k = Dot(n, {t, d}, wk, {d, d}, 1, 0, {t, d}, "attn/k_proj");
     const std::string v = Dot(n, {t, d}, wv, {d, d}, 1, 0, {t, d}, "attn/v_proj");
     const std::vector<int64_t> bshd{b, s, h, dh};
-    const std::string q4 = Emit("bf16", bshd, "reshape(" + Ref("bf16", {t, d}, q) + ")", "attn/reshape");
-    const std::string k4 = Emit("bf16", bshd, "reshape(" + Ref("bf16", {t, d}, k) + ")", "attn/reshape");
-    const std::string v4 = Emit("bf16", bshd, "reshape(" + Ref("bf16", {t, d}, v) + ")", "attn/reshape");
+    const std::string q4 =
+        Emit("bf16", bshd, "reshape(" + Ref("bf16", {t, d}, q) + ")", "attn/reshape");
+    const std::string k4 =
+        Emit("bf16", bshd, "reshape(" + Ref("bf16", {t, d}, k) + ")", "attn/reshape");
+    const std::string v4 =
+        Emit("bf16", bshd, "reshape(" + Ref("bf16", {t, d}, v) + ")", "attn/reshape");
     const std::vector<int64_t> bhss{b, h, s, s};
-    const std::string scores = Emit("bf16", bhss, "dot(" + Ref("bf16", bshd, q4) + ", " + Ref("bf16", bshd, k4) +
-                                                      "), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, "
-                                                      "rhs_batch_dims={0,2}, rhs_contracting_dims={3}",
+    const std::string scores = Emit("bf16", bhss,
+                                    "dot(" + Ref("bf16", bshd, q4) + ", " + Ref("bf16", bshd, k4) +
+                                        "), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, "
+                                        "rhs_batch_dims={0,2}, rhs_contracting_dims={3}",
                                     "attn/qk");
-    const std::string sf = Emit("f32", bhss, "convert(" + Ref("bf16", bhss, scores) + ")", "attn/softmax/convert");
-    const std::string mx = Emit("f32", {b, h, s}, "reduce(" + Ref("f32", bhss, sf) + ", f32[] %" + ninf_ +
-                                                      "), dimensions={3}, to_apply=%region_max", "attn/softmax/max");
-    const std::string mxb = Emit("f32", bhss, "broadcast(" + Ref("f32", {b, h, s}, mx) + "), dimensions={0,1,2}", "attn/softmax/bcast");
+    const std::string sf =
+        Emit("f32", bhss, "convert(" + Ref("bf16", bhss, scores) + ")", "attn/softmax/convert");
+    const std::string mx = Emit("f32", {b, h, s},
+                                "reduce(" + Ref("f32", bhss, sf) + ", f32[] %" + ninf_ +
+                                    "), dimensions={3}, to_apply=%region_max",
+                                "attn/softmax/max");
+    const std::string mxb =
+        Emit("f32", bhss, "broadcast(" + Ref("f32", {b, h, s}, mx) + "), dimensions={0,1,2}",
+             "attn/softmax/bcast");
     const std::string sh = Binary("subtract", sf, mxb, bhss, "f32");
     const std::string e = Unary("exponential", sh, bhss, "f32");
-    const std::string den = Emit("f32", {b, h, s}, "reduce(" + Ref("f32", bhss, e) + ", f32[] %" + zero_ +
-                                                       "), dimensions={3}, to_apply=%region_add", "attn/softmax/sum");
-    const std::string denb = Emit("f32", bhss, "broadcast(" + Ref("f32", {b, h, s}, den) + "), dimensions={0,1,2}", "attn/softmax/bcast");
+    const std::string den = Emit("f32", {b, h, s},
+                                 "reduce(" + Ref("f32", bhss, e) + ", f32[] %" + zero_ +
+                                     "), dimensions={3}, to_apply=%region_add",
+                                 "attn/softmax/sum");
+    const std::string denb =
+        Emit("f32", bhss, "broadcast(" + Ref("f32", {b, h, s}, den) + "), dimensions={0,1,2}",
+             "attn/softmax/bcast");
     const std::string pf = Binary("divide", e, denb, bhss, "f32");
-    const std::string p = Emit("bf16", bhss, "convert(" + Ref("f32", bhss, pf) + ")", "attn/softmax/out");
+    const std::string p =
+        Emit("bf16", bhss, "convert(" + Ref("f32", bhss, pf) + ")", "attn/softmax/out");
     const std::vector<int64_t> bhsd{b, h, s, dh};
-    const std::string pv = Emit("bf16", bhsd, "dot(" + Ref("bf16", bhss, p) + ", " + Ref("bf16", bshd, v4) +
-                                                  "), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, "
-                                                  "rhs_batch_dims={0,2}, rhs_contracting_dims={1}",
+    const std::string pv = Emit("bf16", bhsd,
+                                "dot(" + Ref("bf16", bhss, p) + ", " + Ref("bf16", bshd, v4) +
+                                    "), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, "
+                                    "rhs_batch_dims={0,2}, rhs_contracting_dims={1}",
                                 "attn/pv");
-    const std::string pvt = Emit("bf16", bshd, "transpose(" + Ref("bf16", bhsd, pv) + "), dimensions={0,2,1,3}", "attn/transpose");
-    const std::string ctx = Emit("bf16", {t, d}, "reshape(" + Ref("bf16", bshd, pvt) + ")", "attn/reshape");
+    const std::string pvt =
+        Emit("bf16", bshd, "transpose(" + Ref("bf16", bhsd, pv) + "), dimensions={0,2,1,3}",
+             "attn/transpose");
+    const std::string ctx =
+        Emit("bf16", {t, d}, "reshape(" + Ref("bf16", bshd, pvt) + ")", "attn/reshape");
     const std::string o = Dot(ctx, {t, d}, wo, {d, d}, 1, 0, {t, d}, "attn/o_proj");
     const std::string r1 = Binary("add", x, o, {t, d});
     // MLP with tanh-GELU
@@ -202,7 +230,8 @@ Timing Best(int reps, const std::function<void()>& fn) {
     const auto w0 = std::chrono::steady_clock::now();
     fn();
     best.cpu = std::min(best.cpu, ThreadCpuSeconds() - c0);
-    best.wall = std::min(best.wall, std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
+    best.wall = std::min(
+        best.wall, std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
   }
   return best;
 }
@@ -229,7 +258,8 @@ int Run(int reps) {
   if (!slice.ok()) return 1;
   Result<Module> check = ParseModule(text);
   if (!check.ok()) {
-    std::fprintf(stderr, "generated module does not parse: %s\n", check.status().ToString().c_str());
+    std::fprintf(stderr, "generated module does not parse: %s\n",
+                 check.status().ToString().c_str());
     return 1;
   }
   const Timing parse = Best(reps, [&] { (void)Parse(text); });
@@ -259,11 +289,12 @@ int Run(int reps) {
     Result<ModuleCost> c = PriceModule(*m, *slice);
     if (c.ok()) cost = std::move(*c);
   });
-  std::printf("large train step: %.2fB parameters, %d layers fwd+bwd, %.2f MB of text, %zu priced "
-              "instructions on %s\n",
-              static_cast<double>(gen.params()) * 1e-9, big.layers,
-              static_cast<double>(big_text.size()) / (1 << 20), cost.rows.size(),
-              cost.accelerator_type.c_str());
+  std::printf(
+      "large train step: %.2fB parameters, %d layers fwd+bwd, %.2f MB of text, %zu priced "
+      "instructions on %s\n",
+      static_cast<double>(gen.params()) * 1e-9, big.layers,
+      static_cast<double>(big_text.size()) / (1 << 20), cost.rows.size(),
+      cost.accelerator_type.c_str());
   std::printf("  parse+estimate        %7.1f ms cpu  %7.1f ms wall  target under 1 s: %s\n",
               estimate.cpu * 1e3, estimate.wall * 1e3, estimate.cpu < 1.0 ? "PASS" : "MISS");
   std::printf("  step %.3f s (%lld cycles), %.1f TFLOP per device, MXU utilization %.1f%%\n",
@@ -271,7 +302,8 @@ int Run(int reps) {
               cost.mxu_utilization * 100);
   std::printf("  HBM peak %.1f GiB per TensorCore of %.1f GiB: %s\n",
               static_cast<double>(cost.peak_hbm_bytes_per_tensorcore) / (1 << 30),
-              cost.hbm_capacity_bytes_per_tensorcore / (1 << 30), cost.fits ? "fits" : "does not fit");
+              cost.hbm_capacity_bytes_per_tensorcore / (1 << 30),
+              cost.fits ? "fits" : "does not fit");
   return 0;
 }
 
