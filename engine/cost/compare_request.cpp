@@ -50,7 +50,8 @@ Result<StepProfile> ProgramProfile(const json& body) {
 
 Result<CompareRequest> ParseCompareRequest(const json& body, const WorkloadPricer& workloads) {
   if (!body.is_object()) return Status::InvalidArgument("the request must be a JSON object");
-  for (const auto& [key, value] : body.items()) {
+  for (const auto& item : body.items()) {
+    const std::string& key = item.key();
     static const char* kKnown[] = {"model",    "program", "workload", "batch",  "acceleratorTypes",
                                    "strategy", "tp",      "remat",    "prices", "detail"};
     if (std::none_of(std::begin(kKnown), std::end(kKnown),
@@ -128,7 +129,10 @@ Result<CompareRequest> ParseCompareRequest(const json& body, const WorkloadPrice
 Result<json> CompareQueryToJson(const std::vector<std::pair<std::string, std::string>>& query) {
   json body = json::object();
   json model = json::object();
-  for (const auto& [key, value] : query) {
+  for (const auto& param : query) {
+    // Named references, not a structured binding: clang 14 cannot capture those in the lambdas.
+    const std::string& key = param.first;
+    const std::string& value = param.second;
     auto integer = [&](json* into) -> Status {
       int64_t v = 0;
       const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
