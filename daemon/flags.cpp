@@ -1,5 +1,6 @@
 #include "daemon/flags.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
@@ -95,6 +96,18 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_MAX_JOB_SECONDS")
       ->check(CLI::Range(int64_t{0}, int64_t{31536000}))
       ->capture_default_str();
+  app.add_option("--max-hlo-text-bytes", f.max_hlo_text_bytes,
+                 "Largest HLO module an hlo job may submit (400 past it); capped by "
+                 "--body-limit-bytes, which carries it inside the JSON body")
+      ->envname("TPUEMU_MAX_HLO_TEXT_BYTES")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option(
+         "--max-hlo-instructions", f.max_hlo_instructions,
+         "Most instructions of an hlo job's module, all computations together (400 past it)")
+      ->envname("TPUEMU_MAX_HLO_INSTRUCTIONS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--project-quota-tensorcores", f.project_quota_tensorcores,
                  "TensorCores one project may hold (429 RESOURCE_EXHAUSTED past it); 0 = unlimited")
       ->envname("TPUEMU_PROJECT_QUOTA_TENSORCORES")
@@ -144,6 +157,10 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
              .zone_capacity_tensorcores = flags.zone_capacity_tensorcores,
              .project_quota_tensorcores = flags.project_quota_tensorcores};
   o.jobs.max_job_seconds = flags.max_job_seconds;
+  // The text arrives inside the body: a larger limit could never be reached.
+  o.jobs.max_hlo_text_bytes =
+      std::min(flags.max_hlo_text_bytes, static_cast<int64_t>(flags.body_limit_bytes));
+  o.jobs.max_hlo_instructions = flags.max_hlo_instructions;
   o.observability = {.utilization_interval_ms = flags.utilization_interval_ms,
                      .utilization_retention_seconds = flags.utilization_retention_seconds,
                      .event_retention_seconds = flags.events_retention_seconds,

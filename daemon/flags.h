@@ -32,6 +32,8 @@ struct Flags {
   int64_t idle_timeout_ms = 60000;
   int max_connections = 1024;
   int64_t max_job_seconds = 86400;
+  int64_t max_hlo_text_bytes = 768 << 10;
+  int64_t max_hlo_instructions = 100'000;
   int64_t project_quota_tensorcores = 0;
   std::string auth_tokens;
   int64_t utilization_interval_ms = 10000;

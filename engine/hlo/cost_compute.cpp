@@ -45,6 +45,8 @@ ComputeCost Mxu(const PriceContext& ctx, int64_t batch, GemmShape gemm, int pass
   ComputeCost out = FromOpCost(c, "mxu");
   out.mxu_flops = c.flops;
   out.passes = passes;
+  out.gemm_batch = batch;
+  out.gemm = gemm;
   return out;
 }
 
@@ -204,10 +206,16 @@ ComputeCost PriceCompute(const PriceContext& ctx, const Computation& comp,
     // The body's compute; its HBM traffic is the fusion's (cost_traffic.cpp).
     const Computation& body = ctx.module.computations[static_cast<size_t>(inst.called[0])];
     out.unit = "vpu";
+    int gemms = 0;
     for (const Instruction& inner : body.instructions) {
       const ComputeCost c = PriceCompute(ctx, body, inner);
       if (!c.supported) out.supported = false;
-      if (c.unit == "mxu") out.unit = "mxu";
+      if (c.unit == "mxu") {
+        out.unit = "mxu";
+        // One GEMM names the fusion's shape; with several there is no single one.
+        out.gemm_batch = ++gemms == 1 ? c.gemm_batch : 1;
+        out.gemm = gemms == 1 ? c.gemm : GemmShape{};
+      }
       out.compute_cycles += c.compute_cycles;
       out.collective_cycles += c.collective_cycles;
       out.flops += c.flops;

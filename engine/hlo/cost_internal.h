@@ -25,6 +25,9 @@ struct ComputeCost {
   double flops = 0;
   double mxu_flops = 0;
   int passes = 0;
+  // dot/convolution (or a fusion with exactly one): the GEMM the MXUs run, gemm_batch of them.
+  int64_t gemm_batch = 1;
+  GemmShape gemm;
   bool supported = true;
   bool free = false;  // no work at all (parameter, tuple, get-tuple-element, bitcast, ...)
 };

@@ -103,7 +103,10 @@ class Pricer {
     row.memory_cycles = MemoryCycles(ctx_.spec, row.hbm_bytes, ctx_.tensorcores);
     row.cycles = std::max(row.compute_cycles, row.memory_cycles) + row.collective_cycles;
     row.flops = c.flops;
+    row.mxu_flops = c.mxu_flops;
     row.passes = c.passes;
+    row.gemm_batch = c.gemm_batch;
+    row.gemm = c.gemm;
     row.bound = row.collective_cycles > std::max(row.compute_cycles, row.memory_cycles)
                     ? "collective"
                     : (row.memory_cycles > row.compute_cycles ? "memory" : "compute");

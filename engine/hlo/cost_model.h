@@ -59,9 +59,14 @@ struct InstructionCost {
   int64_t memory_cycles = 0;
   int64_t collective_cycles = 0;
   double flops = 0;      // one execution
+  double mxu_flops = 0;  // of which on the MXUs
   double hbm_bytes = 0;  // one execution
   int passes = 0;        // MXU bf16 passes (dot/convolution)
-  std::string bound;     // compute | memory | collective
+  // A dot or convolution (or a fusion holding exactly one): gemm_batch GEMMs of this shape (the
+  // convolution as its im2col GEMM per group); {0,0,0} otherwise.
+  int64_t gemm_batch = 1;
+  GemmShape gemm;
+  std::string bound;  // compute | memory | collective
 };
 
 struct ModuleCost {

@@ -1,10 +1,12 @@
 // JobManager::Run: one job's run on a pool task, as a sequence of units — start (QUEUED ->
 // RUNNING), arm the timeout, build the workload from the typed spec, CompileJob, a StepRunner
-// step per step (each stored with its line), AssembleResult, and the terminal write. A run that
+// step per step (each stored with its line), AssembleResult, and the terminal write; an hlo job
+// runs RunHloJob (hlo_job_runner.h) in place of the middle three. A run that
 // stops early ends with OutcomeAfterFailure; one interrupted by Shutdown stays RUNNING.
 // Split from job_manager.cpp, which owns the queues and the API.
 #include "engine/hardware.h"
 #include "service/common/clock.h"
+#include "service/jobs/hlo_job_runner.h"
 #include "service/jobs/job_compile.h"
 #include "service/jobs/job_manager.h"
 #include "service/jobs/job_result.h"
@@ -74,6 +76,19 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   ArmTimeout(active, spec.timeout_seconds);
 
   const engine::Slice slice(target->type);
+  // Stopped at the cancel flag: a cancel or timeout ends the job; Shutdown's interrupt leaves it
+  // RUNNING in the store, and Recover() re-queues it.
+  auto stopped = [&] {
+    if (!Interrupted(*active)) Finish(name, active->cancel.Outcome(), json());
+    Release(node);
+  };
+  if (spec.hlo) {
+    Result<HloJobEnd> end = RunHloJob(records_, name, spec, slice, active->cancel.flag());
+    if (active->cancel.requested()) return stopped();
+    if (!end.ok()) return fail(Reason(end.status()));
+    Finish(name, Ended(JobState::kSucceeded, end->reason), end->result);
+    return Release(node);
+  }
   Result<Workload> workload = Workload::Build(spec);
   if (!workload.ok()) return fail(Reason(workload.status()));
   Result<CompiledJob> compiled = CompileJob(cache_, name, spec, *workload, slice);
@@ -95,11 +110,7 @@ void JobManager::Run(const std::string& node, const std::string& name) {
     Status stored = records_.RecordStep(name, *row);
     if (!stored.ok()) return fail("storing step metrics: " + stored.message());
   }
-  if (active->cancel.requested()) {
-    // Interrupted by Shutdown: stays RUNNING in the store; Recover() re-queues it.
-    if (!Interrupted(*active)) Finish(name, active->cancel.Outcome(), json());
-    return Release(node);
-  }
+  if (active->cancel.requested()) return stopped();
   const json result = AssembleResult(*compiled,
                                      {.steps = spec.steps,
                                       .allreduce_cycles_per_step = runner.allreduce_cycles(),

@@ -74,6 +74,9 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
       w.graph_.MarkOutput(w.graph_.Dot("c", "a", "b"));
       break;
     }
+    case WorkloadKind::kHlo:
+      // An HLO module is no engine graph: JobManager runs it with RunHloJob (hlo_job_runner.h).
+      return Status::InvalidArgument("hlo: an HLO module runs as an hlo job, not as a workload");
     case WorkloadKind::kProgram: {
       if (!spec.graph) {
         return Status::InvalidArgument("program: the spec carries no graph (see ParseJobSpec)");

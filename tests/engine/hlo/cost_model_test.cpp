@@ -56,6 +56,33 @@ TEST(HloCostModel, DotRowsAreTheTimingModelsDotCost) {
   EXPECT_EQ(d->cycles, std::max(d->compute_cycles, d->memory_cycles));
   EXPECT_EQ(c.cycles, d->cycles);
   EXPECT_EQ(c.tensorcores_per_device, 1);
+  // The GEMM the row ran, for the comparison's MXU fold model (engine/cost/).
+  EXPECT_EQ(d->gemm, (GemmShape{256, 1024, 512}));
+  EXPECT_EQ(d->gemm_batch, 1);
+  EXPECT_DOUBLE_EQ(d->mxu_flops, d->flops);
+}
+
+TEST(HloCostModel, AFusionWithOneDotCarriesItsGemm) {
+  const ModuleCost c = MustPrice(R"(HloModule m
+fused {
+  a = f32[4,8,16] parameter(0)
+  b = f32[4,16,32] parameter(1)
+  d = f32[4,8,32] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  ROOT t = f32[4,8,32] tanh(d)
+}
+ENTRY e {
+  a = f32[4,8,16] parameter(0)
+  b = f32[4,16,32] parameter(1)
+  ROOT f = f32[4,8,32] fusion(a, b), kind=kOutput, calls=fused
+}
+)");
+  const InstructionCost* f = Row(c, "f");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->unit, "mxu");
+  EXPECT_EQ(f->gemm, (GemmShape{8, 32, 16}));
+  EXPECT_EQ(f->gemm_batch, 4);
+  EXPECT_DOUBLE_EQ(f->mxu_flops, 2.0 * 4 * 8 * 32 * 16);
+  EXPECT_GT(f->flops, f->mxu_flops);  // the tanh on the vector units
 }
 
 TEST(HloCostModel, PrecisionPasses) {
