@@ -74,8 +74,9 @@ std::string NewOperationId() {
 }
 
 std::string NewNodeUid() {
-  // 19 digits, never starting with 0.
-  uint64_t v = RandomBits() % 9000000000000000000ull + 1000000000000000000ull;
+  // 19 digits, never starting with 0, and below 2^63: Node.id is an int64 in the API's proto, and
+  // clients that read it as one (the Google Node.js client) would see a larger value as negative.
+  uint64_t v = RandomBits() % 8000000000000000000ull + 1000000000000000000ull;
   return std::to_string(v);
 }
 
