@@ -12,6 +12,7 @@ import vmDetail from './pages/vm_detail.js';
 import jobs from './pages/jobs.js';
 import jobDetail from './pages/job_detail.js';
 import catalog from './pages/catalog.js';
+import queuedResources from './pages/queued_resources.js';
 
 const routes = [
   {pattern: /^\/?$/, page: overview, nav: 'overview'},
@@ -21,6 +22,7 @@ const routes = [
   {pattern: /^\/jobs\/([^/]+)\/([^/]+)\/([^/]+)$/, page: jobDetail, nav: 'jobs',
    keys: ['zone', 'node', 'job']},
   {pattern: /^\/catalog$/, page: catalog, nav: 'catalog'},
+  {pattern: /^\/queued-resources$/, page: queuedResources, nav: 'queued-resources'},
 ];
 
 const view = document.getElementById('view');
