@@ -173,11 +173,13 @@ Result<AuthPolicy> AuthPolicy::Load(const std::filesystem::path& file) {
 
 namespace {
 
-// The hardware catalog (/_emulator/hardware) belongs to no project and tells nothing about
-// anyone's resources, like acceleratorTypes: any valid token may read it.
+// The hardware catalog (/_emulator/hardware) and the TPU comparison computed from it
+// (GET /_emulator/compare) belong to no project and tell nothing about anyone's resources, like
+// acceleratorTypes: any valid token may read them.
 bool IsSharedCatalogRead(const HttpRequest& request, const ApiPath& path) {
   return IsRead(request.method) && path.segments.size() == 2 &&
-         Lower(path.segments[0]) == "_emulator" && path.segments[1] == "hardware";
+         Lower(path.segments[0]) == "_emulator" &&
+         (path.segments[1] == "hardware" || path.segments[1] == "compare");
 }
 
 }  // namespace

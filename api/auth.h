@@ -16,7 +16,8 @@
 //   /v*/projects/{p}/...: p not granted              -> 403 PERMISSION_DENIED
 //     (`locations/-` lists stay inside p, so they need p only; project "-" needs "*")
 //   a path without a project (/_emulator/reset, ...) -> needs a "*" token, else 403; except that
-//     any valid token may read GET /_emulator/hardware (catalog data of no project)
+//     any valid token may read GET /_emulator/hardware and GET /_emulator/compare (catalog data
+//     of no project)
 //   a viewer's write (any method but GET/HEAD)       -> 403 PERMISSION_DENIED
 // Errors use Google's envelope; the 403 message names a `tpu.<collection>.<verb>` permission.
 //

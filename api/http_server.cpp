@@ -1,15 +1,13 @@
-// The one translation unit of the daemon that includes Boost.Beast (and Asio).
-// Structure after Beast's advanced_server example: an acceptor, and a Session per connection that
-// owns its stream, keeps itself alive through shared_from_this and runs on its own strand.
+// HttpServer: the listener (acceptor, accept loop, connection cap) and the lifecycle (Start, Stop
+// with drain). Each accepted connection becomes a Session (api/http_session.h) on a strand of one
+// of the IO threads' io_contexts, as in Beast's advanced server example.
 #include "api/http_server.h"
 
-#include <array>
-#include <atomic>
-#include <cctype>
-#include <condition_variable>
-#include <map>
+#include <algorithm>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,423 +18,25 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/beast/core/error.hpp>
 
-#include "api/google_error.h"
-
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
-using Clock = std::chrono::steady_clock;
+#include "api/http_server_core.h"
+#include "api/http_session.h"
 
 namespace tpuemu::api {
-namespace {
 
-// Responses a client may have outstanding on one connection before we stop reading from it.
-constexpr std::size_t kPipelineLimit = 16;
-// After the final response of a closing connection: how long unread client bytes are drained so
-// that close() does not answer them with an RST that could destroy the response in flight.
-constexpr auto kLingerTime = std::chrono::seconds(1);
-constexpr std::size_t kReadChunkBytes = 4096;
+namespace beast = boost::beast;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using http_internal::ServerCore;
+using http_internal::Session;
 
 //------------------------------------------------------------------------------
 
-// State shared by the server and its sessions. A session keeps the Core (and so the io_context its
-// socket lives on) alive while a Responder held by another thread still references the session.
-// One io_context per IO thread (Beast's "io_context per CPU" layout): a session lives on one of
-// them, so a handler posted on its own thread never wakes another thread, as a shared io_context's
-// scheduler does on every post (a futex wake and a context switch per request on 2 cores).
-struct Core {
-  Core(HttpServerOptions o, AsyncHandlerFn h, std::function<void(const AccessLogEntry&)> a)
-      : options(std::move(o)), handler(std::move(h)), on_access(std::move(a)) {
-    for (int i = 0; i < std::max(1, options.io_threads); ++i) {
-      iocs.push_back(std::make_unique<net::io_context>(1));
-    }
-  }
-
-  // The io_context for the next accepted connection (round-robin; called on the acceptor's strand).
-  net::io_context& NextIoContext() { return *iocs[next_ioc++ % iocs.size()]; }
-
-  std::vector<std::unique_ptr<net::io_context>> iocs;  // fixed after construction
-  std::size_t next_ioc = 0;                            // touched only on the acceptor's strand
-  const HttpServerOptions options;
-  const AsyncHandlerFn handler;
-  const std::function<void(const AccessLogEntry&)> on_access;
-  std::atomic<bool> stopping{false};
-
-  std::mutex mu;
-  std::condition_variable drained;  // notified whenever `active` drops
-  int active = 0;                   // guarded by mu: counted sessions alive
-  bool accepting_posts = true;      // guarded by mu: false once Stop gave up on in-flight requests
-};
-
-bool IsHttpError(const beast::error_code& ec) {
-  return ec.category() == http::make_error_code(http::error::bad_target).category();
-}
-
-//------------------------------------------------------------------------------
-
-class Session : public std::enable_shared_from_this<Session> {
- public:
-  Session(std::shared_ptr<Core> core, tcp::socket socket, bool counted)
-      : core_(std::move(core)),
-        strand_(socket.get_executor()),
-        stream_(std::move(socket)),
-        idle_timer_(strand_),
-        counted_(counted) {
-    beast::error_code ec;
-    tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
-    if (!ec) remote_address_ = peer.address().to_string() + ":" + std::to_string(peer.port());
-    if (counted_) {
-      std::lock_guard lock(core_->mu);
-      ++core_->active;
-    }
-  }
-
-  ~Session() {
-    if (counted_) {
-      std::lock_guard lock(core_->mu);
-      --core_->active;
-      core_->drained.notify_all();
-    }
-  }
-
-  const net::any_io_executor& strand() const { return strand_; }
-
-  void Start() {
-    net::post(strand_, [self = shared_from_this()] { self->DoRead(); });
-  }
-
-  // Over the connection cap: answer 503 without reading the request, then close.
-  void Reject() {
-    net::post(strand_, [self = shared_from_this()] {
-      self->RespondAndClose(503, Status::Unavailable("Too many connections; try again later."));
-    });
-  }
-
-  // Server is stopping: read no more requests; close now if idle, else after the in-flight ones.
-  void OnServerStop() {
-    read_done_ = true;
-    if (closed_) return;
-    if (awaiting_first_byte_ && in_flight_.empty()) return CloseNow();
-    MaybeClose();
-  }
-
-  void ForceClose() { CloseNow(); }
-
-  // Any thread. Drops the response once Stop has given up on in-flight requests.
-  void PostResponse(uint64_t seq, HttpResponse response) {
-    std::lock_guard lock(core_->mu);
-    if (!core_->accepting_posts) return;
-    net::post(strand_, [self = shared_from_this(), seq, response = std::move(response)]() mutable {
-      self->OnResponse(seq, std::move(response));
-    });
-  }
-
- private:
-  struct InFlight {
-    std::string method;
-    std::string target;
-    Clock::time_point start;
-    bool keep_alive = false;
-    std::optional<HttpResponse> response;  // set once the handler answered
-  };
-
-  // Completes one request exactly once; a handler that drops it without answering gets a 500 so
-  // the connection's pipeline never stalls.
-  struct Reply {
-    Reply(std::shared_ptr<Session> s, uint64_t q) : session(std::move(s)), seq(q) {}
-    ~Reply() {
-      if (!done.exchange(true)) {
-        session->PostResponse(seq, ErrorResponse(Status::Internal("The request was dropped.")));
-      }
-    }
-    void Complete(HttpResponse response) {
-      if (done.exchange(true)) return;
-      session->PostResponse(seq, std::move(response));
-    }
-    std::shared_ptr<Session> session;
-    uint64_t seq;
-    std::atomic<bool> done{false};
-  };
-
-  void DoRead() {
-    if (closed_ || read_done_ || reading_ || in_flight_.size() >= kPipelineLimit) return;
-    if (buffer_.size() > 0) return ReadMessage();  // pipelined bytes already here
-    // Wait for the first byte of the next request without a stream timeout: the idle timer
-    // closes the connection only while no response is outstanding (long-polls may take minutes).
-    reading_ = true;
-    awaiting_first_byte_ = true;
-    stream_.expires_never();
-    MaybeArmIdleTimer();
-    stream_.async_read_some(buffer_.prepare(kReadChunkBytes),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                              self->OnFirstBytes(ec, n);
-                            });
-  }
-
-  void OnFirstBytes(beast::error_code ec, std::size_t n) {
-    reading_ = false;
-    awaiting_first_byte_ = false;
-    ++idle_generation_;
-    idle_timer_.cancel();
-    if (closed_) return;
-    if (ec) return OnReadError(ec);
-    buffer_.commit(n);
-    if (read_done_) return MaybeClose();
-    ReadMessage();
-  }
-
-  void ReadMessage() {
-    parser_.emplace();
-    parser_->body_limit(core_->options.body_limit_bytes);
-    parser_->header_limit(static_cast<std::uint32_t>(core_->options.header_limit_bytes));
-    reading_ = true;
-    // Once a request has started, all of it must arrive within read_timeout (slow-loris). The
-    // deadline is absolute: it also covers the body read started in OnHeader.
-    stream_.expires_after(core_->options.read_timeout);
-    http::async_read_header(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnHeader(ec); });
-  }
-
-  void OnHeader(beast::error_code ec) {
-    reading_ = false;
-    if (closed_) return;
-    if (ec) return OnReadError(ec);
-    if (parser_->is_done()) return OnRead({});
-    // curl sends `Expect: 100-continue` for bodies over 1 KiB and waits a second for it.
-    bool wants_continue = beast::iequals(parser_->get()[http::field::expect], "100-continue");
-    reading_ = true;
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code e, std::size_t) { self->OnRead(e); });
-    // Only on an otherwise quiet connection: an interim response must not interleave with a
-    // pipelined final one (the client then just sends its body after its own timeout).
-    if (wants_continue && !writing_ && in_flight_.empty()) SendContinue();
-  }
-
-  void SendContinue() {
-    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-    writing_ = true;
-    stream_.expires_after(core_->options.write_timeout);  // the read is pending: write timer only
-    net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->writing_ = false;
-                       if (self->closed_) return;
-                       if (ec) return self->CloseNow();
-                       self->DoWrite();
-                       self->MaybeClose();
-                     });
-  }
-
-  void OnRead(beast::error_code ec) {
-    reading_ = false;
-    if (closed_) return;
-    if (ec) return OnReadError(ec);
-
-    http::request<http::string_body> message = parser_->release();
-    parser_.reset();
-    HttpRequest request = MakeRequest(std::string(message.method_string()),
-                                      std::string(message.target()), std::move(message.body()));
-    for (const auto& field : message) {
-      std::string name(field.name_string());
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      auto [it, inserted] = request.headers.emplace(name, std::string(field.value()));
-      if (!inserted) it->second += ", " + std::string(field.value());
-    }
-    request.remote_address = remote_address_;
-
-    uint64_t seq = next_seq_++;
-    bool keep_alive = message.keep_alive();
-    in_flight_[seq] = InFlight{request.method, request.target, Clock::now(), keep_alive, {}};
-    if (!keep_alive) read_done_ = true;
-
-    auto reply = std::make_shared<Reply>(shared_from_this(), seq);
-    try {
-      core_->handler(request, [reply](HttpResponse r) { reply->Complete(std::move(r)); });
-    } catch (const std::exception& e) {
-      spdlog::error("http: handler for {} {} threw: {}", request.method, request.target, e.what());
-      reply->Complete(ErrorResponse(Status::Internal("Internal error.")));
-    }
-    reply.reset();
-    DoRead();
-  }
-
-  void OnReadError(beast::error_code ec) {
-    read_done_ = true;
-    if (ec == http::error::end_of_stream || ec == http::error::partial_message) {
-      return MaybeClose();  // the client closed (possibly mid-request): answer what is pending
-    }
-    if (ec == http::error::body_limit) {
-      return RespondAndClose(413, Status::InvalidArgument(
-                                      "Request body exceeds " +
-                                      std::to_string(core_->options.body_limit_bytes) + " bytes."));
-    }
-    if (ec == http::error::header_limit) {
-      return RespondAndClose(
-          431,
-          Status::InvalidArgument("Request headers exceed " +
-                                  std::to_string(core_->options.header_limit_bytes) + " bytes."));
-    }
-    if (IsHttpError(ec)) {
-      return RespondAndClose(400,
-                             Status::InvalidArgument("Malformed HTTP request: " + ec.message()));
-    }
-    // Timeout (slow or silent client), reset, or cancellation: nobody left to answer.
-    if (ec != net::error::operation_aborted) spdlog::debug("http: read: {}", ec.message());
-    CloseNow();
-  }
-
-  // Queues an error response behind the outstanding ones; the connection closes after it.
-  void RespondAndClose(int http_status, const Status& status) {
-    read_done_ = true;
-    uint64_t seq = next_seq_++;
-    in_flight_[seq] = InFlight{"", "", Clock::now(), false, {}};
-    OnResponse(seq, ErrorResponse(http_status, status));
-  }
-
-  void OnResponse(uint64_t seq, HttpResponse response) {
-    if (closed_) return;
-    auto it = in_flight_.find(seq);
-    if (it == in_flight_.end() || it->second.response) return;
-    if (core_->on_access && !it->second.method.empty()) {
-      std::chrono::duration<double> latency = Clock::now() - it->second.start;
-      try {
-        core_->on_access(AccessLogEntry{it->second.method, response.route, it->second.target,
-                                        response.status, latency.count()});
-      } catch (const std::exception& e) {
-        spdlog::error("http: access log callback threw: {}", e.what());
-      }
-    }
-    it->second.response = std::move(response);
-    DoWrite();
-  }
-
-  void DoWrite() {
-    if (writing_ || closed_) return;
-    auto it = in_flight_.find(write_seq_);
-    if (it == in_flight_.end() || !it->second.response) return;
-    HttpResponse& response = *it->second.response;
-    // While stopping, the last outstanding response tells the client to go away.
-    bool keep_alive = it->second.keep_alive && !(core_->stopping && in_flight_.size() == 1);
-
-    auto message = std::make_shared<http::response<http::string_body>>();
-    message->version(11);
-    message->result(static_cast<unsigned>(response.status));
-    if (response.status == 499) message->reason("Client Closed Request");
-    message->set(http::field::server, "tpuemud");
-    message->set(http::field::content_type, response.content_type);
-    for (const auto& [name, value] : response.headers) message->insert(name, value);
-    message->body() = std::move(response.body);
-    message->keep_alive(keep_alive);
-    message->prepare_payload();
-
-    writing_ = true;
-    stream_.expires_after(core_->options.write_timeout);
-    http::async_write(stream_, *message,
-                      [self = shared_from_this(), message, keep_alive](
-                          beast::error_code ec, std::size_t) { self->OnWrite(ec, keep_alive); });
-  }
-
-  void OnWrite(beast::error_code ec, bool keep_alive) {
-    writing_ = false;
-    if (closed_) return;
-    if (ec) {
-      spdlog::debug("http: write: {}", ec.message());
-      return CloseNow();
-    }
-    in_flight_.erase(write_seq_++);
-    if (!keep_alive) {
-      read_done_ = true;
-      return GracefulClose();
-    }
-    DoWrite();
-    DoRead();
-    MaybeArmIdleTimer();
-    MaybeClose();
-  }
-
-  void MaybeArmIdleTimer() {
-    if (closed_ || !awaiting_first_byte_ || !in_flight_.empty()) return;
-    uint64_t generation = ++idle_generation_;
-    idle_timer_.expires_after(core_->options.idle_timeout);
-    idle_timer_.async_wait([self = shared_from_this(), generation](beast::error_code ec) {
-      if (ec || generation != self->idle_generation_ || !self->awaiting_first_byte_ ||
-          !self->in_flight_.empty()) {
-        return;
-      }
-      self->CloseNow();
-    });
-  }
-
-  // Closes once nothing is left to read or answer.
-  void MaybeClose() {
-    if (closed_ || !read_done_ || !in_flight_.empty() || writing_) return;
-    if (reading_ && !awaiting_first_byte_) return;  // a started request may still complete
-    GracefulClose();
-  }
-
-  void GracefulClose() {
-    if (closed_) return;
-    // A pending read means the kernel holds no unread bytes: a plain close sends no RST.
-    if (reading_) return CloseNow();
-    closed_ = true;
-    ++idle_generation_;
-    idle_timer_.cancel();
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.expires_after(kLingerTime);
-    Linger();
-  }
-
-  void Linger() {
-    stream_.async_read_some(net::buffer(linger_buffer_),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                              if (ec) return self->stream_.close();
-                              self->Linger();
-                            });
-  }
-
-  void CloseNow() {
-    closed_ = true;
-    ++idle_generation_;
-    idle_timer_.cancel();
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
-  }
-
-  std::shared_ptr<Core> core_;  // first member: destroyed last, after the socket and timer
-  const net::any_io_executor strand_;
-  beast::tcp_stream stream_;
-  net::steady_timer idle_timer_;
-  const bool counted_;
-  std::string remote_address_;
-
-  // Everything below is touched only on strand_.
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  std::map<uint64_t, InFlight> in_flight_;  // requests read, responses not yet written
-  uint64_t next_seq_ = 0;                   // sequence number of the next request read
-  uint64_t write_seq_ = 0;                  // sequence number of the next response to write
-  uint64_t idle_generation_ = 0;            // invalidates stale idle-timer waits
-  bool reading_ = false;                    // a read is pending
-  bool awaiting_first_byte_ = false;        // ... and it waits for a new request to start
-  bool writing_ = false;
-  bool read_done_ = false;  // no more requests will be read (EOF, error, Connection: close, Stop)
-  bool closed_ = false;
-  std::array<char, 4096> linger_buffer_{};
-};
-
-}  // namespace
-
-//------------------------------------------------------------------------------
-
+// The listener: accepts connections on the first io_context's strand and starts a Session for
+// each. Stop keeps weak references to the sessions it must tell to drain.
 struct HttpServer::Impl {
-  explicit Impl(std::shared_ptr<Core> c) : core(std::move(c)) {}
+  explicit Impl(std::shared_ptr<ServerCore> c) : core(std::move(c)) {}
 
   void DoAccept() {
     acceptor->async_accept(
@@ -455,17 +55,14 @@ struct HttpServer::Impl {
       });
       return;
     }
-    bool over_cap;
-    {
-      std::lock_guard lock(core->mu);
-      over_cap = core->active >= core->options.max_connections;
-    }
+    // Only this strand adds connections, so the count cannot grow past the cap behind our back.
+    bool over_cap = core->Full();
     auto session = std::make_shared<Session>(core, std::move(socket), !over_cap);
     {
       std::lock_guard lock(sessions_mu);
       if (core->stopping) return;  // Stop's snapshot may have missed it: drop it here
       if (sessions.size() > 64 &&
-          sessions.size() > 2 * static_cast<std::size_t>(std::max(1, ActiveUnlocked()))) {
+          sessions.size() > 2 * static_cast<std::size_t>(std::max(1, core->Active()))) {
         std::erase_if(sessions, [](const std::weak_ptr<Session>& s) { return s.expired(); });
       }
       sessions.push_back(session);
@@ -473,14 +70,9 @@ struct HttpServer::Impl {
     if (over_cap) {
       session->Reject();
     } else {
-      session->Start();
+      session->Run();
     }
     DoAccept();
-  }
-
-  int ActiveUnlocked() {
-    std::lock_guard lock(core->mu);
-    return core->active;
   }
 
   std::vector<std::shared_ptr<Session>> Snapshot() {
@@ -492,7 +84,7 @@ struct HttpServer::Impl {
     return out;
   }
 
-  std::shared_ptr<Core> core;  // first member: outlives the acceptor and timer below
+  std::shared_ptr<ServerCore> core;  // first member: outlives the acceptor and timer below
   std::optional<tcp::acceptor> acceptor;
   std::optional<net::steady_timer> retry_timer;
   std::vector<net::executor_work_guard<net::io_context::executor_type>> work;  // one per ioc
@@ -509,8 +101,8 @@ struct HttpServer::Impl {
 
 HttpServer::HttpServer(HttpServerOptions options, AsyncHandlerFn handler,
                        std::function<void(const AccessLogEntry&)> on_access)
-    : impl_(std::make_unique<Impl>(
-          std::make_shared<Core>(std::move(options), std::move(handler), std::move(on_access)))) {}
+    : impl_(std::make_unique<Impl>(std::make_shared<ServerCore>(
+          std::move(options), std::move(handler), std::move(on_access)))) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -567,15 +159,15 @@ Status HttpServer::Start() {
 
 uint16_t HttpServer::port() const { return impl_->port; }
 
-int HttpServer::active_connections() const { return impl_->ActiveUnlocked(); }
+int HttpServer::active_connections() const { return impl_->core->Active(); }
 
 void HttpServer::Stop(std::chrono::milliseconds drain) {
   std::lock_guard lifecycle(impl_->lifecycle_mu);
   if (impl_->stopped) return;
   impl_->stopped = true;
   if (!impl_->started) return;
-  Core& core = *impl_->core;
-  auto deadline = Clock::now() + drain;
+  ServerCore& core = *impl_->core;
+  auto deadline = std::chrono::steady_clock::now() + drain;
 
   {
     std::lock_guard lock(impl_->sessions_mu);
@@ -586,18 +178,10 @@ void HttpServer::Stop(std::chrono::milliseconds drain) {
     impl->acceptor->close(ec);
     impl->retry_timer->cancel();
   });
-  for (auto& session : impl_->Snapshot()) {
-    net::post(session->strand(), [session] { session->OnServerStop(); });
-  }
-  {
-    // The snapshot above is gone, so sessions can finish and drop `active` to zero.
-    std::unique_lock lock(core.mu);
-    core.drained.wait_until(lock, deadline, [&] { return core.active == 0; });
-    core.accepting_posts = false;
-  }
-  for (auto& session : impl_->Snapshot()) {
-    net::post(session->strand(), [session] { session->ForceClose(); });
-  }
+  for (auto& session : impl_->Snapshot()) session->Drain();
+  // The snapshot above is gone, so sessions can finish and drop the count to zero.
+  core.DrainUntil(deadline);
+  for (auto& session : impl_->Snapshot()) session->Abort();
   // With every socket closed and no new posts accepted, run() returns once the queue empties.
   for (auto& guard : impl_->work) guard.reset();
   for (std::thread& thread : impl_->threads) thread.join();

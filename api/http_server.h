@@ -1,10 +1,13 @@
-// HTTP/1.1 server on Boost.Beast (kept out of this header: see http_server.cpp).
+// HTTP/1.1 server on Boost.Beast (kept out of this header: the listener is http_server.cpp, a
+// connection http_session.cpp, the Beast <-> HttpRequest conversion http_message.cpp).
 //
 // Keep-alive; pipelined requests are answered in order (up to 16 outstanding per connection).
-// Limits on everything a client controls: body size (413), header size (431), malformed HTTP
-// (400) — each answered in Google's error envelope, then the connection is closed; a request that
-// does not arrive whole within read_timeout, or a keep-alive connection silent for idle_timeout,
-// is closed; beyond max_connections a new connection gets 503 + `Connection: close`.
+// Limits on everything a client controls: body size (413), header size (431: the request line,
+// every field and the blank line together), malformed HTTP (400) — each answered in Google's error
+// envelope, then the connection is closed. A request that does not arrive whole within
+// read_timeout of its first byte, a new connection that sends nothing for read_timeout, and a
+// keep-alive connection silent for idle_timeout with no response outstanding are closed; beyond
+// max_connections a new connection gets 503 + `Connection: close`.
 //
 // The handler runs on the connection's strand (an IO thread: it must not block); the Responder it
 // receives may be called from ANY thread, later (long-polls). A Responder keeps its connection
@@ -35,7 +38,8 @@ struct HttpServerOptions {
   int io_threads = 2;
   std::size_t body_limit_bytes = 1 << 20;
   std::size_t header_limit_bytes = 16 << 10;
-  std::chrono::milliseconds read_timeout{30000};   // to receive one whole request once it started
+  std::chrono::milliseconds read_timeout{30000};   // one request, from its first byte; and the
+                                                   // first byte on a new connection
   std::chrono::milliseconds idle_timeout{60000};   // keep-alive connection with no request
   std::chrono::milliseconds write_timeout{30000};  // to hand one response to a slow reader
   int max_connections = 1024;
@@ -67,9 +71,8 @@ class HttpServer {
   // Connections currently open and counted against max_connections.
   int active_connections() const;
 
-  struct Impl;  // public only so that http_server.cpp's session type can name it
-
  private:
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -75,6 +75,10 @@ void RegisterEmulatorRoutes(Router& router, EmulatorHooks hooks);
 void RegisterHardwareRoutes(Router& router, const service::Catalog& catalog,
                             int64_t zone_capacity_tensorcores);
 
+// POST /_emulator/compare (body: engine/cost/compare_request.h) and GET /_emulator/compare?...
+// (the model's fields in the query): the TPU comparison of docs/cost-model.md, as JSON.
+void RegisterCompareRoutes(Router& router);
+
 // Observability (emulator extensions): GET /metrics (Prometheus text 0.0.4), GET
 // .../nodes/{node}/metricsReport and .../jobs/{job}/metricsReport (torch_xla's report, text/plain),
 // GET .../nodes/{node}/metrics?window=3600s (utilization history), GET

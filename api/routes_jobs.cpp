@@ -10,6 +10,7 @@
 #include "api/google_error.h"
 #include "api/routes.h"
 #include "service/common/clock.h"
+#include "service/jobs/job_json.h"
 
 namespace tpuemu::api {
 namespace {
@@ -26,7 +27,15 @@ HttpResponse ListResponse(const HttpRequest& req, service::JobListRequest list,
   Result<service::PageRequest> page = ParsePage(req);
   if (!page.ok()) return ErrorResponse(page.status());
   list.page = *page;
-  if (auto state = req.Query("state")) list.state = *state;
+  if (auto state = req.Query("state"); state && !state->empty()) {
+    // An unknown state is not an error: no job is in it, as with any filter that matches nothing.
+    Result<service::JobState> parsed = service::ParseJobState(*state);
+    if (parsed.ok()) {
+      list.state = *parsed;
+    } else {
+      list.unknown_state = true;
+    }
+  }
   // label=key=value, repeatable; every pair must match.
   for (auto [it, end] = req.query.equal_range("label"); it != end; ++it) {
     size_t eq = it->second.find('=');
@@ -37,10 +46,19 @@ HttpResponse ListResponse(const HttpRequest& req, service::JobListRequest list,
   }
   Result<service::JobPage> result = jobs.List(list);
   if (!result.ok()) return ErrorResponse(result.status());
-  json out = {{"jobs", json::array()}};
-  for (const db::JobRow& row : result->jobs) out["jobs"].push_back(service::RenderJob(row));
-  if (!result->next_page_token.empty()) out["nextPageToken"] = result->next_page_token;
-  return JsonResponse(200, out);
+  // {"jobs":[...],"nextPageToken":"..."}, written as nlohmann would dump it (keys in order).
+  std::string out = R"({"jobs":[)";
+  for (size_t i = 0; i < result->jobs.size(); ++i) {
+    if (i > 0) out += ',';
+    service::AppendJobJson(result->jobs[i], out);
+  }
+  out += ']';
+  if (!result->next_page_token.empty()) {
+    out += R"(,"nextPageToken":)";
+    out += json(result->next_page_token).dump();
+  }
+  out += '}';
+  return JsonResponse(200, std::move(out));
 }
 
 // A long-poll's Responder, handed out once to whichever callback answers first and dropped then:
@@ -61,9 +79,9 @@ class OnceResponder {
   Responder respond_;  // guarded by mu_; empty once taken
 };
 
-HttpResponse JobReply(const Result<db::JobRow>& row) {
-  if (!row.ok()) return ErrorResponse(row.status());
-  return JsonResponse(200, service::RenderJob(*row));
+HttpResponse JobReply(const Result<service::Job>& job) {
+  if (!job.ok()) return ErrorResponse(job.status());
+  return JsonResponse(200, service::RenderJob(*job));
 }
 
 // "60s", "1.5s" or "60" (seconds); INVALID_ARGUMENT otherwise or outside 0..kMaxWaitSeconds.
@@ -94,9 +112,8 @@ void RegisterJobRoutes(Router& router, service::JobManager& jobs, service::Sched
         Result<json> body = ParseBody(req.body);
         if (!body.ok()) return ErrorResponse(body.status());
         std::string job_id = req.Query("jobId").value_or("");
-        Result<db::JobRow> row =
-            jobs.Submit({p.at("project"), p.at("location"), p.at("node")}, *body, job_id);
-        return JobReply(row);
+        return JobReply(
+            jobs.Submit({p.at("project"), p.at("location"), p.at("node")}, *body, job_id));
       }));
   router.Add("GET", node_jobs, [&jobs](const HttpRequest& req, const PathParams& p) {
     return ListResponse(
@@ -147,8 +164,8 @@ void RegisterJobRoutes(Router& router, service::JobManager& jobs, service::Sched
           // Not terminal in time: the job as it is now (the client checks `state`).
           if (Responder r = once->Take()) r(JobReply(jobs.Get(name)));
         });
-        jobs.OnTerminal(name, [once](Result<db::JobRow> row) {
-          if (Responder r = once->Take()) r(JobReply(row));
+        jobs.OnTerminal(name, [once](Result<service::Job> job) {
+          if (Responder r = once->Take()) r(JobReply(job));
         });
       });
 }

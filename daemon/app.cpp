@@ -140,6 +140,7 @@ Status App::Build() {
   api::RegisterJobRoutes(g.router, *g.jobs, g.scheduler, *g.writers);
   api::RegisterObservabilityRoutes(g.router, *g.obs, *g.nodes, g.scheduler);
   api::RegisterHardwareRoutes(g.router, catalog, options_.nodes.zone_capacity_tensorcores);
+  api::RegisterCompareRoutes(g.router);
   // The dashboard: GET requests no API route matches are static files.
   if (!options_.web_dir.empty()) {
     g.web = std::make_unique<api::StaticFiles>(options_.web_dir);

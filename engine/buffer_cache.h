@@ -17,6 +17,7 @@
 #include <deque>
 #include <mutex>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 namespace tpuemu::engine {
@@ -52,7 +53,10 @@ class BufferCache {
   Stats stats_;                                // guarded by mu_ (cached_bytes unused)
 };
 
-// std::allocator-compatible front end of BufferCache::Global().
+// std::allocator-compatible front end of BufferCache::Global(). Value-less construction
+// default-initialises: a std::vector<float, RecyclingAllocator<float>>(n) holds indeterminate
+// values (no zero-fill pass over a buffer its writer overwrites anyway); assign/insert a value
+// when zeros are wanted.
 template <typename T>
 struct RecyclingAllocator {
   using value_type = T;
@@ -61,6 +65,14 @@ struct RecyclingAllocator {
   RecyclingAllocator(const RecyclingAllocator<U>&) {}  // NOLINT: allocator rebinding
   T* allocate(size_t n) { return static_cast<T*>(BufferCache::Global().Allocate(n * sizeof(T))); }
   void deallocate(T* p, size_t n) { BufferCache::Global().Release(p, n * sizeof(T)); }
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
   template <typename U>
   bool operator==(const RecyclingAllocator<U>&) const {
     return true;

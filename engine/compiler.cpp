@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "engine/gemm.h"
+
 namespace tpuemu::engine {
 namespace {
 
@@ -224,6 +226,7 @@ Result<std::shared_ptr<const CompiledProgram>> Compile(const Graph& graph, const
   program->options = options;
   program->generation = spec.generation;
   program->accelerator_type = slice.type().name;
+  program->gemm_kernel = GemmKernelName();
   program->outputs = graph.outputs();
   program->plans.resize(static_cast<size_t>(n));
 

@@ -82,6 +82,8 @@ struct CompiledProgram {
   double hbm_capacity_bytes_per_tensorcore = 0;
   int peak_op_index = 0;  // where the peak is reached
   double compile_seconds = 0;
+  // What this process runs the MXU ops on (GemmKernelName()), for a job's compile line.
+  std::string gemm_kernel;
 };
 
 Result<std::shared_ptr<const CompiledProgram>> Compile(const Graph& graph, const Slice& slice,

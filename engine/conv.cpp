@@ -1,7 +1,8 @@
-// conv2d and its two backprops as im2col GEMMs on Matmul (the MXU lowering SCALE-Sim assumes).
+// conv2d and its two backprops as im2col GEMMs on RunGemm (the MXU lowering SCALE-Sim assumes).
 // NHWC activations, HWIO filters: the filter is already the [fh·fw·cin, cout] GEMM operand.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "engine/gemm.h"
 #include "engine/kernels.h"
@@ -76,79 +77,112 @@ void Col2ImAdd(const Geometry& g, const float* col, float* dx) {
   }
 }
 
-// Runs fn(image) for every image, on the pool when there is one (images are independent).
-void ForEachImage(const KernelContext& ctx, int64_t images,
+// im2col buffers of one chunk of images hold at most this many floats (64 MiB): the conv never
+// materialises a whole batch's columns, and each chunk is a cancellation point.
+constexpr int64_t kMaxColElements = int64_t{1} << 24;
+
+int64_t ImagesPerChunk(const Geometry& g) {
+  const int64_t per_image = std::max<int64_t>(1, g.Rows() * g.K());
+  return std::clamp<int64_t>(kMaxColElements / per_image, 1, std::max<int64_t>(g.n, 1));
+}
+
+// Runs fn(image) for images [first, first + count), in parallel on the context's pool.
+bool ForEachImage(const KernelContext& ctx, int64_t first, int64_t count,
                   const std::function<void(int64_t)>& fn) {
-  if (ctx.pool && images > 1) {
-    ctx.pool->ParallelFor(ctx.pool_group, images, fn);
-  } else {
-    for (int64_t i = 0; i < images; ++i) fn(i);
-  }
+  return ParallelChunks(ctx.parallel, count, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) fn(first + i);
+  });
+}
+
+GemmOperand Operand(const Tensor& t, bool transposed = false) {
+  return {t.f32(), transposed, /*shared=*/false, t.dtype() == DType::kBF16};
 }
 
 }  // namespace
 
-void Conv2DKernel(const Op& op, const Tensor& x, const Tensor& filter, Tensor& out,
-                  const KernelContext& ctx) {
+Status Conv2DKernel(const Op& op, const Tensor& x, const Tensor& filter, Tensor& out,
+                    const KernelContext& ctx) {
   const Geometry g = MakeGeometry(op.attrs.conv, x.shape(), filter.shape());
   const bool pointwise =
       g.fh == 1 && g.fw == 1 && g.sh == 1 && g.sw == 1 && g.oh == g.h && g.ow == g.w;
+  GemmProblem p;
+  p.n = g.cout, p.k = g.K();
+  p.b = Operand(filter);
   if (pointwise) {  // a 1x1 conv is already a GEMM over NHWC rows: no im2col copy
-    ShardedMatmul(x.f32(), filter.f32(), out.f32(), g.n * g.Rows(), g.cout, g.c, ctx);
+    p.m = g.n * g.Rows();
+    p.a = Operand(x);
+    p.c = out.f32();
+    if (!RunGemm(p, ctx.precision, ctx.parallel)) return StoppedIn(op, ctx);
   } else {
-    KernelContext serial = ctx;
-    serial.pool = nullptr;
-    ForEachImage(ctx, g.n, [&](int64_t i) {
-      FloatBuffer col(static_cast<size_t>(g.Rows() * g.K()));
-      Im2Col(g, x.f32() + i * g.h * g.w * g.c, col.data());
-      ShardedMatmul(col.data(), filter.f32(), out.f32() + i * g.Rows() * g.cout, g.Rows(), g.cout,
-                    g.K(), g.n > 1 ? serial : ctx);
-    });
-  }
-  out.RoundToDType();
-}
-
-void Conv2DBackpropInputKernel(const Op& op, const Tensor& filter, const Tensor& dy, Tensor& out,
-                               const KernelContext& ctx) {
-  const Geometry g = MakeGeometry(op.attrs.conv, out.shape(), filter.shape());
-  // filterᵀ [cout, K], so that dcol = dy · filterᵀ is a plain row-major GEMM.
-  FloatBuffer ft(static_cast<size_t>(g.K() * g.cout));
-  for (int64_t r = 0; r < g.K(); ++r) {
-    for (int64_t c = 0; c < g.cout; ++c)
-      ft[static_cast<size_t>(c * g.K() + r)] = filter.f32()[r * g.cout + c];
-  }
-  KernelContext serial = ctx;
-  serial.pool = nullptr;
-  ForEachImage(ctx, g.n, [&](int64_t i) {
-    FloatBuffer dcol(static_cast<size_t>(g.Rows() * g.K()));
-    ShardedMatmul(dy.f32() + i * g.Rows() * g.cout, ft.data(), dcol.data(), g.Rows(), g.K(), g.cout,
-                  g.n > 1 ? serial : ctx);
-    Col2ImAdd(g, dcol.data(), out.f32() + i * g.h * g.w * g.c);  // out arrives zeroed
-  });
-  out.RoundToDType();
-}
-
-void Conv2DBackpropFilterKernel(const Op& op, const Tensor& x, const Tensor& dy, Tensor& out,
-                                const KernelContext& ctx) {
-  const Geometry g = MakeGeometry(op.attrs.conv, x.shape(), out.shape());
-  // dfilter [K, cout] = colᵀ [K, n·rows] · dy [n·rows, cout]: ONE GEMM, so the whole batch is
-  // accumulated in f32 inside it, as on the MXU.
-  const int64_t rows = g.n * g.Rows();
-  FloatBuffer col_t(static_cast<size_t>(g.K() * rows));
-  {
-    FloatBuffer col(static_cast<size_t>(g.Rows() * g.K()));
-    for (int64_t i = 0; i < g.n; ++i) {
-      Im2Col(g, x.f32() + i * g.h * g.w * g.c, col.data());
-      for (int64_t r = 0; r < g.Rows(); ++r) {
-        for (int64_t k = 0; k < g.K(); ++k) {
-          col_t[static_cast<size_t>(k * rows + i * g.Rows() + r)] =
-              col[static_cast<size_t>(r * g.K() + k)];
-        }
+    // Per chunk of images: im2col into [images·rows, K], then one GEMM over all of its rows.
+    const int64_t chunk = ImagesPerChunk(g);
+    FloatBuffer col(static_cast<size_t>(std::min(chunk, g.n) * g.Rows() * g.K()));
+    for (int64_t first = 0; first < g.n; first += chunk) {
+      const int64_t count = std::min(chunk, g.n - first);
+      if (!ForEachImage(ctx, first, count, [&](int64_t i) {
+            Im2Col(g, x.f32() + i * g.h * g.w * g.c, col.data() + (i - first) * g.Rows() * g.K());
+          })) {
+        return StoppedIn(op, ctx);
       }
+      p.m = count * g.Rows();
+      p.a = {col.data(), false, false, x.dtype() == DType::kBF16};
+      p.c = out.f32() + first * g.Rows() * g.cout;
+      if (!RunGemm(p, ctx.precision, ctx.parallel)) return StoppedIn(op, ctx);
     }
   }
-  ShardedMatmul(col_t.data(), dy.f32(), out.f32(), g.K(), g.cout, rows, ctx);
   out.RoundToDType();
+  return Status::Ok();
+}
+
+Status Conv2DBackpropInputKernel(const Op& op, const Tensor& filter, const Tensor& dy, Tensor& out,
+                                 const KernelContext& ctx) {
+  const Geometry g = MakeGeometry(op.attrs.conv, out.shape(), filter.shape());
+  // dcol [images·rows, K] = dy [images·rows, cout] · filterᵀ; the HWIO filter [K, cout] read
+  // transposed in place.
+  GemmProblem p;
+  p.n = g.K(), p.k = g.cout;
+  p.b = Operand(filter, /*transposed=*/true);
+  std::fill_n(out.f32(), out.num_elements(), 0.0f);  // Col2ImAdd accumulates into dx
+  const int64_t chunk = ImagesPerChunk(g);
+  FloatBuffer dcol(static_cast<size_t>(std::min(chunk, g.n) * g.Rows() * g.K()));
+  for (int64_t first = 0; first < g.n; first += chunk) {
+    const int64_t count = std::min(chunk, g.n - first);
+    p.m = count * g.Rows();
+    p.a = {dy.f32() + first * g.Rows() * g.cout, false, false, dy.dtype() == DType::kBF16};
+    p.c = dcol.data();
+    if (!RunGemm(p, ctx.precision, ctx.parallel)) return StoppedIn(op, ctx);
+    // Images own disjoint slices of dx: safe in parallel.
+    if (!ForEachImage(ctx, first, count, [&](int64_t i) {
+          Col2ImAdd(g, dcol.data() + (i - first) * g.Rows() * g.K(),
+                    out.f32() + i * g.h * g.w * g.c);
+        })) {
+      return StoppedIn(op, ctx);
+    }
+  }
+  out.RoundToDType();
+  return Status::Ok();
+}
+
+Status Conv2DBackpropFilterKernel(const Op& op, const Tensor& x, const Tensor& dy, Tensor& out,
+                                  const KernelContext& ctx) {
+  const Geometry g = MakeGeometry(op.attrs.conv, x.shape(), out.shape());
+  // dfilter [K, cout] = colᵀ [K, n·rows] · dy [n·rows, cout]: ONE GEMM, so the whole batch is
+  // accumulated in f32 inside it, as on the MXU; col [n·rows, K] is read transposed in place.
+  const int64_t rows = g.n * g.Rows();
+  FloatBuffer col(static_cast<size_t>(rows * g.K()));
+  if (!ForEachImage(ctx, 0, g.n, [&](int64_t i) {
+        Im2Col(g, x.f32() + i * g.h * g.w * g.c, col.data() + i * g.Rows() * g.K());
+      })) {
+    return StoppedIn(op, ctx);
+  }
+  GemmProblem p;
+  p.m = g.K(), p.n = g.cout, p.k = rows;
+  p.a = {col.data(), /*transposed=*/true, false, x.dtype() == DType::kBF16};
+  p.b = Operand(dy);
+  p.c = out.f32();
+  if (!RunGemm(p, ctx.precision, ctx.parallel)) return StoppedIn(op, ctx);
+  out.RoundToDType();
+  return Status::Ok();
 }
 
 }  // namespace tpuemu::engine

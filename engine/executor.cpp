@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "engine/init_cache.h"
 #include "engine/kernels.h"
 
 namespace tpuemu::engine {
@@ -28,6 +29,13 @@ Status CheckFeeds(const Graph& graph, const std::map<std::string, Tensor>& feeds
   return Status::Ok();
 }
 
+// Kernels of these kinds read element i of every input before writing element i of the output
+// (softmax: per row), so the output may take over the buffer of an input that dies at this op.
+bool CanRunInPlace(OpKind kind) {
+  return IsElementwiseBinary(kind) || IsElementwiseUnary(kind) || kind == OpKind::kReluGrad ||
+         kind == OpKind::kGeluGrad || kind == OpKind::kSoftmax;
+}
+
 }  // namespace
 
 Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& graph,
@@ -45,11 +53,14 @@ Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& gra
   const auto& ops = graph.ops();
   const size_t n = ops.size();
   std::vector<Tensor> owned(n);
+  std::vector<std::shared_ptr<const Tensor>> cached(n);  // random inits from InitCache
   std::vector<const Tensor*> value(n, nullptr);
   KernelContext ctx;
   ctx.precision = program.options.precision;
-  ctx.pool = options.pool;
-  ctx.pool_group = options.pool_group;
+  ctx.parallel.pool = options.pool;
+  ctx.parallel.group = options.pool_group;
+  ctx.parallel.max_threads = options.max_threads;
+  ctx.parallel.cancel = {options.cancel, options.deadline};
 
   ExecutionResult result;
   result.ops.reserve(n);
@@ -57,8 +68,8 @@ Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& gra
   for (size_t i = 0; i < n; ++i) {
     const Op& op = ops[i];
     const OpPlan& plan = program.plans[i];
-    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
-      return Status::Cancelled("execution cancelled before op '" + op.id + "'");
+    if (ctx.parallel.cancel.Stopped()) {
+      TPUEMU_RETURN_IF_ERROR(ctx.parallel.cancel.Check("before op '" + op.id + "'"));
     }
     const int64_t op_start = NowNs();
     if (op.kind == OpKind::kParameter) {
@@ -66,16 +77,18 @@ Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& gra
       if (it != feeds.end()) {
         value[i] = &it->second;
       } else if (op.attrs.init.kind != Init::Kind::kNone) {
-        owned[i] = Tensor(op.dtype, op.shape);
-        TPUEMU_RETURN_IF_ERROR(MaterializeInit(op.attrs.init, owned[i]));
-        value[i] = &owned[i];
+        auto init = InitCache::Global().Get(op.dtype, op.shape, op.attrs.init);
+        if (!init.ok()) return init.status();
+        cached[i] = std::move(init).value();
+        value[i] = cached[i].get();
       } else {
         return Status::InvalidArgument("parameter '" + op.id + "' was not fed");
       }
     } else if (op.kind == OpKind::kConstant) {
-      owned[i] = Tensor(op.dtype, op.shape);
-      TPUEMU_RETURN_IF_ERROR(MaterializeInit(op.attrs.init, owned[i]));
-      value[i] = &owned[i];
+      auto init = InitCache::Global().Get(op.dtype, op.shape, op.attrs.init);
+      if (!init.ok()) return init.status();
+      cached[i] = std::move(init).value();
+      value[i] = cached[i].get();
     } else if (op.kind == OpKind::kReshape) {
       const size_t in = static_cast<size_t>(op.input_index[0]);
       // A reshape is a bitcast: steal the buffer when this was its last reader.
@@ -88,9 +101,25 @@ Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& gra
       owned[i].Reshape(op.shape);
       value[i] = &owned[i];
     } else {
+      // The output takes over a dying input's buffer where the kernel allows it, else a recycled
+      // one (BufferCache); kernels overwrite every element, so neither is zeroed first.
+      int reuse = -1;
+      if (CanRunInPlace(op.kind)) {
+        for (int in : op.input_index) {
+          const size_t u = static_cast<size_t>(in);
+          if (value[u] == &owned[u] && program.plans[u].last_use == static_cast<int>(i) &&
+              owned[u].dtype() == op.dtype && owned[u].shape() == op.shape) {
+            reuse = in;
+            break;
+          }
+        }
+      }
+      owned[i] = reuse >= 0 ? std::move(owned[static_cast<size_t>(reuse)])
+                            : Tensor::Uninitialized(op.dtype, op.shape);
       inputs.clear();
-      for (int in : op.input_index) inputs.push_back(value[static_cast<size_t>(in)]);
-      owned[i] = Tensor(op.dtype, op.shape);
+      for (int in : op.input_index) {
+        inputs.push_back(in == reuse ? &owned[i] : value[static_cast<size_t>(in)]);
+      }
       TPUEMU_RETURN_IF_ERROR(RunKernel(op, inputs, owned[i], ctx));
       value[i] = &owned[i];
     }

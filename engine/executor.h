@@ -9,16 +9,27 @@
 //    never copied (except a feed that is itself an output).
 //  * returns the outputs by id, per-op stats (emulated cycles/seconds/flops/HBM bytes/MXU
 //    utilization from the plan, and the host wall time), and totals.
-//  * options.cancel is checked between ops: CANCELLED "execution cancelled before op 'x'".
-//  * options.pool (optional, not owned) splits big matmuls/convs into shards under
-//    options.pool_group; without it everything runs on the calling thread.
-// Intermediates are freed after their last use. Thread-safe: Execute keeps no state; concurrent
+//  * options.cancel and options.deadline are checked between ops and inside long kernels (between
+//    GEMM tiles and passes, conv image chunks, elementwise chunks; each well under 100 ms), so a
+//    stop takes effect within a fraction of a second whatever the op size: CANCELLED "execution
+//    cancelled before op 'x'" / "... in op 'x'", or DEADLINE_EXCEEDED "execution deadline
+//    exceeded ...".
+//  * options.pool (optional, not owned) splits big ops into tiles/chunks under options.pool_group,
+//    on at most options.max_threads threads (the caller included; 0 = the whole pool + caller):
+//    a job asking for N cores passes max_threads = N. Without a pool everything runs on the
+//    calling thread.
+// Memory: intermediates are freed after their last use; an elementwise op or softmax writes into
+// the buffer of an input that dies at it (same dtype and shape); other buffers come from
+// BufferCache (recycled across executions), and random-init parameters/constants from InitCache
+// (materialised once per process, not per step). Thread-safe: Execute keeps no state; concurrent
 // calls may share a CompiledProgram, a Graph and a Pool.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,8 +41,10 @@ namespace tpuemu::engine {
 
 struct ExecuteOptions {
   const std::atomic<bool>* cancel = nullptr;  // not owned
-  Pool* pool = nullptr;                       // not owned
-  std::string pool_group = "engine";          // fairness key on the pool, e.g. the job id
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  Pool* pool = nullptr;               // not owned
+  std::string pool_group = "engine";  // fairness key on the pool, e.g. the job id
+  int max_threads = 0;                // threads one op may use; 0 = pool threads + 1
 };
 
 struct OpStats {

@@ -1,206 +1,269 @@
 #include "engine/gemm.h"
 
-#include <Eigen/Core>
-
 #include <algorithm>
-#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdlib>
-#include <memory>
-#include <mutex>
 #include <string>
+#include <vector>
 
 #include "engine/gemm_onednn.h"
+#include "engine/gemm_operands.h"
+#include "engine/gemm_pass.h"
+#include "engine/isa.h"
 
 namespace tpuemu::engine {
 namespace {
 
-using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// Eigen is built without OpenMP here, so it is single-threaded already; setNbThreads(1) states
-// it and keeps it so should someone add -fopenmp. It writes a global, hence call_once.
-void EigenSingleThread() {
-  static std::once_flag once;
-  std::call_once(once, [] { Eigen::setNbThreads(1); });
-}
-
-// c = a·b, or c += a·b when accumulate (Eigen adds the product into c block by block, which is
-// a re-association of the f32 sum, nothing more).
-void EigenGemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
-               bool accumulate) {
-  Eigen::Map<const RowMajor> am(a, m, k);
-  Eigen::Map<const RowMajor> bm(b, k, n);
-  Eigen::Map<RowMajor> cm(c, m, n);
-  if (accumulate) {
-    cm.noalias() += am * bm;
-  } else {
-    cm.noalias() = am * bm;
-  }
-}
-
-// Per-thread operand buffers reused across calls: first-touching fresh pages costs more than
-// the bf16 split itself (4096³ HIGHEST: 3.1 s per call with fresh 200 MB of planes, 2.5 s with
-// reused ones, against 6 x 0.41 s of oneDNN passes). A call that needed more than
-// kRetainedScratchBytes (enough for 4096² HIGHEST in bf16) frees them afterwards, which bounds
-// what each pool thread pins. Only the owning thread touches its Scratch (thread_local): no lock.
-constexpr std::size_t kRetainedScratchBytes = std::size_t{256} << 20;
-
-class Scratch {
- public:
-  static constexpr int kSlots = 6;  // hi, mid, lo of A and of B
-
-  // Uninitialised storage for `count` values of T in `slot`, valid until Trim or the next Get of
-  // the same slot.
-  template <typename T>
-  T* Get(int slot, std::size_t count) {
-    Buffer& buf = buffers_[static_cast<std::size_t>(slot)];
-    const std::size_t bytes = count * sizeof(T);
-    if (buf.bytes < bytes) {
-      buf.data.reset(new std::byte[bytes]);
-      buf.bytes = bytes;
-    }
-    return reinterpret_cast<T*>(buf.data.get());
-  }
-
-  void Trim() {
-    std::size_t total = 0;
-    for (const Buffer& buf : buffers_) total += buf.bytes;
-    if (total <= kRetainedScratchBytes) return;
-    for (Buffer& buf : buffers_) buf = Buffer{};
-  }
-
- private:
-  struct Buffer {
-    std::unique_ptr<std::byte[]> data;
-    std::size_t bytes = 0;
-  };
-  std::array<Buffer, kSlots> buffers_;
-};
-
-Scratch& ThreadScratch() {
-  thread_local Scratch scratch;
-  return scratch;
-}
-
-// The bf16 operand planes of one matmul, as floats (Eigen) or bf16 bits (oneDNN); mid is null
-// for Split2.
-template <typename T>
-struct Planes {
-  const T* hi = nullptr;
-  const T* mid = nullptr;
-  const T* lo = nullptr;
-};
-
-template <typename T>
-Planes<T> SplitOperand(const float* x, std::size_t count, Precision precision, int first_slot) {
-  Scratch& scratch = ThreadScratch();
-  T* hi = scratch.Get<T>(first_slot, count);
-  T* lo = scratch.Get<T>(first_slot + 1, count);
-  if (precision == Precision::kHigh) {
-    Split2(x, hi, lo, count);
-    return {hi, nullptr, lo};
-  }
-  T* mid = scratch.Get<T>(first_slot + 2, count);
-  Split3(x, hi, mid, lo, count);
-  return {hi, mid, lo};
-}
-
-// Runs the X3 / X6 pass schedule of reference §4 with `pass(a_part, b_part, accumulate)`; the
-// order and the nan_to_zero before the hi·hi pass are XLA's (dot_algorithm_rewriter.cc).
-// Returns false as soon as a pass fails.
-template <typename T, typename PassFn>
-bool RunSplitPasses(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
-                    Precision precision, PassFn pass) {
-  const Planes<T> pa = SplitOperand<T>(a, static_cast<std::size_t>(m * k), precision, 0);
-  const Planes<T> pb = SplitOperand<T>(b, static_cast<std::size_t>(k * n), precision, 3);
-  bool ok = true;
-  if (precision == Precision::kHigh) {
-    ok = ok && pass(pa.lo, pb.hi, false);
-    ok = ok && pass(pa.hi, pb.lo, true);
-  } else {
-    ok = ok && pass(pa.mid, pb.mid, false);
-    ok = ok && pass(pa.hi, pb.lo, true);
-    ok = ok && pass(pa.lo, pb.hi, true);
-    ok = ok && pass(pa.hi, pb.mid, true);
-    ok = ok && pass(pa.mid, pb.hi, true);
-  }
-  if (!ok) return false;
-  // A NaN in the low terms (inf·0, inf - inf in a split) must not poison a finite hi·hi.
-  NanToZeroInPlace(c, static_cast<std::size_t>(m * n));
-  return pass(pa.hi, pb.hi, true);
-}
-
-void EigenMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
-                 Precision precision) {
-  EigenSingleThread();
-  switch (precision) {
-    case Precision::kF32:
-      EigenGemm(a, b, c, m, n, k, false);
-      return;
-    case Precision::kDefault: {
-      const auto a_count = static_cast<std::size_t>(m * k);
-      const auto b_count = static_cast<std::size_t>(k * n);
-      float* ar = ThreadScratch().Get<float>(0, a_count);
-      float* br = ThreadScratch().Get<float>(3, b_count);
-      RoundToBf16(a, ar, a_count);
-      RoundToBf16(b, br, b_count);
-      EigenGemm(ar, br, c, m, n, k, false);
-      return;
-    }
-    case Precision::kHigh:
-    case Precision::kHighest:
-      RunSplitPasses<float>(a, b, c, m, n, k, precision,
-                            [&](const float* x, const float* y, bool accumulate) {
-                              EigenGemm(x, y, c, m, n, k, accumulate);
-                              return true;
-                            });
-      return;
-  }
-}
-
-bool OneDnnMatmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
-                  Precision precision) {
-  switch (precision) {
-    case Precision::kF32:
-      return onednn::F32Gemm(a, b, c, m, n, k);
-    case Precision::kDefault: {
-      const auto a_count = static_cast<std::size_t>(m * k);
-      const auto b_count = static_cast<std::size_t>(k * n);
-      Bf16Bits* ar = ThreadScratch().Get<Bf16Bits>(0, a_count);
-      Bf16Bits* br = ThreadScratch().Get<Bf16Bits>(3, b_count);
-      RoundToBf16Bits(a, ar, a_count);
-      RoundToBf16Bits(b, br, b_count);
-      return onednn::Bf16Pass(ar, br, c, m, n, k, false);
-    }
-    case Precision::kHigh:
-    case Precision::kHighest:
-      return RunSplitPasses<Bf16Bits>(a, b, c, m, n, k, precision,
-                                      [&](const Bf16Bits* x, const Bf16Bits* y, bool accumulate) {
-                                        return onednn::Bf16Pass(x, y, c, m, n, k, accumulate);
-                                      });
-  }
-  return false;
-}
+// A tile's pass does at most this many MACs: ~7 ms of oneDNN f32 on one AVX2 core, ~25 ms of
+// baseline-ISA Eigen. Tiles are the cancellation points and the units of parallel work.
+constexpr int64_t kTileMacs = int64_t{1} << 29;
+// The bf16 primitives (AMX, AVX512-BF16) are 5-20x faster per core, and their fast (brgemm)
+// implementation wants dense operands: their tiles are whole rows of C over the full contraction,
+// up to this many MACs (~10 ms with AMX, ~50 ms with AVX512-BF16 alone).
+constexpr int64_t kDenseTileMacs = int64_t{1} << 33;
+// oneDNN's f32 GEMM on AVX2 runs at full speed on tiles of >= 512 x 2048 or 1024 x 1024 outputs
+// whatever the contraction (measured: 512 x 512 tiles lose 14%, cutting K into 256-long chunks
+// nothing), so tiles are wide and the contraction is cut into chunks, accumulated in turn (an
+// f32 re-association), to stay within kTileMacs.
+constexpr int64_t kMaxTileOutputs = int64_t{1} << 21;
+constexpr int64_t kMinTileK = 256;
+// Below this many MACs a GEMM runs as one tile on the caller: hand-out would cost more.
+constexpr int64_t kMinParallelMacs = int64_t{1} << 21;
+// Tiles are at least this many rows/columns (oneDNN and Eigen lose efficiency below).
+constexpr int64_t kMinTileSide = 32;
 
 GemmBackend BackendFromEnvironment() {
   static const GemmBackend from_env = [] {
     const char* value = std::getenv("TPUEMU_GEMM_BACKEND");
     const std::string v = value == nullptr ? "" : value;
     if (v == "eigen") return GemmBackend::kEigen;
-    if (v == "onednn") return GemmBackend::kOneDnn;
+    if (v == "onednn_f32") return GemmBackend::kOneDnnF32;
+    if (v == "onednn" || v == "onednn_bf16") return GemmBackend::kOneDnn;
     return GemmBackend::kAuto;
   }();
   return from_env;
 }
 
+// How the problem is cut: items of the batch per tile, and tile rows / columns / contraction.
+struct TilePlan {
+  int64_t items = 1, mb = 0, nb = 0, kb = 0;
+};
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Tiles of at most the budget, their number a multiple of `threads` when the problem is big
+// enough to share, so that every thread gets the same work. Wide tiles (up to kMaxTileOutputs,
+// whole rows preferred) over contraction chunks; with dense_rows (the bf16 primitives) whole-row
+// tiles over the whole contraction, so every operand block stays a dense matrix.
+TilePlan ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int threads, bool dense_rows) {
+  TilePlan plan;
+  const int64_t budget = dense_rows ? kDenseTileMacs : kTileMacs;
+  plan.mb = m;
+  plan.nb = n;
+  plan.kb = k;
+  const bool share = threads > 1 && batch * m * n * k >= kMinParallelMacs;
+  const int64_t want = share ? threads : 1;
+  const int64_t item_macs = m * n * k;
+  // oneDNN's f32 GEMM on AVX2 halves its speed on fewer than 512 rows wider than 256 columns
+  // over a long contraction (measured: 256x1024x1024 at 45 GFLOPS, 256x256x1024 at 89): such
+  // items are cut into 256-column tiles.
+  const bool narrow = !dense_rows && m < 512 && n > 256 && k > 256;
+  if (item_macs <= budget / 2 && !narrow) {
+    // Small items: whole items per tile, grouped to the budget and the thread count.
+    int64_t groups = std::max(CeilDiv(batch * item_macs, budget), want);
+    groups = std::min(CeilDiv(groups, want) * want, batch);
+    plan.items = CeilDiv(batch, groups);
+    if (plan.items > 1 || batch > 1 || !share || m < 2 * kMinTileSide) return plan;
+  }
+  // One item per tile, its outputs cut into tm x tn tiles: at least what the thread count (and,
+  // for dense rows, the budget) needs, a multiple of the thread count across the batch where
+  // possible, least operand re-reading (m·tn + n·tm: whole rows win).
+  const int64_t needed =
+      std::max(want, dense_rows ? CeilDiv(item_macs, budget) : CeilDiv(m * n, kMaxTileOutputs));
+  const int64_t max_tm = std::max<int64_t>(1, m / kMinTileSide);
+  const int64_t max_tn = dense_rows ? 1 : std::max<int64_t>(1, n / kMinTileSide);
+  int64_t best_tm = narrow ? 1 : std::min(max_tm, needed);
+  int64_t best_tn = narrow ? std::min(max_tn, CeilDiv(n, 256)) : 1;
+  double best_cost = -1;
+  for (int64_t tm = 1; tm <= std::min<int64_t>(max_tm, 256); ++tm) {
+    for (int64_t tn = 1; tn <= std::min<int64_t>(max_tn, 64); ++tn) {
+      const int64_t tiles = tm * tn;
+      if (tiles < needed || tiles > 2 * needed + want) continue;
+      if (narrow && tn < CeilDiv(n, 256)) continue;
+      double cost = static_cast<double>(m * tn + n * tm);
+      if ((batch * tiles) % want != 0) cost *= 1.5;  // an idle thread at the end
+      if (best_cost < 0 || cost < best_cost) best_cost = cost, best_tm = tm, best_tn = tn;
+    }
+  }
+  plan.mb = CeilDiv(m, best_tm);
+  plan.nb = CeilDiv(n, best_tn);
+  if (!dense_rows && plan.mb * plan.nb * k > budget) {
+    // Equal contraction chunks of at least kMinTileK within the budget.
+    const int64_t kb = std::max(kMinTileK, budget / (plan.mb * plan.nb));
+    plan.kb = CeilDiv(k, CeilDiv(k, kb));
+  }
+  return plan;
+}
+
+// The pass schedule in XLA's order (dot_algorithm_rewriter.cc, see numerics.h): pairs of (A plane,
+// B plane) indices into hi = 0, mid = 1, lo = 2 for Split3, hi = 0, lo = 1 for Split2. The last
+// pair is hi·hi, added after nan_to_zero of the sum of the others.
+struct Schedule {
+  std::vector<std::pair<int, int>> passes;
+  bool nan_to_zero_before_last = false;
+};
+
+Schedule ScheduleFor(Precision precision) {
+  switch (precision) {
+    case Precision::kHigh:
+      return {{{1, 0}, {0, 1}, {0, 0}}, true};  // lo·hi + hi·lo, then hi·hi
+    case Precision::kHighest:  // mid·mid + hi·lo + lo·hi + hi·mid + mid·hi, then hi·hi
+      return {{{1, 1}, {0, 2}, {2, 0}, {0, 1}, {1, 0}, {0, 0}}, true};
+    case Precision::kDefault:
+    case Precision::kF32:
+      break;
+  }
+  return {{{0, 0}}, false};
+}
+
+// Backends the prepared planes can run on.
+enum class Kernel { kEigen, kOneDnnF32, kOneDnnBf16 };
+
+struct Job {
+  const GemmProblem* problem;
+  Kernel kernel;
+  OperandPlanes a, b;
+  std::size_t elem_bytes;  // of the planes: 4 (f32) or 2 (bf16 bits)
+  Schedule schedule;
+  TilePlan plan;
+  int64_t tiles_b, tiles_m, tiles_n;
+  std::atomic<bool> stopped{false};
+  std::atomic<bool> failed{false};  // a oneDNN pass failed: rerun on Eigen
+};
+
+// Pointer to element (row, col) of a plane holding a [rows, cols] operand per item (stored
+// transposed when `transposed`), for batch item `item`.
+const void* At(const void* plane, std::size_t elem_bytes, int64_t item, int64_t rows, int64_t cols,
+               bool transposed, int64_t row, int64_t col) {
+  const int64_t offset = item * rows * cols + (transposed ? col * rows + row : row * cols + col);
+  return static_cast<const std::byte*>(plane) + static_cast<std::size_t>(offset) * elem_bytes;
+}
+
+bool RunPass(const Job& job, const PassArgs& args) {
+  switch (job.kernel) {
+    case Kernel::kEigen:
+      eigen_gemm::Pass(args);
+      return true;
+    case Kernel::kOneDnnF32:
+      return onednn::Pass(args, /*bf16=*/false);
+    case Kernel::kOneDnnBf16:
+      return onednn::Pass(args, /*bf16=*/job.elem_bytes == 2);
+  }
+  return false;
+}
+
+void RunTile(Job& job, int64_t tile, const CancelToken& cancel) {
+  const GemmProblem& p = *job.problem;
+  const TilePlan& plan = job.plan;
+  const int64_t tb = tile / (job.tiles_m * job.tiles_n);
+  const int64_t tm = tile / job.tiles_n % job.tiles_m;
+  const int64_t tn = tile % job.tiles_n;
+  const int64_t i0 = tb * plan.items, items = std::min(plan.items, p.batch - i0);
+  const int64_t m0 = tm * plan.mb, m1 = std::min(p.m, m0 + plan.mb);
+  const int64_t n0 = tn * plan.nb, n1 = std::min(p.n, n0 + plan.nb);
+  float* c = p.c + i0 * p.m * p.n + m0 * p.n + n0;
+  const int64_t passes = static_cast<int64_t>(job.schedule.passes.size());
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    if (pass == passes - 1 && job.schedule.nan_to_zero_before_last) {
+      // A NaN in the low terms (inf·0, inf - inf in a split) must not poison a finite hi·hi.
+      for (int64_t t = 0; t < items; ++t) {
+        for (int64_t r = 0; r < m1 - m0; ++r) {
+          NanToZeroInPlace(c + t * p.m * p.n + r * p.n, static_cast<std::size_t>(n1 - n0));
+        }
+      }
+    }
+    const auto [ai, bi] = job.schedule.passes[static_cast<std::size_t>(pass)];
+    for (int64_t k0 = 0; k0 < p.k; k0 += plan.kb) {
+      if (job.stopped.load(std::memory_order_relaxed) || job.failed.load()) return;
+      if (cancel.Stopped()) {
+        job.stopped.store(true);
+        return;
+      }
+      const int64_t k1 = std::min(p.k, k0 + plan.kb);
+      const int64_t a_item = p.a.shared ? 0 : i0, b_item = p.b.shared ? 0 : i0;
+      PassArgs args;
+      args.a = {At(job.a.plane[ai], job.elem_bytes, a_item, p.m, p.k, p.a.transposed, m0, k0),
+                p.a.transposed ? p.m : p.k, p.a.transposed, p.a.shared ? 0 : p.m * p.k};
+      args.b = {At(job.b.plane[bi], job.elem_bytes, b_item, p.k, p.n, p.b.transposed, k0, n0),
+                p.b.transposed ? p.k : p.n, p.b.transposed, p.b.shared ? 0 : p.k * p.n};
+      args.c = c;
+      args.ldc = p.n;
+      args.c_batch_stride = p.m * p.n;
+      args.batch = items;
+      args.m = m1 - m0;
+      args.n = n1 - n0;
+      args.k = k1 - k0;
+      args.accumulate = pass > 0 || k0 > 0;
+      if (!RunPass(job, args)) {
+        job.failed.store(true);
+        return;
+      }
+    }
+  }
+}
+
+// Runs the problem on `kernel`; false when stopped. *failed: a oneDNN pass failed.
+bool RunOn(const GemmProblem& p, Precision precision, const ParallelContext& ctx, Kernel kernel,
+           bool* failed) {
+  Job job;
+  job.kernel = kernel;
+  // F32 runs a plain f32 GEMM: on oneDNN's f32 pass even where the bf16 one exists.
+  const bool bf16_planes = kernel == Kernel::kOneDnnBf16 && precision != Precision::kF32;
+  job.elem_bytes = bf16_planes ? 2 : 4;
+  job.schedule = ScheduleFor(precision);
+  // oneDNN gets A row-major: a transposed A is transposed while its planes are made (one pass
+  // over A next to the GEMM's k passes). The bf16 primitives need dense row blocks; the f32 GEMM
+  // on AVX2 runs a transposed A at half speed when n is small (measured: 1024x256x1024 at 43
+  // GFLOPS against 84). B may stay transposed (whole, or in tiles, it is fast either way).
+  const bool transpose_a = p.a.transposed && kernel != Kernel::kEigen;
+  GemmProblem row_major = p;
+  row_major.a.transposed = p.a.transposed && !transpose_a;
+  job.problem = &row_major;
+  const int64_t a_items = p.a.shared ? 1 : p.batch, b_items = p.b.shared ? 1 : p.batch;
+  const OperandLayout a_layout{a_items, p.m, p.k, transpose_a};
+  const OperandLayout b_layout{b_items, p.k, p.n, false};
+  if (!PrepareOperand(p.a.data, a_layout, p.a.bf16_valued, precision, bf16_planes, 0, ctx,
+                      &job.a) ||
+      !PrepareOperand(p.b.data, b_layout, p.b.bf16_valued, precision, bf16_planes, 3, ctx,
+                      &job.b)) {
+    return false;
+  }
+  job.plan = ChooseTiles(p.batch, p.m, p.n, p.k, ctx.Threads(), bf16_planes);
+  job.tiles_b = CeilDiv(p.batch, job.plan.items);
+  job.tiles_m = CeilDiv(p.m, job.plan.mb);
+  job.tiles_n = CeilDiv(p.n, job.plan.nb);
+  const int64_t tiles = job.tiles_b * job.tiles_m * job.tiles_n;
+  if (tiles == 1 || ctx.Threads() <= 1) {
+    for (int64_t t = 0; t < tiles && !job.stopped && !job.failed; ++t) RunTile(job, t, ctx.cancel);
+  } else {
+    ctx.pool->ParallelFor(
+        ctx.group, tiles, [&](int64_t t) { RunTile(job, t, ctx.cancel); }, ctx.Threads());
+  }
+  *failed = job.failed.load();
+  return !job.stopped.load();
+}
+
 }  // namespace
 
-bool OneDnnAvailable() { return onednn::Available(); }
+bool OneDnnAvailable() { return onednn::Bf16Available(); }
+bool OneDnnF32Available() { return onednn::F32Available(); }
 
 GemmBackend ResolveBackend(GemmBackend requested) {
   if (requested == GemmBackend::kAuto) requested = BackendFromEnvironment();
   if (requested == GemmBackend::kEigen) return GemmBackend::kEigen;
-  return OneDnnAvailable() ? GemmBackend::kOneDnn : GemmBackend::kEigen;
+  if (requested != GemmBackend::kOneDnnF32 && OneDnnAvailable()) return GemmBackend::kOneDnn;
+  return OneDnnF32Available() ? GemmBackend::kOneDnnF32 : GemmBackend::kEigen;
 }
 
 std::string_view GemmBackendName(GemmBackend backend) {
@@ -210,24 +273,66 @@ std::string_view GemmBackendName(GemmBackend backend) {
     case GemmBackend::kEigen:
       return "eigen";
     case GemmBackend::kOneDnn:
-      return "onednn";
+      return "onednn_bf16";
+    case GemmBackend::kOneDnnF32:
+      return "onednn_f32";
   }
   return "unknown";
 }
 
+std::string GemmKernelName() {
+  const GemmBackend backend = ResolveBackend(GemmBackend::kAuto);
+  const std::string name(GemmBackendName(backend));
+  switch (backend) {
+    case GemmBackend::kOneDnn:
+      return name + " (" + onednn::Describe() + ": bf16 x bf16 -> f32 matmul)";
+    case GemmBackend::kOneDnnF32:
+      return name + " (" + onednn::Describe() + ": f32 GEMM on bf16-rounded operands)";
+    case GemmBackend::kEigen:
+    case GemmBackend::kAuto:
+      break;
+  }
+  return name + " (Eigen f32 GEMM on bf16-rounded operands, " + IsaName(HostIsa()) + " build)";
+}
+
+bool RunGemm(const GemmProblem& problem, Precision precision, const ParallelContext& ctx,
+             GemmBackend backend) {
+  const GemmProblem& p = problem;
+  if (p.batch <= 0 || p.m <= 0 || p.n <= 0) return !ctx.cancel.Stopped();
+  if (p.k <= 0) {
+    std::fill_n(p.c, static_cast<std::size_t>(p.batch * p.m * p.n), 0.0f);
+    return !ctx.cancel.Stopped();
+  }
+  Kernel kernel = Kernel::kEigen;
+  switch (ResolveBackend(backend)) {
+    case GemmBackend::kOneDnn:
+      kernel = Kernel::kOneDnnBf16;
+      break;
+    case GemmBackend::kOneDnnF32:
+      kernel = Kernel::kOneDnnF32;
+      break;
+    case GemmBackend::kEigen:
+    case GemmBackend::kAuto:
+      break;
+  }
+  bool failed = false;
+  bool done = RunOn(p, precision, ctx, kernel, &failed);
+  if (done && failed) {
+    // oneDNN refused a shape (C may hold a partial result: every pass schedule overwrites it).
+    done = RunOn(p, precision, ctx, Kernel::kEigen, &failed);
+  }
+  TrimScratch();
+  return done;
+}
+
 void Matmul(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
             Precision precision, GemmBackend backend) {
-  if (m <= 0 || n <= 0) return;
-  if (k <= 0) {
-    std::fill_n(c, static_cast<std::size_t>(m * n), 0.0f);
-    return;
-  }
-  if (ResolveBackend(backend) != GemmBackend::kOneDnn ||
-      !OneDnnMatmul(a, b, c, m, n, k, precision)) {
-    // No oneDNN here, or it failed (C may hold a partial result: every path overwrites it first).
-    EigenMatmul(a, b, c, m, n, k, precision);
-  }
-  ThreadScratch().Trim();
+  GemmProblem p;
+  p.m = m, p.n = n, p.k = k;
+  p.a.data = a;
+  p.b.data = b;
+  p.c = c;
+  RunGemm(p, precision, ParallelContext{}, backend);
 }
 
 }  // namespace tpuemu::engine

@@ -4,6 +4,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,20 +20,44 @@ namespace {
 
 using dnnl::memory;
 
-// Enough for every shape a compiled graph uses; a workload with more distinct shapes rebuilds.
-constexpr std::size_t kMaxCachedPrimitives = 64;
+// A compiled graph's matmuls use a few tile shapes each; a program with more distinct shapes than
+// this rebuilds some primitives per step (cheap next to the GEMMs themselves).
+constexpr std::size_t kMaxCachedPrimitives = 256;
 // A per-thread scratchpad above this size is released after the call that needed it.
 constexpr std::size_t kRetainedScratchBytes = std::size_t{256} << 20;
 
 struct Key {
-  int64_t m, n, k;
-  bool bf16;
-  bool accumulate;
-  friend bool operator<(const Key& x, const Key& y) {
-    return std::tie(x.m, x.n, x.k, x.bf16, x.accumulate) <
-           std::tie(y.m, y.n, y.k, y.bf16, y.accumulate);
+  int64_t batch, m, n, k, lda, ldb, ldc, sa, sb, sc;  // s*: batch strides
+  bool ta, tb, bf16, accumulate;
+  auto Tie() const {
+    return std::tie(batch, m, n, k, lda, ldb, ldc, sa, sb, sc, ta, tb, bf16, accumulate);
   }
+  friend bool operator<(const Key& x, const Key& y) { return x.Tie() < y.Tie(); }
 };
+
+// A [rows x cols] view with leading dimension ld, row-major or (transposed) column-major; with
+// batch > 1 a [batch, rows, cols] stack of them, `batch_stride` apart (0: one matrix broadcast
+// over the batch, which oneDNN's matmul expresses as a batch dim of 1).
+memory::desc MatrixDesc(int64_t batch, int64_t batch_stride, int64_t rows, int64_t cols, int64_t ld,
+                        bool transposed, memory::data_type type) {
+  const memory::dims strides = transposed ? memory::dims{1, ld} : memory::dims{ld, 1};
+  if (batch == 1) return memory::desc({rows, cols}, type, strides);
+  if (batch_stride == 0) {
+    return memory::desc({1, rows, cols}, type, {rows * cols, strides[0], strides[1]});
+  }
+  return memory::desc({batch, rows, cols}, type, {batch_stride, strides[0], strides[1]});
+}
+
+struct Descs {
+  memory::desc a, b, c;
+};
+
+Descs DescsFor(const Key& key) {
+  const memory::data_type in = key.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  return {MatrixDesc(key.batch, key.sa, key.m, key.k, key.lda, key.ta, in),
+          MatrixDesc(key.batch, key.sb, key.k, key.n, key.ldb, key.tb, in),
+          MatrixDesc(key.batch, key.sc, key.m, key.n, key.ldc, false, memory::data_type::f32)};
+}
 
 struct Entry {
   std::shared_ptr<const dnnl::matmul> primitive;
@@ -74,10 +99,7 @@ class PrimitiveCache {
 
  private:
   static Entry Build(const dnnl::engine& engine, const Key& key) {
-    const memory::data_type in_type = key.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
-    memory::desc a_md({key.m, key.k}, in_type, memory::format_tag::ab);
-    memory::desc b_md({key.k, key.n}, in_type, memory::format_tag::ab);
-    memory::desc c_md({key.m, key.n}, memory::data_type::f32, memory::format_tag::ab);
+    const Descs d = DescsFor(key);
     dnnl::primitive_attr attr;
     // User scratchpad: the library's shared one forbids running a primitive on another thread.
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -86,7 +108,7 @@ class PrimitiveCache {
       ops.append_sum(1.0f);
       attr.set_post_ops(ops);
     }
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d.a, d.b, d.c), attr, engine);
     Entry entry;
     entry.primitive = std::make_shared<const dnnl::matmul>(pd);
     entry.scratchpad = pd.scratchpad_desc();
@@ -117,16 +139,80 @@ void LimitThisThread() {
   }
 }
 
-bool Run(const void* a, const void* b, float* c, const Key& key) {
+const char* IsaName(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "other";
+  }
+}
+
+}  // namespace
+
+bool Bf16Available() {
+  static const bool available = [] {
+    try {
+      const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+      return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
+bool F32Available() { return true; }
+
+std::string Describe() {
+  const dnnl_version_t* v = dnnl::version();
+  std::string isa = "unknown";
+  try {
+    isa = IsaName(dnnl::get_effective_cpu_isa());
+  } catch (const dnnl::error&) {
+  }
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+         std::to_string(v->patch) + ", CPU ISA " + isa;
+}
+
+bool Pass(const PassArgs& args, bool bf16) {
   try {
     LimitThisThread();
     const dnnl::engine& engine = CpuEngine();
+    const Key key{args.batch,
+                  args.m,
+                  args.n,
+                  args.k,
+                  args.a.ld,
+                  args.b.ld,
+                  args.ldc,
+                  args.a.batch_stride,
+                  args.b.batch_stride,
+                  args.c_batch_stride,
+                  args.a.transposed,
+                  args.b.transposed,
+                  bf16,
+                  args.accumulate};
     Entry entry = Cache().Get(engine, key);
-    const memory::data_type in_type = key.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    const Descs d = DescsFor(key);
     // oneDNN's memory handle is non-const; the primitive only reads src and weights.
-    memory a_mem({{key.m, key.k}, in_type, memory::format_tag::ab}, engine, const_cast<void*>(a));
-    memory b_mem({{key.k, key.n}, in_type, memory::format_tag::ab}, engine, const_cast<void*>(b));
-    memory c_mem({{key.m, key.n}, memory::data_type::f32, memory::format_tag::ab}, engine, c);
+    memory a_mem(d.a, engine, const_cast<void*>(args.a.data));
+    memory b_mem(d.b, engine, const_cast<void*>(args.b.data));
+    memory c_mem(d.c, engine, args.c);
     thread_local std::vector<std::byte> scratch;
     if (scratch.size() < entry.scratchpad.get_size()) scratch.resize(entry.scratchpad.get_size());
     memory scratch_mem(entry.scratchpad, engine, scratch.data());
@@ -144,29 +230,6 @@ bool Run(const void* a, const void* b, float* c, const Key& key) {
   }
 }
 
-}  // namespace
-
-bool Available() {
-  static const bool available = [] {
-    try {
-      const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-      return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  }();
-  return available;
-}
-
-bool Bf16Pass(const Bf16Bits* a, const Bf16Bits* b, float* c, int64_t m, int64_t n, int64_t k,
-              bool accumulate) {
-  return Run(a, b, c, Key{m, n, k, /*bf16=*/true, accumulate});
-}
-
-bool F32Gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
-  return Run(a, b, c, Key{m, n, k, /*bf16=*/false, /*accumulate=*/false});
-}
-
 std::size_t CachedPrimitives() { return Cache().size(); }
 
 }  // namespace tpuemu::engine::onednn
@@ -175,11 +238,10 @@ std::size_t CachedPrimitives() { return Cache().size(); }
 
 namespace tpuemu::engine::onednn {
 
-bool Available() { return false; }
-bool Bf16Pass(const Bf16Bits*, const Bf16Bits*, float*, int64_t, int64_t, int64_t, bool) {
-  return false;
-}
-bool F32Gemm(const float*, const float*, float*, int64_t, int64_t, int64_t) { return false; }
+bool Bf16Available() { return false; }
+bool F32Available() { return false; }
+std::string Describe() { return ""; }
+bool Pass(const PassArgs&, bool) { return false; }
 std::size_t CachedPrimitives() { return 0; }
 
 }  // namespace tpuemu::engine::onednn

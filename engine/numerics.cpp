@@ -3,31 +3,15 @@
 #include <cctype>
 #include <string>
 
+#include "engine/vector_clones.h"
+
 namespace tpuemu::engine {
 
 // The bulk loops are plain element-wise calls of the inline helpers so that the compiler can
 // vectorise them (they are branch-free after if-conversion); they run once per operand per
 // Matmul, O(m·k + k·n) next to the O(m·n·k) GEMM, yet at N = 1024 a scalar or SSE2 split costs
-// ~20% of a oneDNN bf16 pass. So on x86-64 each loop is also compiled for AVX2 and AVX-512 and
-// the loader picks the best clone for the CPU (GCC/Clang target_clones, an ifunc): 3-4x faster
-// than the SSE2 baseline here, and the binary still runs on any x86-64.
-// Not under ThreadSanitizer: the ifunc resolver runs during relocation, before the TSan runtime
-// is up, and its instrumented prologue crashes the process.
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TPUEMU_NO_VECTOR_CLONES
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define TPUEMU_NO_VECTOR_CLONES
-#endif
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(TPUEMU_NO_VECTOR_CLONES)
-#define TPUEMU_VECTOR_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TPUEMU_VECTOR_CLONES
-#endif
-
+// ~20% of a oneDNN bf16 pass. So each loop is also compiled for AVX2 and AVX-512
+// (engine/vector_clones.h): 3-4x faster than the SSE2 baseline here, on any x86-64.
 TPUEMU_VECTOR_CLONES void RoundToBf16(const float* x, float* out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = RoundToBf16(x[i]);
 }

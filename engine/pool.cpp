@@ -92,8 +92,8 @@ struct ParallelState {
 
 }  // namespace
 
-void Pool::ParallelFor(const std::string& group, int64_t n,
-                       const std::function<void(int64_t)>& fn) {
+void Pool::ParallelFor(const std::string& group, int64_t n, const std::function<void(int64_t)>& fn,
+                       int max_threads) {
   if (n <= 0) return;
   if (n == 1) {
     fn(0);
@@ -102,7 +102,8 @@ void Pool::ParallelFor(const std::string& group, int64_t n,
   auto state = std::make_shared<ParallelState>();
   state->n = n;
   state->fn = &fn;
-  const int64_t helpers = std::min<int64_t>(n - 1, threads());
+  int64_t helpers = std::min<int64_t>(n - 1, threads());
+  if (max_threads > 0) helpers = std::min<int64_t>(helpers, max_threads - 1);
   for (int64_t h = 0; h < helpers; ++h) {
     if (!Submit(group, [state] { state->RunShards(); }).ok()) break;  // caller does the rest
   }

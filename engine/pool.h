@@ -49,9 +49,11 @@ class Pool {
   void Shutdown();
   // FAILED_PRECONDITION once shutdown began.
   Status Submit(const std::string& group, std::function<void()> task);
-  // Runs fn(i) for i in [0, n) on up to threads()+1 threads (the caller included); returns after
-  // all calls returned. fn must be safe to call concurrently.
-  void ParallelFor(const std::string& group, int64_t n, const std::function<void(int64_t)>& fn);
+  // Runs fn(i) for i in [0, n) on up to threads()+1 threads (the caller included), or on at most
+  // max_threads of them when max_threads > 0 (a job's share of the machine); returns after all
+  // calls returned. fn must be safe to call concurrently.
+  void ParallelFor(const std::string& group, int64_t n, const std::function<void(int64_t)>& fn,
+                   int max_threads = 0);
 
   int threads() const { return static_cast<int>(workers_.size()); }
   Stats GetStats() const;

@@ -76,6 +76,19 @@ Tensor::Tensor(DType dtype, Shape shape)
   }
 }
 
+Tensor Tensor::Uninitialized(DType dtype, Shape shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.num_elements_ = t.shape_.NumElements();
+  if (dtype == DType::kI32) {
+    t.i32_.resize(static_cast<size_t>(t.num_elements_));
+  } else {
+    t.f32_.resize(static_cast<size_t>(t.num_elements_));
+  }
+  return t;
+}
+
 Result<Tensor> Tensor::FromF32(Shape shape, const std::vector<float>& values, DType dtype) {
   return FromF32(std::move(shape), FloatBuffer(values.begin(), values.end()), dtype);
 }
@@ -116,7 +129,7 @@ Tensor Tensor::Scalar(float value) {
 
 void Tensor::RoundToDType() {
   if (dtype_ != DType::kBF16) return;
-  for (float& v : f32_) v = RoundToBf16(v);
+  RoundToBf16(f32_.data(), f32_.data(), f32_.size());  // vectorised; in place is fine
 }
 
 }  // namespace tpuemu::engine

@@ -59,6 +59,8 @@ class Tensor {
   Tensor() = default;
   // Zero-filled.
   Tensor(DType dtype, Shape shape);
+  // Indeterminate values (recycled memory): for a kernel output that the kernel overwrites.
+  static Tensor Uninitialized(DType dtype, Shape shape);
   // values.size() must equal shape.NumElements() (INVALID_ARGUMENT otherwise); rounded if bf16.
   static Result<Tensor> FromF32(Shape shape, FloatBuffer values, DType dtype = DType::kF32);
   static Result<Tensor> FromF32(Shape shape, const std::vector<float>& values,

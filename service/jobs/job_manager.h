@@ -1,8 +1,11 @@
 // JobManager: jobs submitted to TPU VM nodes — queue, run on the engine, persist, report.
 //
-// Life cycle: QUEUED -> RUNNING -> SUCCEEDED (exit 0) | FAILED (1) | CANCELLED (130) |
-// TIMED_OUT (124); a terminal job carries its exit code and reason, and is written as terminal in
-// one transaction with its result, so nothing reads "SUCCEEDED" before the result is stored.
+// Life cycle (job_state.h): QUEUED -> RUNNING -> SUCCEEDED | FAILED | CANCELLED | TIMED_OUT; a
+// terminal job carries its exit code and reason, and is written as terminal in one transaction
+// with its result, so nothing reads SUCCEEDED before the result is stored.
+// Decoded once: Submit parses and validates the spec (a program's graph is built there) and hands
+// the typed spec to the job's run through its queue entry; a job queued before a restart is
+// decoded once by Recover from its stored canonical JSON. Reads render the stored text.
 // Scheduling: a node runs one job at a time; its queue is ordered by priority (higher first) then
 // submission order. Different nodes run concurrently on the shared engine::Pool (each running job
 // occupies one pool task and splits its matmuls over the pool under its own fairness group).
@@ -10,10 +13,11 @@
 // DELETING cancels its jobs (OnNodeStateChanged, to be hooked to NodeManager's observer).
 // Idempotency: a requestId with the same spec returns the existing job; with another spec,
 // ALREADY_EXISTS. Recovery: Recover() re-queues RUNNING jobs (attempt + 1) and restarts the queues.
-// Per step one transaction stores the job_steps row and the log line.
+// The run (job_runner.cpp) is a short sequence of units: CompileJob, StepRunner, AssembleResult,
+// with every write through JobRecords (one transaction per change, with its log line).
 // Threads: every public method may be called from any thread. In-memory scheduling state is
 // guarded by mu_; the store, pool, cache, node manager and scheduler are borrowed and must outlive
-// the manager; Shutdown() (or the destructor) cancels running jobs and waits for their tasks.
+// the manager; Shutdown() (or the destructor) interrupts running jobs and waits for their tasks.
 #pragma once
 
 #include <atomic>
@@ -23,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,27 +35,22 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "db/job_repository.h"
 #include "db/store.h"
 #include "engine/compile_cache.h"
 #include "engine/pool.h"
 #include "service/common/scheduler.h"
+#include "service/jobs/job.h"
+#include "service/jobs/job_outcome.h"
+#include "service/jobs/job_records.h"
 #include "service/jobs/job_spec.h"
+#include "service/jobs/job_state.h"
 #include "service/nodes/node.h"
 #include "service/nodes/node_manager.h"
 
 namespace tpuemu::service {
 
-// Exit codes, shell-style (documented in the README).
-inline constexpr int kExitSucceeded = 0;
-inline constexpr int kExitFailed = 1;
-inline constexpr int kExitTimedOut = 124;
-inline constexpr int kExitCancelled = 130;
-
-bool IsTerminalJobState(std::string_view state);
-
 struct JobPage {
-  std::vector<db::JobRow> jobs;
+  std::vector<Job> jobs;
   std::string next_page_token;
 };
 
@@ -58,13 +58,11 @@ struct JobListRequest {
   std::string project;
   std::string zone;                           // "-" = all zones
   std::string node_id;                        // empty = all nodes
-  std::string state;                          // empty = any
+  std::optional<JobState> state;              // nullopt = any
+  bool unknown_state = false;                 // the client named no JobState: no job matches
   std::map<std::string, std::string> labels;  // every pair must match
   PageRequest page;
 };
-
-// The public JSON of a job (name, state, exitCode, reason, spec, result, times, attempt).
-nlohmann::json RenderJob(const db::JobRow& row);
 
 class JobManager {
  public:
@@ -77,12 +75,12 @@ class JobManager {
   // Re-queues jobs left RUNNING by a previous process and starts every node's queue.
   Status Recover();
   // `job_id` empty = generated. *created tells a new job from an idempotent replay.
-  Result<db::JobRow> Submit(const NodeKey& node, const nlohmann::json& body,
-                            const std::string& job_id, bool* created = nullptr);
-  Result<db::JobRow> Get(const std::string& name) const;
+  Result<Job> Submit(const NodeKey& node, const nlohmann::json& body, const std::string& job_id,
+                     bool* created = nullptr);
+  Result<Job> Get(const std::string& name) const;
   Result<JobPage> List(const JobListRequest& request) const;
   // Idempotent: a terminal job is returned as is.
-  Result<db::JobRow> Cancel(const std::string& name);
+  Result<Job> Cancel(const std::string& name);
   // FAILED_PRECONDITION unless the job is terminal.
   Status Delete(const std::string& name);
   Result<std::vector<std::string>> Logs(const std::string& name, int64_t offset) const;
@@ -90,57 +88,63 @@ class JobManager {
   Result<nlohmann::json> Metrics(const std::string& name) const;
   // Calls `fn` once with the job when it is terminal: now (on this thread) if it already is or
   // cannot be found (then with the error), else later on the thread that finishes it.
-  void OnTerminal(const std::string& name, std::function<void(Result<db::JobRow>)> fn);
+  void OnTerminal(const std::string& name, std::function<void(Result<Job>)> fn);
   // Cancels the node's jobs when it turns STOPPING or DELETING.
   void OnNodeStateChanged(const Node& node, NodeState previous);
-  // Cancels running jobs, waits for them, forgets every queue (POST /_emulator/reset, shutdown).
+  // Interrupts running jobs, waits for them, forgets every queue (POST /_emulator/reset,
+  // shutdown). An interrupted job stays RUNNING in the store and re-runs after a restart.
   void Shutdown();
 
-  // Called after each committed job state change — QUEUED (submit: previous "", or a re-queue
-  // after a restart), RUNNING, terminal — with the job as stored, on the thread that made it.
-  // Observers (events, utilization, metrics) must be quick and must not call back into the manager.
-  using TransitionObserver =
-      std::function<void(const db::JobRow& job, const std::string& previous)>;
+  // Called after each committed job state change — QUEUED (submit: previous nullopt, or a
+  // re-queue after a restart), RUNNING, terminal — with the job as stored, on the thread that
+  // made it. Observers (events, utilization, metrics) must be quick and must not call back into
+  // the manager.
+  using TransitionObserver = std::function<void(const Job& job, std::optional<JobState> previous)>;
   void AddTransitionObserver(TransitionObserver observer);
 
  private:
-  // A queued or running job's in-memory half. `cancel` is read by the executor between ops.
-  // Lock order: mu_ before Active::mu.
+  // A queued or running job's in-memory half: its cancel request (read by the executor between
+  // ops) and the spec it runs with, decoded once. Lock order: mu_ before the CancelRequest's.
   struct Active {
-    std::atomic<bool> cancel{false};
-    std::mutex mu;
-    std::string cancel_state;   // guarded by mu: CANCELLED or TIMED_OUT once requested
-    std::string cancel_reason;  // guarded by mu
+    CancelRequest cancel;
+    std::shared_ptr<const JobSpec> spec;  // null when the stored spec did not decode:
+    Status spec_error;                    // then why (the run fails with it)
   };
   struct NodeQueue {
     std::set<std::pair<std::pair<int64_t, int64_t>, std::string>> queued;  // (-prio, seq), name
     std::string running;
   };
-  void EnqueueLocked(const std::string& node, const db::JobRow& row);
+  void EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec);
   void PumpLocked(const std::string& node);
-  void Run(const std::string& name);
+  // The job's run on a pool task (job_runner.cpp).
+  void Run(const std::string& node, const std::string& name);
+  // Arms the job's timer (EffectiveTimeout); it requests TIMED_OUT if the job still runs then.
+  void ArmTimeout(const std::shared_ptr<Active>& active, int64_t job_timeout_seconds);
+  // The outcome of a run that stopped with `failure` (OutcomeAfterFailure, under mu_).
+  JobOutcome AfterFailure(const Active& active, JobOutcome failure);
+  // Whether the run stopped only because of Shutdown (InterruptedByShutdown, under mu_).
+  bool Interrupted(const Active& active);
+  // Marks the node free, starts its next job; the last thing a run's task does.
+  void Release(const std::string& node);
   // Writes the terminal state (if the job is not already terminal) and wakes the waiters.
-  void Finish(const std::string& name, const std::string& state, int exit_code,
-              const std::string& reason, const nlohmann::json& result);
+  void Finish(const std::string& name, const JobOutcome& outcome, const nlohmann::json& result);
   Status CancelLocked(const std::string& name, const std::string& reason);
-  void NotifyTransition(const db::JobRow& job, const std::string& previous);
+  void NotifyTransition(const Job& job, std::optional<JobState> previous);
 
-  db::Store& store_;
   NodeManager& nodes_;
   Scheduler& scheduler_;
   engine::Pool& pool_;
   engine::CompileCache& cache_;
   const JobLimits limits_;
-  db::JobRepository jobs_;
+  JobRecords records_;
 
   mutable std::mutex mu_;
   std::condition_variable idle_;                           // notified when running_tasks_ drops
   std::map<std::string, NodeQueue> queues_;                // node name -> queue; guarded by mu_
   std::map<std::string, std::shared_ptr<Active>> active_;  // queued or running; guarded by mu_
-  std::map<std::string, std::vector<std::function<void(Result<db::JobRow>)>>>
-      waiters_;            // guarded by mu_
-  int running_tasks_ = 0;  // guarded by mu_
-  bool stopping_ = false;  // guarded by mu_
+  std::map<std::string, std::vector<std::function<void(Result<Job>)>>> waiters_;  // guarded by mu_
+  int running_tasks_ = 0;                                                         // guarded by mu_
+  bool stopping_ = false;                                                         // guarded by mu_
   std::atomic<uint64_t> next_id_{0};
   std::mutex observers_mu_;
   std::vector<TransitionObserver> observers_;  // guarded by observers_mu_

@@ -214,6 +214,7 @@ Result<JobSpec> ParseJobSpec(const json& body, const JobLimits& limits) {
     Result<engine::Graph> graph = engine::ProgramFromJson(body["program"], options);
     if (!graph.ok()) return Bad("program:", graph.status().message());
     spec.program = body["program"];
+    spec.graph = std::make_shared<const engine::Graph>(std::move(graph).value());
   }
   if (auto it = body.find("precision"); it != body.end()) {
     Result<engine::Precision> p = it->is_string()
@@ -299,11 +300,16 @@ json JobSpecToJson(const JobSpec& spec) {
   return out;
 }
 
-std::string JobSpecHash(const JobSpec& spec) {
+CanonicalSpec Canonicalize(const JobSpec& spec) {
+  CanonicalSpec out;
+  out.json = JobSpecToJson(spec).dump();
   char buf[24];
   std::snprintf(buf, sizeof buf, "%016llx",
-                static_cast<unsigned long long>(engine::HashKey(JobSpecToJson(spec).dump())));
-  return buf;
+                static_cast<unsigned long long>(engine::HashKey(out.json)));
+  out.hash = buf;
+  return out;
 }
+
+std::string JobSpecHash(const JobSpec& spec) { return Canonicalize(spec).hash; }
 
 }  // namespace tpuemu::service

@@ -12,15 +12,19 @@
 //    "priority": 0, "labels": {"k": "v"}, "requestId": "..."}
 // Errors are INVALID_ARGUMENT naming the field ("workload.mlp.layers must be 1..64"). Checks that
 // need the node (cores <= its TensorCores) are JobManager's. Stateless functions: thread-safe.
+// A spec is decoded once per job: a program's engine graph is built by ParseJobSpec and shared by
+// the spec's copies (immutable), so the workload and the compiler never read the JSON again.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "engine/ir.h"
 #include "engine/numerics.h"
 #include "engine/tensor.h"
 
@@ -50,8 +54,10 @@ struct JobSpec {
   // transformer: `layers` blocks (attention with `heads` heads + a 4x GELU MLP, both residual) on
   // [batch, seq_len, d_model] inputs, a head to 4 classes per token (layers/batch shared with mlp)
   int64_t d_model = 32, heads = 4, seq_len = 16;
-  // program: the engine IR as JSON (validated by engine::ProgramFromJson at submit)
+  // program: the engine IR as JSON, as submitted (kept for the canonical JSON), and the graph
+  // ParseJobSpec built from it (never null for a parsed program spec)
   nlohmann::json program;
+  std::shared_ptr<const engine::Graph> graph;
   engine::Precision precision = engine::Precision::kDefault;
   int cores = 1;
   int64_t steps = 1;  // workload.<mlp|cnn|transformer>.steps overrides when given
@@ -65,9 +71,17 @@ struct JobSpec {
 Result<JobSpec> ParseJobSpec(const nlohmann::json& body, const JobLimits& limits = {});
 
 // The canonical JSON of a spec (stored; also hashed for requestId idempotency, so it excludes
-// requestId itself).
+// requestId itself). ParseJobSpec(JobSpecToJson(s)) gives back s.
 nlohmann::json JobSpecToJson(const JobSpec& spec);
-std::string JobSpecHash(const JobSpec& spec);
+
+// The canonical JSON as compact text — what the store keeps and a job's JSON shows — and its
+// 64-bit hash in hex, made from one serialization.
+struct CanonicalSpec {
+  std::string json;
+  std::string hash;
+};
+CanonicalSpec Canonicalize(const JobSpec& spec);
+std::string JobSpecHash(const JobSpec& spec);  // Canonicalize(spec).hash
 
 std::string_view WorkloadKindName(
     WorkloadKind kind);  // "matmul", "mlp", "cnn", "transformer", "program"

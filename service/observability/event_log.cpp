@@ -56,19 +56,19 @@ void EventLog::OnNodeStateChanged(const Node& node, NodeState previous) {
   Append(std::move(e));
 }
 
-void EventLog::OnJobStateChanged(const db::JobRow& job, const std::string& previous) {
+void EventLog::OnJobStateChanged(const Job& job, std::optional<JobState> previous) {
   db::EventRow e;
   e.project = job.project;
   e.kind = "job";
   e.resource = job.name;
   e.zone = job.zone;
-  e.state = job.state;
-  if (!previous.empty()) e.previous_state = previous;
+  e.state = std::string(JobStateName(job.state));
+  if (previous) e.previous_state = std::string(JobStateName(*previous));
   e.message = "job " + job.job_id + " ";
-  if (previous.empty()) {
+  if (!previous) {
     e.message += "queued on node " + job.node_id;
   } else {
-    e.message += previous + " -> " + job.state;
+    e.message += *e.previous_state + " -> " + e.state;
     if (job.exit_code && job.reason) {
       e.message += " (exit code " + std::to_string(*job.exit_code) + ": " + *job.reason + ")";
     }

@@ -18,15 +18,16 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/status.h"
 #include "db/event_repository.h"
-#include "db/job_repository.h"
 #include "db/store.h"
 #include "service/faults/fault_event.h"
+#include "service/jobs/job.h"
 #include "service/nodes/node.h"
 #include "service/queued_resources/queued_resource.h"
 
@@ -54,7 +55,7 @@ class EventLog {
   // Observer hooks: NodeManager's state observer and JobManager's transition observer. A deleted
   // node is reported with state "DELETED"; a new resource has no previousState.
   void OnNodeStateChanged(const Node& node, NodeState previous);
-  void OnJobStateChanged(const db::JobRow& job, const std::string& previous);
+  void OnJobStateChanged(const Job& job, std::optional<JobState> previous);
   // Queued resource state changes (kind "queuedResource"; a deleted one is "DELETED") and faults
   // (kind "fault", state = the fault's kind: PREEMPTED, MAINTENANCE_STARTED, CHAOS, …).
   void OnQueuedResourceStateChanged(const QueuedResource& qr, QrState previous);

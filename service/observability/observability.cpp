@@ -14,7 +14,7 @@ Observability::Observability(db::Store& store, NodeManager& nodes, JobManager& j
       reports_(store, nodes) {
   nodes.AddStateObserver(
       [this](const Node& node, NodeState previous) { events_.OnNodeStateChanged(node, previous); });
-  jobs.AddTransitionObserver([this](const db::JobRow& job, const std::string& previous) {
+  jobs.AddTransitionObserver([this](const Job& job, std::optional<JobState> previous) {
     events_.OnJobStateChanged(job, previous);
     utilization_.OnJobStateChanged(job, previous);
     prometheus_.OnJobStateChanged(job, previous);

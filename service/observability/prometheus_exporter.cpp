@@ -3,14 +3,6 @@
 #include "service/observability/metrics_report_builder.h"
 
 namespace tpuemu::service {
-namespace {
-
-bool IsTerminal(const std::string& s) {
-  return s == "SUCCEEDED" || s == "FAILED" || s == "CANCELLED" || s == "TIMED_OUT";
-}
-
-}  // namespace
-
 PrometheusExporter::PrometheusExporter(db::Store& store, const engine::Pool& pool,
                                        const engine::CompileCache& cache, const HttpMetrics& http,
                                        const UtilizationSampler& utilization)
@@ -21,14 +13,14 @@ PrometheusExporter::PrometheusExporter(db::Store& store, const engine::Pool& poo
       stats_(store),
       job_duration_({0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400}) {}
 
-void PrometheusExporter::OnJobStateChanged(const db::JobRow& job, const std::string&) {
+void PrometheusExporter::OnJobStateChanged(const Job& job, std::optional<JobState>) {
   std::optional<int64_t> start, end;
   if (IsTerminal(job.state) && job.start_time && job.end_time) {
     start = ParseRfc3339Ns(*job.start_time);
     end = ParseRfc3339Ns(*job.end_time);
   }
   std::lock_guard lock(mu_);
-  ++transitions_[job.state];
+  ++transitions_[std::string(JobStateName(job.state))];
   if (start && end && *end >= *start) {
     job_duration_.Observe(static_cast<double>(*end - *start) / 1e9);
   }

@@ -19,14 +19,15 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
-#include "db/job_repository.h"
 #include "db/stats_repository.h"
 #include "db/store.h"
 #include "engine/compile_cache.h"
 #include "engine/pool.h"
+#include "service/jobs/job.h"
 #include "service/observability/http_metrics.h"
 #include "service/observability/prometheus_text.h"
 #include "service/observability/utilization_sampler.h"
@@ -38,7 +39,7 @@ class PrometheusExporter {
   PrometheusExporter(db::Store& store, const engine::Pool& pool, const engine::CompileCache& cache,
                      const HttpMetrics& http, const UtilizationSampler& utilization);
 
-  void OnJobStateChanged(const db::JobRow& job, const std::string& previous);
+  void OnJobStateChanged(const Job& job, std::optional<JobState> previous);
   // The exposition text; UNAVAILABLE/INTERNAL if the store cannot be read.
   Result<std::string> Render() const;
 
@@ -50,7 +51,7 @@ class PrometheusExporter {
   db::StatsRepository stats_;
 
   mutable std::mutex mu_;
-  std::map<std::string, uint64_t> transitions_;  // state -> count; guarded by mu_
+  std::map<std::string, uint64_t> transitions_;  // state name -> count; guarded by mu_
   Histogram job_duration_;                       // guarded by mu_
 };
 

@@ -6,13 +6,7 @@
 #include "service/common/clock.h"
 
 namespace tpuemu::service {
-namespace {
-
-std::string NodeNameOf(const db::JobRow& job) {
-  return "projects/" + job.project + "/locations/" + job.zone + "/nodes/" + job.node_id;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 UtilizationSampler::UtilizationSampler(db::Store& store, UtilizationOptions options)
     : store_(store),
@@ -57,15 +51,15 @@ void UtilizationSampler::Loop() {
   }
 }
 
-void UtilizationSampler::OnJobStateChanged(const db::JobRow& job, const std::string& previous) {
-  const std::string node = NodeNameOf(job);
+void UtilizationSampler::OnJobStateChanged(const Job& job, std::optional<JobState> previous) {
+  const std::string node = job.NodeName();
   const int64_t now = Now();
   std::lock_guard lock(mu_);
-  if (job.state == "RUNNING") {
+  if (job.state == JobState::kRunning) {
     running_[node] = Running{job.name, now};
     return;
   }
-  if (previous != "RUNNING") return;
+  if (previous != JobState::kRunning) return;
   auto it = running_.find(node);
   if (it == running_.end() || it->second.job != job.name) return;
   const int64_t from = std::max(it->second.since_ms, last_sample_ms_);

@@ -23,16 +23,17 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/status.h"
 #include "db/job_program_repository.h"
-#include "db/job_repository.h"
 #include "db/stats_repository.h"
 #include "db/store.h"
 #include "db/utilization_repository.h"
+#include "service/jobs/job.h"
 
 namespace tpuemu::service {
 
@@ -57,7 +58,7 @@ class UtilizationSampler {
   void Start();  // the periodic thread (no-op when interval_ms <= 0 or already started)
   void Stop();   // idempotent
 
-  void OnJobStateChanged(const db::JobRow& job, const std::string& previous);
+  void OnJobStateChanged(const Job& job, std::optional<JobState> previous);
   // Samples every node now, writes the rows and prunes past the retention.
   Status SampleNow();
   // The node's samples of the last window_seconds, oldest first.

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <random>
 
-#include "engine/program_json.h"
 #include "service/workloads/workload_data.h"
 
 namespace tpuemu::service {
@@ -93,9 +92,10 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
       break;
     }
     case WorkloadKind::kProgram: {
-      Result<engine::Graph> g = engine::ProgramFromJson(spec.program);
-      if (!g.ok()) return g.status();
-      w.graph_ = std::move(g).value();
+      if (!spec.graph) {
+        return Status::InvalidArgument("program: the spec carries no graph (see ParseJobSpec)");
+      }
+      w.program_ = spec.graph;
       break;
     }
     case WorkloadKind::kCnn:
@@ -170,7 +170,7 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
     }
   }
   if (spec.kind == WorkloadKind::kCnn) BuildCnn(spec, rng, w);
-  if (!w.graph_.status().ok()) return w.graph_.status();
+  if (!w.graph().status().ok()) return w.graph().status();
   if (w.data_.empty()) w.data_.resize(1);
   return w;
 }

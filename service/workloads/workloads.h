@@ -13,12 +13,14 @@
 //    head to 4 classes per token and the softmax loss. Labels come from a fixed random teacher
 //    on each token plus its sequence mean (so attention has something to learn). The backward
 //    pass is written out with the IR's ops (workload_transformer.cpp); trained by SGD like mlp.
-//  * program: the client's IR (engine/program_json.h), run as is every step.
+//  * program: the client's IR, run as is every step: the graph ParseJobSpec built (shared, not
+//    copied or parsed again).
 // `shard_batch` is the per-core batch (data parallel over `cores`): the graph is built for one
 // shard and Feeds(shard) gives each shard its slice of the data. Not thread-safe; one per job.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -34,10 +36,11 @@ namespace tpuemu::service {
 
 class Workload {
  public:
-  // INVALID_ARGUMENT naming the op if the graph does not build.
+  // INVALID_ARGUMENT naming the op if the graph does not build, or for a program spec without
+  // its graph (a spec not made by ParseJobSpec).
   static Result<Workload> Build(const JobSpec& spec);
 
-  const engine::Graph& graph() const { return graph_; }
+  const engine::Graph& graph() const { return program_ ? *program_ : graph_; }
   int shards() const { return shards_; }
   // The parameter values for shard `shard` (weights + its slice of the data).
   std::map<std::string, engine::Tensor> Feeds(int shard) const;
@@ -52,7 +55,8 @@ class Workload {
   static void BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w);
   static void BuildTransformer(const JobSpec& spec, std::mt19937_64& rng, Workload& w);
 
-  engine::Graph graph_;
+  engine::Graph graph_;                           // a built-in workload's graph
+  std::shared_ptr<const engine::Graph> program_;  // a program job's graph, or null
   int shards_ = 1;
   std::map<std::string, engine::Tensor> weights_;            // parameter id -> value (trained)
   std::vector<std::pair<std::string, std::string>> grads_;   // weight id, gradient output id

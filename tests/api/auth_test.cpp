@@ -120,6 +120,10 @@ TEST(AuthPolicyCheck, ProjectsAndRoles) {
   EXPECT_TRUE(p.Check(Req("GET", "/_emulator/hardware", "ro-p1")).ok());
   EXPECT_EQ(CodeOf(p, Req("GET", "/_emulator/hardware")), StatusCode::kUnauthenticated);
   EXPECT_EQ(CodeOf(p, Req("POST", "/_emulator/hardware", "ed-p1")), StatusCode::kPermissionDenied);
+  // So is the TPU comparison computed from it; its POST form needs a "*" token like any write.
+  EXPECT_TRUE(p.Check(Req("GET", "/_emulator/compare?preset=llama2-7b", "ro-p1")).ok());
+  EXPECT_EQ(CodeOf(p, Req("POST", "/_emulator/compare", "ed-p1")), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(p.Check(Req("POST", "/_emulator/compare", "admin")).ok());
 }
 
 TEST(AuthPolicyCheck, DeniedMessageNamesPermissionAndResource) {

@@ -2,8 +2,8 @@
 // tpuemud on an ephemeral port with small non-zero delays (so CREATING is seen): create a TPU VM
 // through the form and see it turn READY, see a duplicate create fail with the API's own message,
 // submit an mlp job and see it SUCCEEDED with its loss chart drawn by Chart.js, log, op table and
-// metrics report, cancel a long job, filter the job lists, see the events on the Overview, and
-// delete the VM; then, with --auth-tokens, ask for a token and show a viewer's 403. A screenshot
+// metrics report, cancel a long job, filter the job lists, see the events on the Overview, compare
+// a model's cost on every TPU generation (charts, table, a URL that reproduces it) and delete the VM; then, with --auth-tokens, ask for a token and show a viewer's 403. A screenshot
 // of every page goes to $ARTIFACTS_DIR (build/test-artifacts/browser). Any console error or page
 // error fails the test, except the 409 the duplicate create asks for and the auth case's 401s and
 // 403. Skipped, saying so, only when chromium is not installed.
@@ -125,6 +125,43 @@ test('dashboard in headless chromium', {skip}, async (t) => {
     assert.equal(cells[9], '1,101');
     assert.equal(await page.locator('#catalog-table tbody tr').count(), 10);  // every v4 size
     await shot('catalog');
+  });
+
+  await t.test('compare prices a model on every TPU generation and its URL reproduces it', async () => {
+    const query = 'preset=llama2-7b&seqLen=2048&globalBatch=256';
+    await go(`#/compare?${query}`);
+    const v5p = page.locator('#compare-table tr[data-type="v5p-128"]');
+    await v5p.waitFor();
+    const reply = await (await fetch(`${base}/_emulator/compare?${query}`)).json();
+    assert.equal(await page.locator('#compare-table tbody tr').count(), reply.rows.length);
+    assert.equal(await v5p.getAttribute('data-fits'), 'true');
+    // The page shows the endpoint's numbers: v5p-128's plan, remat and MFU.
+    const row = reply.rows.find((r) => r.acceleratorType === 'v5p-128');
+    const cells = await v5p.locator('td').allTextContents();
+    assert.deepEqual(cells.slice(1, 3), [row.plan, row.remat]);
+    assert.equal(cells[6], `${(row.mfu * 100).toFixed(1)}%`);
+    // 6.7B parameters with Adam do not fit one 16 GiB v5e chip: the table says so.
+    const one = page.locator('#compare-table tr[data-type="v5litepod-1"]');
+    assert.equal(await one.getAttribute('data-fits'), 'false');
+    assert.match(await one.locator('td').last().textContent(), /does not fit/);
+    // Both charts are drawn by Chart.js, one bar per accelerator type that fits.
+    const fitting = reply.rows.filter((r) => r.fits).length;
+    await waitChartPoints('#compare-cost-chart', fitting);
+    assert.ok(await chartPoints('#compare-step-chart') >= fitting);
+    await page.locator('#compare-summary strong').first().waitFor();
+    await shot('compare');
+    // The form narrows the comparison; the new URL reproduces it on a fresh load.
+    await page.getByLabel('Accelerator types').fill('v6e');
+    await page.getByRole('button', {name: 'Compare'}).click();
+    await page.waitForURL(/acceleratorTypes=v6e/);
+    await page.locator('#compare-table tr[data-type="v5p-128"]').waitFor({state: 'detached'});
+    assert.equal(await page.locator('#compare-table tbody tr').count(), 8);  // every v6e size
+    const url = page.url();
+    await page.goto(`${base}/`);
+    await page.goto(url);
+    await page.locator('#compare-table tr[data-type="v6e-256"]').waitFor();
+    assert.equal(await page.locator('#compare-table tbody tr').count(), 8);
+    assert.equal(await page.getByLabel('Accelerator types').inputValue(), 'v6e');
   });
 
   await t.test('creates a TPU VM through the form and sees it turn READY', async () => {

@@ -22,6 +22,10 @@ class ApiTestClient {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : ClientResponse{};
   }
+  // A literal body ("{}") is text, not a JSON string.
+  ClientResponse Call(const std::string& method, const std::string& target, const char* body) {
+    return Call(method, target, std::string(body));
+  }
   ClientResponse Call(const std::string& method, const std::string& target,
                       const nlohmann::json& body) {
     return Call(method, target, body.dump());
@@ -31,11 +35,20 @@ class ApiTestClient {
     ClientResponse r = Call("GET", target);
     return r.status == 200 ? r.Json() : nlohmann::json();
   }
-  // Waits for the Operation in `reply` (an Operation JSON) to finish; the finished Operation.
+  // Waits for the Operation in `reply` (an Operation JSON) to finish, polling it in the API
+  // version it was created in (metadata.apiVersion); the finished Operation.
   nlohmann::json Finish(const ClientResponse& reply) {
     EXPECT_EQ(reply.status, 200) << reply.body;
     if (reply.status != 200) return nlohmann::json();
-    return WaitOperation(client_, reply.Json()["name"]);
+    const nlohmann::json op = reply.Json();
+    const std::string version = op["metadata"].value("apiVersion", "v2");
+    const std::string target = "/" + version + "/" + op["name"].get<std::string>();
+    nlohmann::json last;
+    WaitFor([&] {
+      last = Get(target);
+      return last.is_object() && last.value("done", false);
+    });
+    return last.is_object() && last.value("done", false) ? last : nlohmann::json();
   }
   // Waits until GET `target` answers with `field` (a JSON pointer, "/state/state") == `value`.
   bool WaitField(const std::string& target, const std::string& field, const std::string& value,

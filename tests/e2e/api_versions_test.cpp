@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kZone[] = "us-central2-b";
+constexpr char kZone[] = "us-central1-a";  // offers v5e
 const std::string kAlpha = std::string("/v2alpha1/projects/proj/locations/") + kZone;
 
 class ApiVersionsTest : public ::testing::Test {
@@ -57,8 +57,8 @@ TEST_F(ApiVersionsTest, LegacyV1CatalogForTheOldGcloudWords) {
   ASSERT_FALSE(types["acceleratorTypes"].empty());
   EXPECT_TRUE(types["acceleratorTypes"][0].contains("type"));
   EXPECT_EQ(api_.Get(std::string("/v1/projects/proj/locations/") + kZone +
-                     "/acceleratorTypes/v4-8")["type"],
-            "v4-8");
+                     "/acceleratorTypes/v5litepod-4")["type"],
+            "v5litepod-4");
   json versions =
       api_.Get(std::string("/v1/projects/proj/locations/") + kZone + "/tensorflowVersions");
   std::vector<std::string> names;

@@ -245,5 +245,33 @@ TEST_F(JobsApiTest, FourNodesTenJobsEachReachAConsistentTerminalState) {
   EXPECT_EQ(rest["jobs"].size(), 15u);
 }
 
+// A job's JSON is written from the stored text without parsing the spec again; every body must
+// still be exactly what nlohmann::json dumps (keys in order, compact), in every state and in lists.
+TEST_F(JobsApiTest, JobBodiesAreCompactJsonWithSortedKeysAndStateFiltersWork) {
+  CreateReady("tpu-a");
+  auto expect_canonical = [](const ClientResponse& r) {
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, json::parse(r.body).dump()) << r.body;
+  };
+  const std::string jobs = std::string(kParent) + "/nodes/tpu-a/jobs";
+  ClientResponse submitted =
+      Call("POST", jobs + "?jobId=j1",
+           R"({"workload": {"mlp": {"steps": 2, "learningRate": 0.25}}, "priority": 2,
+               "labels": {"team": "ml", "q": "a\"b"}, "requestId": "r-1"})");
+  expect_canonical(submitted);
+  const std::string name = submitted.Json()["name"];
+  EXPECT_EQ(Wait(name)["state"], "SUCCEEDED");
+  expect_canonical(Call("GET", "/v2/" + name));
+  expect_canonical(Call("GET", "/v2/" + name + ":wait"));
+  expect_canonical(Call("GET", jobs + "?pageSize=1"));
+  ClientResponse done = Call("GET", jobs + "?state=SUCCEEDED");
+  expect_canonical(done);
+  EXPECT_EQ(done.Json()["jobs"].size(), 1u);
+  EXPECT_EQ(Call("GET", jobs + "?state=QUEUED").Json()["jobs"].size(), 0u);
+  ClientResponse unknown = Call("GET", jobs + "?state=PAUSED");  // no job is in it: not an error
+  EXPECT_EQ(unknown.body, R"({"jobs":[]})");
+  EXPECT_EQ(Call("GET", jobs + "?state=").Json()["jobs"].size(), 1u);  // empty: any state
+}
+
 }  // namespace
 }  // namespace tpuemu::testing

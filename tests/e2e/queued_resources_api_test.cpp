@@ -31,13 +31,14 @@ json Multislice(int count, const std::string& prefix = "") {
           {"node", {{"acceleratorType", "v4-8"}, {"runtimeVersion", "tpu-ubuntu2204-base"}}}};
 }
 
-json Qr(json spec) { return {{"tpu", {{"nodeSpec", json::array({std::move(spec)})}}}}; }
+json Body(json spec) { return {{"tpu", {{"nodeSpec", json::array({std::move(spec)})}}}}; }
 
 class QueuedResourcesApiTest : public ::testing::Test {
  protected:
-  explicit QueuedResourcesApiTest(daemon::AppOptions options = Options()) : server_(options) {}
+  QueuedResourcesApiTest() : QueuedResourcesApiTest(Options(0)) {}
+  explicit QueuedResourcesApiTest(daemon::AppOptions options) : server_(options) {}
 
-  static daemon::AppOptions Options(int64_t project_quota = 0) {
+  static daemon::AppOptions Options(int64_t project_quota) {
     return {.nodes = {.provisioning_delay_ms = 0,
                       .transition_delay_ms = 0,
                       .project_quota_tensorcores = project_quota},
@@ -69,7 +70,7 @@ class QueuedResourcesApiTest : public ::testing::Test {
 };
 
 TEST_F(QueuedResourcesApiTest, SingleNodeGoesActiveWithANodeThatNamesIt) {
-  ClientResponse reply = Create("qr-a", Qr(NodeSpec("node-a")));
+  ClientResponse reply = Create("qr-a", Body(NodeSpec("node-a")));
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(reply.Json()["metadata"]["verb"], "create");
   EXPECT_EQ(reply.Json()["metadata"]["target"], kParentName + "/queuedResources/qr-a");
@@ -93,52 +94,52 @@ TEST_F(QueuedResourcesApiTest, SingleNodeGoesActiveWithANodeThatNamesIt) {
 }
 
 TEST_F(QueuedResourcesApiTest, MultisliceMakesPrefixedNodes) {
-  CreateUntil("ms", Qr(Multislice(3, "slice")), "ACTIVE");
+  CreateUntil("ms", Body(Multislice(3, "slice")), "ACTIVE");
   for (const char* id : {"slice-0", "slice-1", "slice-2"}) {
     json node = api_.Get(Node(id));
     EXPECT_EQ(node["state"], "READY") << id;
     EXPECT_EQ(node["multisliceNode"], true) << id;
   }
   // The prefix defaults to the queued resource id.
-  CreateUntil("dflt", Qr(Multislice(2)), "ACTIVE");
+  CreateUntil("dflt", Body(Multislice(2)), "ACTIVE");
   EXPECT_EQ(api_.Get(Node("dflt-1"))["multisliceNode"], true);
 }
 
 TEST_F(QueuedResourcesApiTest, BadRequestsNameTheField) {
   json both = NodeSpec("x");
   both["multisliceParams"] = {{"nodeCount", 2}};
-  ExpectApiError(Create("q1", Qr(both)), 400, "INVALID_ARGUMENT", "Exactly one of");
-  ExpectApiError(Create("q2", Qr(Multislice(1))), 400, "INVALID_ARGUMENT",
+  ExpectApiError(Create("q1", Body(both)), 400, "INVALID_ARGUMENT", "Exactly one of");
+  ExpectApiError(Create("q2", Body(Multislice(1))), 400, "INVALID_ARGUMENT",
                  "multisliceParams.nodeCount': 1");
   json elsewhere = NodeSpec("x");
   elsewhere["parent"] = "projects/proj/locations/us-east1-d";
-  ExpectApiError(Create("q3", Qr(elsewhere)), 400, "INVALID_ARGUMENT", "tpu.nodeSpec[0].parent");
-  json tiers = Qr(NodeSpec("x"));
+  ExpectApiError(Create("q3", Body(elsewhere)), 400, "INVALID_ARGUMENT", "tpu.nodeSpec[0].parent");
+  json tiers = Body(NodeSpec("x"));
   tiers["spot"] = json::object();
   tiers["guaranteed"] = json::object();
   ExpectApiError(Create("q4", tiers), 400, "INVALID_ARGUMENT", "at most one of spot");
-  json policy = Qr(NodeSpec("x"));
+  json policy = Body(NodeSpec("x"));
   policy["queueingPolicy"] = {{"validUntilDuration", "1h"}};
   ExpectApiError(Create("q5", policy), 400, "INVALID_ARGUMENT",
                  "queueingPolicy.validUntilDuration");
-  ExpectApiError(Create("q6", Qr(NodeSpec("Bad_Id"))), 400, "INVALID_ARGUMENT", "Bad_Id");
-  ExpectApiError(Create("q7", Qr(NodeSpec("x", "v9-8"))), 400, "INVALID_ARGUMENT",
+  ExpectApiError(Create("q6", Body(NodeSpec("Bad_Id"))), 400, "INVALID_ARGUMENT", "Bad_Id");
+  ExpectApiError(Create("q7", Body(NodeSpec("x", "v9-8"))), 400, "INVALID_ARGUMENT",
                  "tpu.nodeSpec[0].node");
-  ExpectApiError(Create("bad$id", Qr(NodeSpec("x"))), 400, "INVALID_ARGUMENT", "queuedResourceId");
+  ExpectApiError(Create("bad$id", Body(NodeSpec("x"))), 400, "INVALID_ARGUMENT", "queuedResourceId");
   ExpectApiError(api_.Call("POST",
                            "/v2/projects/proj/locations/nowhere-1a/queuedResources?"
                            "queuedResourceId=q",
-                           Qr(NodeSpec("x"))),
+                           Body(NodeSpec("x"))),
                  404, "NOT_FOUND", "projects/proj/locations/nowhere-1a");
   EXPECT_EQ(api_.Call("GET", Qr("missing")).status, 404);
   // A node name that is taken is refused up front.
-  CreateUntil("first", Qr(NodeSpec("taken")), "ACTIVE");
-  ExpectApiError(Create("second", Qr(NodeSpec("taken"))), 409, "ALREADY_EXISTS", "taken");
-  ExpectApiError(Create("first", Qr(NodeSpec("other"))), 409, "ALREADY_EXISTS", "first");
+  CreateUntil("first", Body(NodeSpec("taken")), "ACTIVE");
+  ExpectApiError(Create("second", Body(NodeSpec("taken"))), 409, "ALREADY_EXISTS", "taken");
+  ExpectApiError(Create("first", Body(NodeSpec("other"))), 409, "ALREADY_EXISTS", "first");
 }
 
 TEST_F(QueuedResourcesApiTest, DeleteNeedsForceWhileItHasNodes) {
-  CreateUntil("del", Qr(NodeSpec("del-node")), "ACTIVE");
+  CreateUntil("del", Body(NodeSpec("del-node")), "ACTIVE");
   ExpectApiError(api_.Call("DELETE", Qr("del")), 400, "FAILED_PRECONDITION", "force=true");
   // gcloud sends force=True.
   json op = api_.Finish(api_.Call("DELETE", Qr("del") + "?force=True"));
@@ -150,7 +151,7 @@ TEST_F(QueuedResourcesApiTest, DeleteNeedsForceWhileItHasNodes) {
 
 TEST_F(QueuedResourcesApiTest, DeletingTheNodesSuspendsItThenItDeletesWithoutForce) {
   // Google's CI teardown: delete the nodes, wait for SUSPENDED, delete the queued resource.
-  CreateUntil("td", Qr(Multislice(2, "td")), "ACTIVE");
+  CreateUntil("td", Body(Multislice(2, "td")), "ACTIVE");
   api_.Finish(api_.Call("DELETE", Node("td-0")));
   ASSERT_TRUE(api_.WaitField(Qr("td"), "/state/state", "SUSPENDED"));
   EXPECT_EQ(api_.Get(Qr("td"))["state"]["stateInitiator"], "USER");
@@ -160,7 +161,7 @@ TEST_F(QueuedResourcesApiTest, DeletingTheNodesSuspendsItThenItDeletesWithoutFor
 }
 
 TEST_F(QueuedResourcesApiTest, ResetRequeuesASuspendedOne) {
-  CreateUntil("rs", Qr(NodeSpec("rs-node")), "ACTIVE");
+  CreateUntil("rs", Body(NodeSpec("rs-node")), "ACTIVE");
   ExpectApiError(api_.Call("POST", Qr("rs") + ":reset", "{}"), 400, "FAILED_PRECONDITION",
                  "SUSPENDED or FAILED");
   api_.Finish(api_.Call("DELETE", Node("rs-node")));
@@ -178,20 +179,20 @@ TEST_F(QueuedResourcesApiTest, WaitsForCapacityAndProvisionsWhenItIsFreed) {
                                        {"runtimeVersion", "tpu-ubuntu2204-base"}}))
                 .value("done", false),
             true);
-  CreateUntil("waiter", Qr(NodeSpec("waiter-node")), "WAITING_FOR_RESOURCES");
+  CreateUntil("waiter", Body(NodeSpec("waiter-node")), "WAITING_FOR_RESOURCES");
   EXPECT_EQ(api_.Call("GET", Node("waiter-node")).status, 404);
   // Freeing the capacity (deleting the node that holds it) lets the queue move.
   api_.Finish(api_.Call("DELETE", Node("hog")));
   ASSERT_TRUE(api_.WaitField(Qr("waiter"), "/state/state", "ACTIVE"));
   // Growing the zone does too.
-  CreateUntil("second", Qr(NodeSpec("second-node")), "WAITING_FOR_RESOURCES");
+  CreateUntil("second", Body(NodeSpec("second-node")), "WAITING_FOR_RESOURCES");
   SetCapacity(16);
   ASSERT_TRUE(api_.WaitField(Qr("second"), "/state/state", "ACTIVE"));
 }
 
 TEST_F(QueuedResourcesApiTest, ValidUntilFailsAQueuedResourceStillWaiting) {
   SetCapacity(0);
-  json body = Qr(NodeSpec("late"));
+  json body = Body(NodeSpec("late"));
   body["queueingPolicy"] = {{"validUntilDuration", "0.2s"}};
   CreateUntil("late", body, "FAILED");
   json qr = api_.Get(Qr("late"));
@@ -205,7 +206,7 @@ TEST_F(QueuedResourcesApiTest, ValidUntilFailsAQueuedResourceStillWaiting) {
 }
 
 TEST_F(QueuedResourcesApiTest, ValidAfterHoldsItAccepted) {
-  json body = Qr(NodeSpec("later"));
+  json body = Body(NodeSpec("later"));
   body["queueingPolicy"] = {{"validAfterDuration", "0.3s"}};
   json op = api_.Finish(Create("later", body));
   EXPECT_EQ(op["response"]["state"]["state"], "ACCEPTED");
@@ -215,12 +216,12 @@ TEST_F(QueuedResourcesApiTest, ValidAfterHoldsItAccepted) {
 }
 
 TEST_F(QueuedResourcesApiTest, RequestIdMakesCreateAndDeleteIdempotent) {
-  ClientResponse a = Create("idem", Qr(NodeSpec("idem-node")), "&requestId=r-1");
-  ClientResponse b = Create("idem", Qr(NodeSpec("idem-node")), "&requestId=r-1");
+  ClientResponse a = Create("idem", Body(NodeSpec("idem-node")), "&requestId=r-1");
+  ClientResponse b = Create("idem", Body(NodeSpec("idem-node")), "&requestId=r-1");
   ASSERT_EQ(a.status, 200) << a.body;
   ASSERT_EQ(b.status, 200) << b.body;
   EXPECT_EQ(a.Json()["name"], b.Json()["name"]);
-  ExpectApiError(Create("other", Qr(NodeSpec("other-node")), "&requestId=r-1"), 409,
+  ExpectApiError(Create("other", Body(NodeSpec("other-node")), "&requestId=r-1"), 409,
                  "ALREADY_EXISTS", "r-1");
   ASSERT_TRUE(api_.WaitField(Qr("idem"), "/state/state", "ACTIVE"));
   ClientResponse d1 = api_.Call("DELETE", Qr("idem") + "?force=true&requestId=d-1");
@@ -267,7 +268,7 @@ TEST_F(QueuedResourcesApiTest, V2Alpha1AndSnakeCaseSpellings) {
 }
 
 TEST_F(QueuedResourcesApiTest, EventsReportEveryTransition) {
-  CreateUntil("ev", Qr(NodeSpec("ev-node")), "ACTIVE");
+  CreateUntil("ev", Body(NodeSpec("ev-node")), "ACTIVE");
   std::vector<std::string> states;
   ASSERT_TRUE(WaitFor([&] {
     states.clear();
@@ -287,14 +288,14 @@ class QueuedResourceQuotaTest : public QueuedResourcesApiTest {
 
 TEST_F(QueuedResourceQuotaTest, SuspendedAndFailedOnesHoldQuotaUntilDeleted) {
   json node = {{"acceleratorType", "v4-8"}, {"runtimeVersion", "tpu-ubuntu2204-base"}};
-  CreateUntil("held", Qr(NodeSpec("held-node")), "ACTIVE");
+  CreateUntil("held", Body(NodeSpec("held-node")), "ACTIVE");
   ExpectApiError(api_.Call("POST", kParent + "/nodes?nodeId=extra", node), 429,
                  "RESOURCE_EXHAUSTED", "TPU_TENSORCORES_PER_PROJECT");
   api_.Finish(api_.Call("DELETE", Node("held-node")));
   ASSERT_TRUE(api_.WaitField(Qr("held"), "/state/state", "SUSPENDED"));
   ExpectApiError(api_.Call("POST", kParent + "/nodes?nodeId=extra", node), 429,
                  "RESOURCE_EXHAUSTED", "in use: 8");
-  ExpectApiError(Create("more", Qr(NodeSpec("more-node"))), 429, "RESOURCE_EXHAUSTED",
+  ExpectApiError(Create("more", Body(NodeSpec("more-node"))), 429, "RESOURCE_EXHAUSTED",
                  "queued resource more");
   api_.Finish(api_.Call("DELETE", Qr("held")));
   json op = api_.Finish(api_.Call("POST", kParent + "/nodes?nodeId=extra", node));
@@ -309,7 +310,7 @@ TEST_F(QueuedResourcesApiTest, ReservedCapacityIsUsedInsteadOfTheZones) {
                     "/reservations?reservationId=res-a",
                 json{{"size", 8}, {"capacityUnits", "CORES"}, {"resourceType", "v4"}});
   ASSERT_EQ(made.status, 200) << made.body;
-  json body = Qr(NodeSpec("rsv-node"));
+  json body = Body(NodeSpec("rsv-node"));
   body["reservationName"] = kParentName + "/reservations/-";  // gcloud --reserved
   CreateUntil("rsv", body, "ACTIVE");
   EXPECT_EQ(api_.Get(Node("rsv-node"))["schedulingConfig"]["reserved"], true);
@@ -317,11 +318,11 @@ TEST_F(QueuedResourcesApiTest, ReservedCapacityIsUsedInsteadOfTheZones) {
   ASSERT_EQ(reservations["reservations"].size(), 1u);
   EXPECT_EQ(reservations["reservations"][0]["standard"]["usage"]["total"], "8");
   // Full: the next reserved one waits there.
-  json second = Qr(NodeSpec("rsv-node-2"));
+  json second = Body(NodeSpec("rsv-node-2"));
   second["guaranteed"] = {{"reserved", true}};  // v2alpha1's spelling of --reserved
   CreateUntil("rsv2", second, "WAITING_FOR_RESOURCES");
   // A reservation the project does not have is refused.
-  json unknown = Qr(NodeSpec("rsv-node-3"));
+  json unknown = Body(NodeSpec("rsv-node-3"));
   unknown["reservationName"] = kParentName + "/reservations/nope";
   ExpectApiError(Create("rsv3", unknown), 400, "INVALID_ARGUMENT", "reservationName");
 }

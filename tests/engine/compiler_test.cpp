@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "engine/gemm.h"
+
 namespace tpuemu::engine {
 namespace {
 
@@ -44,7 +46,8 @@ TEST(CompilerTest, PlansMatmulsOnTheMxuWithTimingModelCosts) {
     EXPECT_EQ(h.cost.cycles, expected.cycles);
     EXPECT_EQ(h.cost.folds, expected.folds);
     EXPECT_GT(h.cost.folds, 0);
-    EXPECT_FALSE(plans[3].on_mxu);  // relu on the vector unit
+    EXPECT_EQ((*program)->gemm_kernel, GemmKernelName());  // for the job's compile line
+    EXPECT_FALSE(plans[3].on_mxu);                         // relu on the vector unit
     EXPECT_GT(plans[3].cost.cycles, 0);
     int64_t sum = 0;
     double flops = 0;

@@ -352,6 +352,115 @@ TEST(ExecutorTest, VectorAndDataMovementOps) {
              1e-6);
 }
 
+// Big enough that the vector kernels split into chunks and run on the pool: every broadcast and
+// reduction path against naive loops in double, with and without a pool.
+TEST(ExecutorTest, ChunkedVectorKernelsMatchNaiveLoops) {
+  const int64_t a = 40, b = 300, c = 70;  // 840 K elements: many chunks
+  const Tensor x = Random({a, b, c}, 11);
+  const Tensor col = Random({b, 1}, 12);
+  const Tensor row = Random({c}, 13);
+  Graph g;
+  g.Parameter("x", {a, b, c});
+  g.Parameter("col", {b, 1});
+  g.Parameter("row", {c});
+  g.Mul("x_col", "x", "col");  // broadcast along the last dim
+  g.Sub("row_x", "row", "x");  // broadcast over the leading dims
+  g.Reduce("sum_last", "x", ReduceKind::kSum, {2});
+  g.Reduce("mean_first", "x", ReduceKind::kMean, {0});
+  g.Reduce("sum_outer", "x", ReduceKind::kSum, {0, 2});  // not one block
+  g.Reduce("max_mid", "x", ReduceKind::kMax, {1});
+  g.Transpose("perm", "x", {1, 0, 2});  // last dim kept: copied in runs
+  g.Transpose("swap", "x", {0, 2, 1});
+  for (auto id :
+       {"x_col", "row_x", "sum_last", "mean_first", "sum_outer", "max_mid", "perm", "swap"}) {
+    g.MarkOutput(id);
+  }
+  const float* px = x.f32();
+  auto at = [&](int64_t i, int64_t j, int64_t k) { return double{px[(i * b + j) * c + k]}; };
+  std::vector<double> x_col, row_x, sum_last(a * b), mean_first(b * c), sum_outer(b), max_mid, perm,
+      swap;
+  for (int64_t i = 0; i < a; ++i) {
+    for (int64_t j = 0; j < b; ++j) {
+      for (int64_t k = 0; k < c; ++k) {
+        x_col.push_back(at(i, j, k) * col.f32()[j]);
+        row_x.push_back(row.f32()[k] - at(i, j, k));
+        sum_last[i * b + j] += at(i, j, k);
+        mean_first[j * c + k] += at(i, j, k) / a;
+        sum_outer[j] += at(i, j, k);
+      }
+    }
+  }
+  for (int64_t i = 0; i < a; ++i) {
+    for (int64_t k = 0; k < c; ++k) {
+      double m = -INFINITY;
+      for (int64_t j = 0; j < b; ++j) m = std::max(m, at(i, j, k));
+      max_mid.push_back(m);
+    }
+  }
+  for (int64_t j = 0; j < b; ++j) {
+    for (int64_t i = 0; i < a; ++i) {
+      for (int64_t k = 0; k < c; ++k) perm.push_back(at(i, j, k));
+    }
+  }
+  for (int64_t i = 0; i < a; ++i) {
+    for (int64_t k = 0; k < c; ++k) {
+      for (int64_t j = 0; j < b; ++j) swap.push_back(at(i, j, k));
+    }
+  }
+  Pool pool(2);
+  for (Pool* p : {static_cast<Pool*>(nullptr), &pool}) {
+    const auto r = RunGraph(g, {{"x", x}, {"col", col}, {"row", row}}, Precision::kF32, p);
+    ExpectNear(r.outputs.at("x_col"), x_col, 1e-7);
+    ExpectNear(r.outputs.at("row_x"), row_x, 1e-7);
+    ExpectNear(r.outputs.at("sum_last"), sum_last, 1e-6);
+    ExpectNear(r.outputs.at("mean_first"), mean_first, 1e-6);
+    ExpectNear(r.outputs.at("sum_outer"), sum_outer, 1e-6);
+    ExpectNear(r.outputs.at("max_mid"), max_mid, 0);
+    ExpectNear(r.outputs.at("perm"), perm, 0);
+    ExpectNear(r.outputs.at("swap"), swap, 0);
+  }
+}
+
+// Elementwise ops write into the buffer of an input that dies at them; results are unchanged,
+// including when both operands are that input, and fed tensors are never overwritten.
+TEST(ExecutorTest, InPlaceElementwiseOpsKeepValuesAndFeeds) {
+  const Tensor x = Random({256, 512}, 21);
+  const std::vector<float> fed(x.f32(), x.f32() + x.num_elements());
+  Graph g;
+  g.Parameter("x", {256, 512});
+  g.Tanh("t", "x");          // x is a feed: not reused
+  g.Exp("e", "t");           // t dies here: e takes its buffer
+  g.Add("twice", "e", "e");  // both operands are the dying e
+  g.Softmax("sm", "twice");
+  g.MarkOutput(g.Mul("out", "sm", "x"));
+  const auto r = RunGraph(g, {{"x", x}});
+  std::vector<double> want;
+  for (int64_t i = 0; i < 256; ++i) {
+    double sum = 0;
+    for (int64_t j = 0; j < 512; ++j)
+      sum += std::exp(2 * std::exp(std::tanh(double{fed[i * 512 + j]})));
+    for (int64_t j = 0; j < 512; ++j) {
+      const double v = fed[i * 512 + j];
+      want.push_back(std::exp(2 * std::exp(std::tanh(v))) / sum * v);
+    }
+  }
+  ExpectNear(r.outputs.at("out"), want, 1e-5);
+  EXPECT_TRUE(std::equal(fed.begin(), fed.end(), x.f32()));
+}
+
+TEST(ExecutorTest, DeadlineBeforeTheFirstOpIsDeadlineExceeded) {
+  Graph g;
+  g.Parameter("x", {4});
+  g.MarkOutput(g.Relu("r", "x"));
+  auto program = Compile(g, V4(), {});
+  ASSERT_TRUE(program.ok());
+  ExecuteOptions options;
+  options.deadline = std::chrono::steady_clock::now() - std::chrono::milliseconds(1);
+  auto r = Execute(**program, g, {{"x", Random({4}, 1)}}, options);
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(r.status().message(), HasSubstr("before op 'x'"));
+}
+
 // Found by tests/fuzz/program_fuzzer (UBSan: memcpy from the null buffer of an empty tensor).
 TEST(ExecutorTest, ConcatWithAnEmptySliceKeepsTheOtherInputs) {
   Graph g;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -11,7 +13,11 @@
 #include <vector>
 
 #include "engine/gemm_onednn.h"
+#include "engine/gemm_operands.h"
+#include "engine/gemm_pass.h"
+#include "engine/isa.h"
 #include "engine/numerics.h"
+#include "engine/pool.h"
 
 namespace tpuemu::engine {
 namespace {
@@ -78,6 +84,9 @@ class GemmBackendTest : public ::testing::TestWithParam<GemmBackend> {
   void SetUp() override {
     if (GetParam() == GemmBackend::kOneDnn && !OneDnnAvailable()) {
       GTEST_SKIP() << "oneDNN not compiled in or CPU lacks AVX512-BF16/AMX";
+    }
+    if (GetParam() == GemmBackend::kOneDnnF32 && !OneDnnF32Available()) {
+      GTEST_SKIP() << "oneDNN not compiled in";
     }
   }
 };
@@ -232,53 +241,263 @@ TEST_P(GemmBackendTest, ConcurrentCallsAgreeWithSerialOnes) {
   for (const auto& result : results) EXPECT_EQ(result, serial);
 }
 
+// Transposed, batched and shared operands through RunGemm on a two-thread pool, on every backend:
+// each item matches the double reference of its dense form within the precision's bound.
+std::vector<float> Transposed(const std::vector<float>& x, int64_t rows, int64_t cols) {
+  std::vector<float> t(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = x[r * cols + c];
+  }
+  return t;
+}
+
+double BoundFor(Precision p) {
+  switch (p) {
+    case Precision::kDefault:
+      return kDefaultBound;
+    case Precision::kHigh:
+      return kHighBound;
+    default:
+      return kHighestBound;
+  }
+}
+
+TEST_P(GemmBackendTest, RunGemmHandlesBatchesTransposesAndSharedOperandsOnAPool) {
+  const int64_t batch = 3, m = 37, n = 45, k = 70;
+  Pool pool(1);
+  ParallelContext ctx;
+  ctx.pool = &pool;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      for (bool shared_b : {false, true}) {
+        std::vector<std::vector<float>> as, bs;
+        std::vector<float> a_store, b_store;
+        for (int64_t i = 0; i < batch; ++i) {
+          as.push_back(RandomMatrix(m, k, 100 + static_cast<unsigned>(i)));
+          bs.push_back(RandomMatrix(k, n, shared_b ? 200 : 200 + static_cast<unsigned>(i)));
+          const std::vector<float> sa = ta ? Transposed(as.back(), m, k) : as.back();
+          const std::vector<float> sb = tb ? Transposed(bs.back(), k, n) : bs.back();
+          a_store.insert(a_store.end(), sa.begin(), sa.end());
+          if (!shared_b || i == 0) b_store.insert(b_store.end(), sb.begin(), sb.end());
+        }
+        for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
+          std::vector<float> c(static_cast<size_t>(batch * m * n), std::nanf(""));
+          GemmProblem problem;
+          problem.batch = batch, problem.m = m, problem.n = n, problem.k = k;
+          problem.a = {a_store.data(), ta, false, false};
+          problem.b = {b_store.data(), tb, shared_b, false};
+          problem.c = c.data();
+          ASSERT_TRUE(RunGemm(problem, p, ctx, GetParam()));
+          for (int64_t i = 0; i < batch; ++i) {
+            const Reference ref = DoubleMatmul(as[i], bs[i], m, n, k);
+            const std::vector<float> item(c.begin() + i * m * n, c.begin() + (i + 1) * m * n);
+            EXPECT_LT(MaxScaledError(item, ref), BoundFor(p))
+                << "ta=" << ta << " tb=" << tb << " shared_b=" << shared_b << " item " << i << " "
+                << PrecisionName(p);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(GemmBackendTest, LongContractionsAreCutIntoChunksWithoutChangingTheResult) {
+  const int64_t m = 9, n = 11, k = 20000;  // k > the 8192 chunk
+  const std::vector<float> a = RandomMatrix(m, k, 31), b = RandomMatrix(k, n, 32);
+  const Reference ref = DoubleMatmul(a, b, m, n, k);
+  for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
+    EXPECT_LT(MaxScaledError(RunMatmul(a, b, m, n, k, p, GetParam()), ref), BoundFor(p))
+        << PrecisionName(p);
+  }
+}
+
+TEST_P(GemmBackendTest, TiledOnTwoThreadsAgreesWithOneThread) {
+  const int64_t m = 1100, n = 1030, k = 600;  // above one tile's budget: tiled
+  const std::vector<float> a = RandomMatrix(m, k, 41), b = RandomMatrix(k, n, 42);
+  const std::vector<float> serial = RunMatmul(a, b, m, n, k, Precision::kDefault, GetParam());
+  Pool pool(1);
+  ParallelContext ctx;
+  ctx.pool = &pool;
+  std::vector<float> c(static_cast<size_t>(m * n), std::nanf(""));
+  GemmProblem problem;
+  problem.m = m, problem.n = n, problem.k = k;
+  problem.a.data = a.data();
+  problem.b.data = b.data();
+  problem.c = c.data();
+  ASSERT_TRUE(RunGemm(problem, Precision::kDefault, ctx, GetParam()));
+  double worst = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    worst = std::max(worst, static_cast<double>(std::abs(c[i] - serial[i])));
+  }
+  // Same exact products, possibly summed in another order: f32 re-association only.
+  EXPECT_LE(worst, 4 * kF32Eps * std::sqrt(static_cast<double>(k)) * k);
+}
+
+TEST_P(GemmBackendTest, StoppedTokenStopsTheGemm) {
+  const std::vector<float> a = RandomMatrix(64, 64, 1), b = RandomMatrix(64, 64, 2);
+  std::vector<float> c(64 * 64);
+  std::atomic<bool> cancel{true};
+  ParallelContext ctx;
+  ctx.cancel.flag = &cancel;
+  GemmProblem problem;
+  problem.m = problem.n = problem.k = 64;
+  problem.a.data = a.data();
+  problem.b.data = b.data();
+  problem.c = c.data();
+  EXPECT_FALSE(RunGemm(problem, Precision::kHighest, ctx, GetParam()));
+  cancel = false;
+  EXPECT_TRUE(RunGemm(problem, Precision::kHighest, ctx, GetParam()));
+}
+
+// Each Eigen ISA variant this CPU can run is a plain f32 GEMM, transposed operands included.
+TEST(GemmIsaTest, EveryEigenVariantTheCpuSupportsComputesTheProduct) {
+  const int64_t m = 67, n = 45, k = 130;
+  const std::vector<float> a = RandomMatrix(m, k, 51), b = RandomMatrix(k, n, 52);
+  const Reference ref = DoubleMatmul(a, b, m, n, k);
+  const std::vector<float> at = Transposed(a, m, k), bt = Transposed(b, k, n);
+  int variants = 0;
+  for (Isa isa : {Isa::kBaseline, Isa::kAvx2, Isa::kAvx512}) {
+    if (!IsaSupported(isa)) continue;
+    ++variants;
+    for (bool transposed : {false, true}) {
+      std::vector<float> c(static_cast<size_t>(m * n), std::nanf(""));
+      PassArgs args;
+      args.a = {transposed ? at.data() : a.data(), transposed ? m : k, transposed, 0};
+      args.b = {transposed ? bt.data() : b.data(), transposed ? k : n, transposed, 0};
+      args.c = c.data();
+      args.ldc = n;
+      args.m = m, args.n = n, args.k = k;
+      eigen_gemm::Pass(args, isa);
+      EXPECT_LT(MaxScaledError(c, ref), 16 * kF32Eps) << IsaName(isa) << " " << transposed;
+    }
+  }
+  EXPECT_GE(variants, 1);
+  EXPECT_TRUE(IsaSupported(HostIsa()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, GemmBackendTest,
-                         ::testing::Values(GemmBackend::kEigen, GemmBackend::kOneDnn),
+                         ::testing::Values(GemmBackend::kEigen, GemmBackend::kOneDnn,
+                                           GemmBackend::kOneDnnF32),
                          [](const auto& info) { return std::string(GemmBackendName(info.param)); });
+
+// The oneDNN backends this machine can run (the bf16 one needs AVX512-BF16 or AMX).
+std::vector<GemmBackend> OneDnnBackends() {
+  std::vector<GemmBackend> backends;
+  if (OneDnnAvailable()) backends.push_back(GemmBackend::kOneDnn);
+  if (OneDnnF32Available()) backends.push_back(GemmBackend::kOneDnnF32);
+  return backends;
+}
 
 // Eigen and oneDNN sum the same exact bf16 products in different orders: they may differ only
 // by f32 re-association, a few units of 2^-24·Σ|a||b|.
 TEST(GemmCrossBackendTest, EigenAndOneDnnAgreeForEveryPrecision) {
-  if (!OneDnnAvailable()) GTEST_SKIP() << "oneDNN not available here";
+  if (OneDnnBackends().empty()) GTEST_SKIP() << "oneDNN not available here";
   struct Shape {
     int64_t m, n, k;
   };
-  for (Shape s : {Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{1, 64, 33}, Shape{17, 1, 130},
-                  Shape{64, 48, 256}, Shape{128, 96, 512}}) {
-    const std::vector<float> a = RandomMatrix(s.m, s.k, 21), b = RandomMatrix(s.k, s.n, 22);
-    const Reference ref = DoubleMatmul(a, b, s.m, s.n, s.k);
-    for (Precision p :
-         {Precision::kDefault, Precision::kHigh, Precision::kHighest, Precision::kF32}) {
-      const std::vector<float> e = RunMatmul(a, b, s.m, s.n, s.k, p, GemmBackend::kEigen);
-      const std::vector<float> o = RunMatmul(a, b, s.m, s.n, s.k, p, GemmBackend::kOneDnn);
-      double worst = 0;
-      for (std::size_t i = 0; i < e.size(); ++i) {
-        worst = std::max(worst, std::abs(static_cast<double>(e[i]) - o[i]) / ref.abs_scale[i]);
+  for (GemmBackend backend : OneDnnBackends()) {
+    for (Shape s : {Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{1, 64, 33}, Shape{17, 1, 130},
+                    Shape{64, 48, 256}, Shape{128, 96, 512}}) {
+      const std::vector<float> a = RandomMatrix(s.m, s.k, 21), b = RandomMatrix(s.k, s.n, 22);
+      const Reference ref = DoubleMatmul(a, b, s.m, s.n, s.k);
+      for (Precision p :
+           {Precision::kDefault, Precision::kHigh, Precision::kHighest, Precision::kF32}) {
+        const std::vector<float> e = RunMatmul(a, b, s.m, s.n, s.k, p, GemmBackend::kEigen);
+        const std::vector<float> o = RunMatmul(a, b, s.m, s.n, s.k, p, backend);
+        double worst = 0;
+        for (std::size_t i = 0; i < e.size(); ++i) {
+          worst = std::max(worst, std::abs(static_cast<double>(e[i]) - o[i]) / ref.abs_scale[i]);
+        }
+        EXPECT_LE(worst, 4 * kF32Eps * std::sqrt(static_cast<double>(s.k)))
+            << GemmBackendName(backend) << " " << PrecisionName(p) << " " << s.m << "x" << s.n
+            << "x" << s.k;
       }
-      EXPECT_LE(worst, 4 * kF32Eps * std::sqrt(static_cast<double>(s.k)))
-          << PrecisionName(p) << " " << s.m << "x" << s.n << "x" << s.k;
     }
   }
 }
 
 TEST(GemmCrossBackendTest, RepeatedShapesReuseCachedPrimitives) {
-  if (!OneDnnAvailable()) GTEST_SKIP() << "oneDNN not available here";
+  if (OneDnnBackends().empty()) GTEST_SKIP() << "oneDNN not available here";
+  const GemmBackend backend = OneDnnBackends().front();
   const std::vector<float> a = RandomMatrix(7, 13, 1), b = RandomMatrix(13, 11, 2);
-  RunMatmul(a, b, 7, 11, 13, Precision::kHighest, GemmBackend::kOneDnn);
+  RunMatmul(a, b, 7, 11, 13, Precision::kHighest, backend);
   const std::size_t after_first = onednn::CachedPrimitives();
   EXPECT_GE(after_first, 2u);  // the overwrite pass and the accumulate pass
-  RunMatmul(a, b, 7, 11, 13, Precision::kHighest, GemmBackend::kOneDnn);
-  RunMatmul(a, b, 7, 11, 13, Precision::kDefault, GemmBackend::kOneDnn);
+  RunMatmul(a, b, 7, 11, 13, Precision::kHighest, backend);
+  RunMatmul(a, b, 7, 11, 13, Precision::kDefault, backend);
   EXPECT_EQ(onednn::CachedPrimitives(), after_first);
+}
+
+// The bf16 primitives get A transposed while its planes are made: the planes of a transposed
+// operand must be exactly those of its explicit transpose, for every precision and plane type.
+TEST(GemmOperandsTest, PreparingATransposedOperandEqualsPreparingItsTranspose) {
+  const int64_t items = 2, rows = 45, cols = 70;
+  std::vector<float> stored;  // per item [cols, rows]
+  std::vector<float> plain;   // per item [rows, cols]
+  for (int64_t i = 0; i < items; ++i) {
+    const std::vector<float> x = RandomMatrix(rows, cols, 60 + static_cast<unsigned>(i));
+    const std::vector<float> t = Transposed(x, rows, cols);
+    plain.insert(plain.end(), x.begin(), x.end());
+    stored.insert(stored.end(), t.begin(), t.end());
+  }
+  const std::size_t count = plain.size();
+  for (bool bf16_planes : {false, true}) {
+    for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
+      OperandPlanes from_plain, from_stored;
+      ASSERT_TRUE(PrepareOperand(plain.data(), {items, rows, cols, false}, false, p, bf16_planes, 0,
+                                 ParallelContext{}, &from_plain));
+      ASSERT_TRUE(PrepareOperand(stored.data(), {items, rows, cols, true}, false, p, bf16_planes, 3,
+                                 ParallelContext{}, &from_stored));
+      ASSERT_EQ(from_plain.count, from_stored.count);
+      const std::size_t bytes = count * (bf16_planes ? 2 : 4);
+      for (int i = 0; i < from_plain.count; ++i) {
+        EXPECT_EQ(std::memcmp(from_plain.plane[i], from_stored.plane[i], bytes), 0)
+            << PrecisionName(p) << " plane " << i << " bf16=" << bf16_planes;
+      }
+    }
+  }
+}
+
+// Tiles are strided views of the operands: oneDNN's f32 GEMM must take them itself (a failure
+// would silently fall back to Eigen).
+TEST(GemmCrossBackendTest, OneDnnF32PassTakesStridedTransposedTiles) {
+  if (!OneDnnF32Available()) GTEST_SKIP() << "oneDNN not compiled in";
+  const int64_t m = 40, n = 30, k = 50;
+  const std::vector<float> a = RandomMatrix(m, k, 71), b = RandomMatrix(k, n, 72);
+  const std::vector<float> at = Transposed(a, m, k);
+  // The lower-right 20 x 10 block of C from rows 20.. of A and columns 20.. of B, k = 50.
+  std::vector<float> c(static_cast<size_t>(m * n), 0.0f);
+  PassArgs args;
+  args.a = {at.data() + 20, m, /*transposed=*/true, 0};
+  args.b = {b.data() + 20, n, false, 0};
+  args.c = c.data() + 20 * n + 20;
+  args.ldc = n;
+  args.m = 20, args.n = 10, args.k = k;
+  ASSERT_TRUE(onednn::Pass(args, /*bf16=*/false));
+  const Reference ref = DoubleMatmul(a, b, m, n, k);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const double want = i >= 20 && j >= 20 ? ref.value[i * n + j] : 0.0;
+      EXPECT_NEAR(c[i * n + j], want, 1e-5) << i << "," << j;
+    }
+  }
 }
 
 TEST(GemmBackendResolutionTest, EigenIsAlwaysHonouredAndOneDnnNeedsTheCpu) {
   EXPECT_EQ(ResolveBackend(GemmBackend::kEigen), GemmBackend::kEigen);
-  const GemmBackend expected = OneDnnAvailable() ? GemmBackend::kOneDnn : GemmBackend::kEigen;
-  EXPECT_EQ(ResolveBackend(GemmBackend::kOneDnn), expected);
+  const GemmBackend f32 = OneDnnF32Available() ? GemmBackend::kOneDnnF32 : GemmBackend::kEigen;
+  const GemmBackend best = OneDnnAvailable() ? GemmBackend::kOneDnn : f32;
+  EXPECT_EQ(ResolveBackend(GemmBackend::kOneDnn), best);
+  EXPECT_EQ(ResolveBackend(GemmBackend::kOneDnnF32), f32);
   EXPECT_NE(ResolveBackend(GemmBackend::kAuto), GemmBackend::kAuto);
+  // The startup log line names what kAuto runs on.
+  EXPECT_EQ(GemmKernelName().rfind(GemmBackendName(ResolveBackend(GemmBackend::kAuto)), 0), 0u)
+      << GemmKernelName();
 #ifndef TPUEMU_HAVE_ONEDNN
   EXPECT_FALSE(OneDnnAvailable());
+  EXPECT_FALSE(OneDnnF32Available());
+#else
+  EXPECT_TRUE(OneDnnF32Available());  // oneDNN's f32 GEMM runs on every x86-64
 #endif
 }
 

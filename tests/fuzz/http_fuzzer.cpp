@@ -14,9 +14,7 @@
 // 4096 elements, 4 steps) so an input cannot ask for minutes of engine work; event long-polls are
 // capped by their `timeout` parameter, which the fuzzer clamps to 0.
 //
-// The Beast message -> HttpRequest conversion mirrors Session::OnRead in api/http_server.cpp
-// (kept there, in the one Beast translation unit of the daemon).
-#include <cctype>
+// The Beast message -> HttpRequest conversion is the server's own (api/http_message.h).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +28,7 @@
 #include <boost/beast/http.hpp>
 
 #include "api/auth.h"
+#include "api/http_message.h"
 #include "api/http_server.h"
 #include "daemon/app.h"
 
@@ -67,10 +66,10 @@ std::unique_ptr<daemon::App> StartApp() {
 // Parses one request from the front of `input`; returns false when no whole request is there.
 bool NextRequest(beast::string_view& input, api::HttpRequest* out) {
   const api::HttpServerOptions limits;  // tpuemud's defaults
-  http::request_parser<http::string_body> parser;
+  api::BeastRequestParser parser;
   parser.body_limit(limits.body_limit_bytes);
-  parser.header_limit(static_cast<std::uint32_t>(limits.header_limit_bytes));
   parser.eager(true);
+  std::size_t header_bytes = 0;
   beast::error_code ec;
   while (!parser.is_done()) {
     if (input.empty()) {
@@ -80,7 +79,12 @@ bool NextRequest(beast::string_view& input, api::HttpRequest* out) {
       if (ec || !parser.is_done()) return false;
       break;
     }
-    std::size_t used = parser.put(boost::asio::buffer(input.data(), input.size()), ec);
+    boost::asio::const_buffer bytes(input.data(), input.size());
+    // The header as the server reads it: all of its bytes count against the header limit.
+    std::size_t used =
+        parser.is_header_done()
+            ? parser.put(bytes, ec)
+            : api::PutHeader(parser, bytes, limits.header_limit_bytes, &header_bytes, ec);
     input.remove_prefix(used);
     if (ec == http::error::need_more) {
       if (used == 0) return false;  // an incomplete header: no more bytes will come
@@ -89,16 +93,7 @@ bool NextRequest(beast::string_view& input, api::HttpRequest* out) {
     }
     if (ec) return false;  // the server answers 400/413/431 and closes: nothing is routed
   }
-  http::request<http::string_body> message = parser.release();
-  *out = api::MakeRequest(std::string(message.method_string()), std::string(message.target()),
-                          std::move(message.body()));
-  for (const auto& field : message) {
-    std::string name(field.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    auto [it, inserted] = out->headers.emplace(name, std::string(field.value()));
-    if (!inserted) it->second += ", " + std::string(field.value());
-  }
-  out->remote_address = "127.0.0.1:1";
+  *out = api::ToHttpRequest(parser.release(), "127.0.0.1:1");
   if (!out->Header("authorization")) out->headers["authorization"] = "Bearer fuzz-admin";
   // A long-poll (events, :wait) must not hold an input for up to a minute.
   for (auto& [key, value] : out->query) {

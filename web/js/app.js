@@ -12,6 +12,7 @@ import vmDetail from './pages/vm_detail.js';
 import jobs from './pages/jobs.js';
 import jobDetail from './pages/job_detail.js';
 import catalog from './pages/catalog.js';
+import compare from './pages/compare.js';
 import queuedResources from './pages/queued_resources.js';
 
 const routes = [
@@ -22,6 +23,7 @@ const routes = [
   {pattern: /^\/jobs\/([^/]+)\/([^/]+)\/([^/]+)$/, page: jobDetail, nav: 'jobs',
    keys: ['zone', 'node', 'job']},
   {pattern: /^\/catalog$/, page: catalog, nav: 'catalog'},
+  {pattern: /^\/compare$/, page: compare, nav: 'compare'},
   {pattern: /^\/queued-resources$/, page: queuedResources, nav: 'queued-resources'},
 ];
 

@@ -53,6 +53,7 @@ export function lineChart(canvas, labels, series, options = {}) {
   });
 }
 
+// series: [{label, data, color?}]. options: {horizontal, stacked, valueLabel, log (y axis)}
 export function barChart(canvas, labels, series, options = {}) {
   const datasets = series.map((s, i) => ({
     label: s.label,
@@ -77,7 +78,7 @@ export function barChart(canvas, labels, series, options = {}) {
       scales: {
         x: {stacked: Boolean(options.stacked), beginAtZero: true,
             title: {display: Boolean(options.valueLabel && options.horizontal), text: options.valueLabel}},
-        y: {stacked: Boolean(options.stacked), beginAtZero: true,
+        y: {stacked: Boolean(options.stacked), beginAtZero: !options.log, type: options.log ? 'logarithmic' : 'linear',
             title: {display: Boolean(options.valueLabel && !options.horizontal), text: options.valueLabel}},
       },
     },

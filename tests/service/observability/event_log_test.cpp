@@ -18,8 +18,8 @@ Node MakeNode(NodeState state) {
   return n;
 }
 
-db::JobRow MakeJob(const std::string& state) {
-  db::JobRow j;
+Job MakeJob(JobState state) {
+  Job j;
   j.project = "proj";
   j.zone = "us-central2-b";
   j.node_id = "my-tpu";
@@ -38,11 +38,11 @@ class EventLogTest : public ::testing::Test {
 TEST_F(EventLogTest, NodeAndJobTransitionsInOrder) {
   log_.OnNodeStateChanged(MakeNode(NodeState::kCreating), NodeState::kUnspecified);
   log_.OnNodeStateChanged(MakeNode(NodeState::kReady), NodeState::kCreating);
-  log_.OnJobStateChanged(MakeJob("QUEUED"), "");
-  db::JobRow done = MakeJob("SUCCEEDED");
+  log_.OnJobStateChanged(MakeJob(JobState::kQueued), std::nullopt);
+  Job done = MakeJob(JobState::kSucceeded);
   done.exit_code = 0;
   done.reason = "completed 1 steps";
-  log_.OnJobStateChanged(done, "RUNNING");
+  log_.OnJobStateChanged(done, JobState::kRunning);
   log_.OnNodeStateChanged(MakeNode(NodeState::kUnspecified), NodeState::kDeleting);
   log_.Flush();
 

@@ -12,7 +12,7 @@
 namespace tpuemu::service {
 namespace {
 
-db::JobRow Job(const std::string& id) {
+db::JobRow JobRowOf(const std::string& id) {
   db::JobRow j;
   j.project = "p";
   j.zone = "us-central2-b";
@@ -59,7 +59,7 @@ TEST(ParseRfc3339NsTest, UtcAndOffsets) {
 }
 
 TEST_F(MetricsReportBuilderTest, StepsBecomeExecuteAndTransferSamplesOnTheHostTimeline) {
-  db::JobRow job = Job("a");
+  db::JobRow job = JobRowOf("a");
   // 15.75 MB each way per step: 1 ms over the modelled host link.
   const auto bytes = static_cast<int64_t>(kHostLinkBytesPerSecond / 1000);
   db::JobProgramRow program{job.name, false, 0.25, 1767225601000000000, 1, 1 << 20, bytes, bytes};
@@ -91,9 +91,9 @@ TEST_F(MetricsReportBuilderTest, StepsBecomeExecuteAndTransferSamplesOnTheHostTi
 }
 
 TEST_F(MetricsReportBuilderTest, JobsFromBeforeSchemaV3UseTheirResult) {
-  db::JobRow hit = Job("old-hit");
+  db::JobRow hit = JobRowOf("old-hit");
   hit.result_json = R"({"metrics": {"compileCacheHit": true, "compileSeconds": 0}})";
-  db::JobRow miss = Job("old-miss");
+  db::JobRow miss = JobRowOf("old-miss");
   miss.result_json = R"({"metrics": {"compileCacheHit": false, "compileSeconds": 0.5}})";
   Store(hit, 1, nullptr);
   Store(miss, 1, nullptr);
@@ -106,7 +106,7 @@ TEST_F(MetricsReportBuilderTest, JobsFromBeforeSchemaV3UseTheirResult) {
       << *report;
   // No transfer sizes were recorded then: no transfer metrics rather than made-up ones.
   EXPECT_EQ(report->find("TransferToDeviceTime"), std::string::npos) << *report;
-  EXPECT_EQ(builder_.ForJob(Job("nope").name).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(builder_.ForJob(JobRowOf("nope").name).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(builder_.ForNode({"p", "us-central2-b", "empty"}).status().code(),
             StatusCode::kNotFound);
 }

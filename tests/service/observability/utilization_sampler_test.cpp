@@ -14,7 +14,7 @@ namespace {
 
 constexpr char kNode[] = "projects/p/locations/z/nodes/n";
 
-db::JobRow Job(const std::string& id, const std::string& state) {
+db::JobRow Row(const std::string& id, const std::string& state) {
   db::JobRow j;
   j.project = "p";
   j.zone = "z";
@@ -25,6 +25,10 @@ db::JobRow Job(const std::string& id, const std::string& state) {
   j.spec_hash = "h";
   j.create_time = "2026-01-01T00:00:00Z";
   return j;
+}
+
+Job JobIn(const std::string& id, JobState state) {
+  return *JobFromRow(Row(id, std::string(JobStateName(state))));
 }
 
 class UtilizationSamplerTest : public ::testing::Test {
@@ -48,13 +52,13 @@ class UtilizationSamplerTest : public ::testing::Test {
                       TPUEMU_RETURN_IF_ERROR(
                           db::NodeRepository(*store_).Insert(txn, node).status());
                       for (const char* id : {"a", "b"}) {
-                        TPUEMU_RETURN_IF_ERROR(jobs.Insert(txn, Job(id, "QUEUED")).status());
+                        TPUEMU_RETURN_IF_ERROR(jobs.Insert(txn, Row(id, "QUEUED")).status());
                         TPUEMU_RETURN_IF_ERROR(
-                            programs.Put(txn, {Job(id, "").name, false, 0.1, 0, 2, 1000, 0, 0}));
+                            programs.Put(txn, {Row(id, "").name, false, 0.1, 0, 2, 1000, 0, 0}));
                       }
                       TPUEMU_RETURN_IF_ERROR(jobs.AppendStep(
-                          txn, Job("a", "").name, db::JobStepRow{0, {}, 1, 1e-6, 0.4, 1, 0}));
-                      return jobs.AppendStep(txn, Job("a", "").name,
+                          txn, Row("a", "").name, db::JobStepRow{0, {}, 1, 1e-6, 0.4, 1, 0}));
+                      return jobs.AppendStep(txn, Row("a", "").name,
                                              db::JobStepRow{1, {}, 1, 1e-6, 0.6, 1, 0});
                     })
                     .ok());
@@ -77,9 +81,9 @@ class UtilizationSamplerTest : public ::testing::Test {
 TEST_F(UtilizationSamplerTest, DutyCycleUtilizationAndHbmWeightedByTime) {
   UtilizationSampler& sampler = Sampler();  // first interval starts at t=0
   now_ms_ = 1000;
-  sampler.OnJobStateChanged(Job("a", "RUNNING"), "QUEUED");
+  sampler.OnJobStateChanged(JobIn("a", JobState::kRunning), JobState::kQueued);
   now_ms_ = 2000;
-  sampler.OnJobStateChanged(Job("a", "SUCCEEDED"), "RUNNING");
+  sampler.OnJobStateChanged(JobIn("a", JobState::kSucceeded), JobState::kRunning);
   now_ms_ = 4000;
   ASSERT_TRUE(sampler.SampleNow().ok());
 
@@ -97,7 +101,7 @@ TEST_F(UtilizationSamplerTest, DutyCycleUtilizationAndHbmWeightedByTime) {
 
   // Job b runs from t=5 s and is still running at t=6 s: half the interval, HBM in use.
   now_ms_ = 5000;
-  sampler.OnJobStateChanged(Job("b", "RUNNING"), "QUEUED");
+  sampler.OnJobStateChanged(JobIn("b", JobState::kRunning), JobState::kQueued);
   now_ms_ = 6000;
   ASSERT_TRUE(sampler.SampleNow().ok());
   std::vector<NodeUtilization> latest = sampler.Latest();

@@ -1,0 +1,289 @@
+// Whole-step host throughput of the engine on training-step graphs, against the best raw GEMM of
+// this machine at the same thread count, measured in the same run.
+//
+// Graphs, built from engine/ir.h alone, like service/workloads' built-in ones at these sizes:
+//   matmul       one 2048³ dot (a 2048³ matmul job's program);
+//   transformer  2 blocks, dModel 256, 4 heads, seqLen 128, batch 8: attention + 4x GELU MLP,
+//                residuals, forward and backward (dots with transposed operands, softmax
+//                backward from vector ops), mean cross-entropy over 4 classes;
+//   mlp          4 ReLU layers of 1024 on 256 x 16 inputs, 4 classes, forward and backward.
+// Per graph and thread count T (1, 2): host GFLOPS = the program's flops (totals.flops, what a
+// job reports) / host wall time of one Execute (best of `steps` after a warm-up), and the ratio
+// to the best raw 2048³ GEMM at T threads (bench/engine/raw_gemm.h). Targets: >= 0.8 for matmul, >=
+// 0.5 for the others. With --profile, the host time per op kind of the last step is printed too.
+// Usage: bench_workloads [steps=5] [--profile]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/engine/raw_gemm.h"
+#include "engine/compiler.h"
+#include "engine/executor.h"
+#include "engine/gemm.h"
+#include "engine/pool.h"
+
+namespace tpuemu::engine {
+namespace {
+
+constexpr int64_t kClasses = 4;
+
+struct Workload {
+  std::string name;
+  Graph graph;
+  std::map<std::string, Tensor> feeds;
+  double target = 0.5;
+};
+
+Tensor Normal(Shape shape, double stddev, std::mt19937_64& rng) {
+  std::normal_distribution<float> dist(0.0f, static_cast<float>(stddev));
+  FloatBuffer v(static_cast<size_t>(shape.NumElements()));
+  for (float& x : v) x = dist(rng);
+  return *Tensor::FromF32(std::move(shape), std::move(v));
+}
+
+Tensor Labels(int64_t n, std::mt19937_64& rng) {
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  for (int32_t& x : v) x = static_cast<int32_t>(rng() % kClasses);
+  return *Tensor::FromI32({n}, v);
+}
+
+// Parameters x [rows, features] ~ N(0, 1) and labels int32[rows], fed.
+void AddData(Workload& w, int64_t rows, int64_t features, std::mt19937_64& rng) {
+  w.graph.Parameter("x", {rows, features});
+  w.graph.Parameter("labels", {rows}, DType::kI32);
+  w.feeds["x"] = Normal({rows, features}, 1.0, rng);
+  w.feeds["labels"] = Labels(rows, rng);
+}
+
+Workload Matmul(std::mt19937_64& rng) {
+  Workload w{"matmul 2048^3", Graph("matmul"), {}, 0.8};
+  w.graph.Parameter("a", {2048, 2048});
+  w.graph.Parameter("b", {2048, 2048});
+  w.graph.MarkOutput(w.graph.Dot("c", "a", "b"));
+  w.feeds["a"] = Normal({2048, 2048}, 1.0, rng);
+  w.feeds["b"] = Normal({2048, 2048}, 1.0, rng);
+  return w;
+}
+
+Workload Mlp(std::mt19937_64& rng) {
+  constexpr int64_t kBatch = 256, kHidden = 1024, kLayers = 4, kFeatures = 16;
+  Workload w{"mlp 4x1024, batch 256", Graph("mlp"), {}, 0.5};
+  Graph& g = w.graph;
+  AddData(w, kBatch, kFeatures, rng);
+  std::vector<int64_t> widths{kFeatures};
+  for (int64_t l = 0; l < kLayers; ++l) widths.push_back(kHidden);
+  widths.push_back(kClasses);
+  std::vector<std::string> inputs, pre;
+  std::string h = "x";
+  const size_t layers = widths.size() - 1;
+  for (size_t i = 0; i < layers; ++i) {
+    const std::string wid = "w" + std::to_string(i);
+    g.Parameter(wid, {widths[i], widths[i + 1]});
+    w.feeds[wid] = Normal({widths[i], widths[i + 1]}, std::sqrt(2.0 / widths[i]), rng);
+    inputs.push_back(h);
+    pre.push_back(g.Dot("z" + std::to_string(i), h, wid));
+    h = i + 1 < layers ? g.Relu("h" + std::to_string(i), pre.back()) : pre.back();
+  }
+  g.MarkOutput(g.SoftmaxCrossEntropy("loss", h, "labels"));
+  std::string dy = g.SoftmaxCrossEntropyGrad("dlogits", h, "labels");
+  for (size_t i = layers; i-- > 0;) {
+    const std::string wid = "w" + std::to_string(i);
+    g.MarkOutput(g.Dot("d" + wid, inputs[i], dy, /*transpose_lhs=*/true));
+    if (i == 0) break;
+    const std::string dh = g.Dot("dh" + std::to_string(i), dy, wid, false, true);
+    dy = g.ReluGrad("dz" + std::to_string(i), pre[i - 1], dh);
+  }
+  return w;
+}
+
+Workload Transformer(std::mt19937_64& rng) {
+  constexpr int64_t kLayers = 2, d = 256, heads = 4, s = 128, b = 8, dh = d / heads, t = b * s;
+  Workload w{"transformer 2x256, seq 128, batch 8", Graph("transformer"), {}, 0.5};
+  Graph& g = w.graph;
+  AddData(w, t, d, rng);
+  g.Constant("scale", {}, Init::Fill(1.0 / std::sqrt(static_cast<double>(dh))));
+  auto weight = [&](const std::string& id, int64_t in, int64_t out) {
+    g.Parameter(id, {in, out});
+    w.feeds[id] = Normal({in, out}, 1.0 / std::sqrt(static_cast<double>(in)), rng);
+    return id;
+  };
+  auto heads_of = [&](const std::string& id, const std::string& x) {  // [t, d] -> [b·h, s, dh]
+    g.Reshape(id + ".4d", x, {b, s, heads, dh});
+    g.Transpose(id + ".t", id + ".4d", {0, 2, 1, 3});
+    return g.Reshape(id, id + ".t", {b * heads, s, dh});
+  };
+  auto tokens_of = [&](const std::string& id, const std::string& x) {  // and back
+    g.Reshape(id + ".4d", x, {b, heads, s, dh});
+    g.Transpose(id + ".t", id + ".4d", {0, 2, 1, 3});
+    return g.Reshape(id, id + ".t", {t, d});
+  };
+  struct Saved {
+    std::string in, qh, kh, vh, probs, ctx, r1, up, gelu;
+  };
+  std::vector<Saved> saved;
+  std::string h = "x";
+  for (int64_t l = 0; l < kLayers; ++l) {
+    const std::string p = "l" + std::to_string(l) + ".";
+    Saved sv{h};
+    sv.qh = heads_of(p + "qh", g.Dot(p + "q", h, weight(p + "wq", d, d)));
+    sv.kh = heads_of(p + "kh", g.Dot(p + "k", h, weight(p + "wk", d, d)));
+    sv.vh = heads_of(p + "vh", g.Dot(p + "v", h, weight(p + "wv", d, d)));
+    g.Dot(p + "scores", sv.qh, sv.kh, false, true);
+    sv.probs = g.Softmax(p + "probs", g.Mul(p + "scaled", p + "scores", "scale"));
+    sv.ctx = tokens_of(p + "ctx", g.Dot(p + "ctxh", sv.probs, sv.vh));
+    sv.r1 = g.Add(p + "r1", h, g.Dot(p + "attn", sv.ctx, weight(p + "wo", d, d)));
+    sv.up = g.Dot(p + "up", sv.r1, weight(p + "w1", d, 4 * d));
+    sv.gelu = g.Gelu(p + "gelu", sv.up);
+    h = g.Add(p + "r2", sv.r1, g.Dot(p + "down", sv.gelu, weight(p + "w2", 4 * d, d)));
+    saved.push_back(sv);
+  }
+  g.Dot("logits", h, weight("wout", d, kClasses));
+  g.MarkOutput(g.SoftmaxCrossEntropy("loss", "logits", "labels"));
+  auto grad = [&](const std::string& id, const std::string& in, const std::string& dy) {
+    g.MarkOutput(g.Dot(id, in, dy, /*transpose_lhs=*/true));
+  };
+  g.SoftmaxCrossEntropyGrad("dlogits", "logits", "labels");
+  grad("dwout", h, "dlogits");
+  std::string dy = g.Dot("dy", "dlogits", "wout", false, true);
+  for (int64_t l = kLayers - 1; l >= 0; --l) {
+    const std::string p = "l" + std::to_string(l) + ".";
+    const Saved& sv = saved[static_cast<size_t>(l)];
+    grad(p + "dw2", sv.gelu, dy);
+    g.GeluGrad(p + "dup", sv.up, g.Dot(p + "dgelu", dy, p + "w2", false, true));
+    grad(p + "dw1", sv.r1, p + "dup");
+    const std::string dr1 =
+        g.Add(p + "dr1", dy, g.Dot(p + "dr1.mlp", p + "dup", p + "w1", false, true));
+    grad(p + "dwo", sv.ctx, dr1);
+    const std::string dctx = heads_of(p + "dctxh", g.Dot(p + "dctx", dr1, p + "wo", false, true));
+    g.Dot(p + "dprobs", dctx, sv.vh, false, true);
+    const std::string dvh = g.Dot(p + "dvh", sv.probs, dctx, true);
+    g.Mul(p + "dp.p", p + "dprobs", sv.probs);
+    g.Reduce(p + "dp.sum", p + "dp.p", ReduceKind::kSum, {2}, true);
+    g.Sub(p + "dp.c", p + "dprobs", p + "dp.sum");
+    const std::string ds =
+        g.Mul(p + "dscores", g.Mul(p + "dscaled", sv.probs, p + "dp.c"), "scale");
+    const std::string dq = tokens_of(p + "dq", g.Dot(p + "dqh", ds, sv.kh));
+    const std::string dk = tokens_of(p + "dk", g.Dot(p + "dkh", ds, sv.qh, true));
+    const std::string dv = tokens_of(p + "dv", dvh);
+    grad(p + "dwq", sv.in, dq);
+    grad(p + "dwk", sv.in, dk);
+    grad(p + "dwv", sv.in, dv);
+    if (l == 0) break;
+    g.Add(p + "din.q", dr1, g.Dot(p + "din.dq", dq, p + "wq", false, true));
+    g.Add(p + "din.k", p + "din.q", g.Dot(p + "din.dk", dk, p + "wk", false, true));
+    dy = g.Add(p + "din", p + "din.k", g.Dot(p + "din.dv", dv, p + "wv", false, true));
+  }
+  return w;
+}
+
+int Run(int steps, bool profile) {
+  std::printf("CPU: %s\nengine GEMM kernel: %s\n", bench::CpuModel().c_str(),
+              GemmKernelName().c_str());
+  std::printf(
+      "host GFLOPS = program flops / best wall time of %d steps (after a warm-up); cpu = the same "
+      "over process CPU time / T\n\n",
+      steps);
+  std::mt19937_64 rng(7);
+  std::vector<Workload> workloads;
+  workloads.push_back(Matmul(rng));
+  workloads.push_back(Transformer(rng));
+  workloads.push_back(Mlp(rng));
+  const Slice slice = *Slice::FromAcceleratorType("v4-8");
+  Pool pool(1);  // + the executing thread = 2 threads
+  bench::RawGemm raw_gemm(2048);
+  bool all_ok = true;
+  std::map<std::string, std::map<int, bench::Timing>> step_times;  // workload -> T -> step
+  for (int threads : {1, 2}) {
+    const auto [raw_name, raw] = raw_gemm.Best(threads, 3);
+    const double raw_flops = 2.0 * 2048 * 2048 * 2048;
+    std::printf("T=%d best raw 2048^3 GEMM: %s %.1f GFLOPS (cpu %.1f)\n", threads, raw_name.c_str(),
+                raw_flops / raw.wall_s * 1e-9, raw_flops / (raw.cpu_s / threads) * 1e-9);
+    for (Workload& w : workloads) {
+      if (!w.graph.status().ok()) {
+        std::fprintf(stderr, "%s: %s\n", w.name.c_str(), w.graph.status().ToString().c_str());
+        return 1;
+      }
+      auto program = Compile(w.graph, slice, {});
+      if (!program.ok()) {
+        std::fprintf(stderr, "%s: %s\n", w.name.c_str(), program.status().ToString().c_str());
+        return 1;
+      }
+      ExecuteOptions options;
+      options.pool = threads > 1 ? &pool : nullptr;
+      options.max_threads = threads;
+      bench::Timing best;
+      ExecutionResult last;
+      for (int step = -1; step < steps; ++step) {
+        Result<ExecutionResult> r = Status::Internal("not run");
+        const bench::Timing t =
+            bench::Measure([&] { r = Execute(**program, w.graph, w.feeds, options); });
+        if (!r.ok()) {
+          std::fprintf(stderr, "%s: %s\n", w.name.c_str(), r.status().ToString().c_str());
+          return 1;
+        }
+        if (step >= 0) best = step == 0 ? t : bench::Min(best, t);
+        last = std::move(r).value();
+      }
+      step_times[w.name][threads] = best;
+      const double flops = (*program)->totals.flops;
+      const double ratio = (flops / best.wall_s) / (raw_flops / raw.wall_s);
+      const double cpu_ratio = (flops / best.cpu_s) / (raw_flops / raw.cpu_s);
+      all_ok = all_ok && ratio >= w.target;
+      std::printf(
+          "T=%d %-36s %8.2f ms/step %7.1f GFLOPS (cpu %6.1f)  ratio %.2f (cpu %.2f, target "
+          "%.1f)\n",
+          threads, w.name.c_str(), best.wall_s * 1e3, flops / best.wall_s * 1e-9,
+          flops / (best.cpu_s / threads) * 1e-9, ratio, cpu_ratio, w.target);
+      if (profile) {
+        std::map<std::string, double> by_kind;
+        for (const OpStats& op : last.ops) by_kind[std::string(OpKindName(op.kind))] += op.host_ns;
+        for (const auto& [kind, ns] : by_kind) {
+          std::printf("      %-24s %7.2f ms (%4.1f%%)\n", kind.c_str(), ns * 1e-6,
+                      100.0 * ns / static_cast<double>(last.host_ns));
+        }
+        std::vector<const OpStats*> slowest;
+        for (const OpStats& op : last.ops) slowest.push_back(&op);
+        std::sort(slowest.begin(), slowest.end(),
+                  [](const OpStats* a, const OpStats* b) { return a->host_ns > b->host_ns; });
+        for (size_t i = 0; i < std::min<size_t>(8, slowest.size()); ++i) {
+          const OpStats& op = *slowest[i];
+          std::printf("      slowest: %-20s %-6s %-16s %7.2f ms %6.1f GFLOPS\n", op.id.c_str(),
+                      std::string(OpKindName(op.kind)).c_str(), op.shape.ToString().c_str(),
+                      op.host_ns * 1e-6, op.flops / static_cast<double>(op.host_ns));
+        }
+      }
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\nspeed-up of 2 threads over 1 (wall; process CPU time / threads):\n");
+  for (const auto& [name, by_threads] : step_times) {
+    const bench::Timing& one = by_threads.at(1);
+    const bench::Timing& two = by_threads.at(2);
+    std::printf("  %-36s %.2fx (cpu %.2fx)\n", name.c_str(), one.wall_s / two.wall_s,
+                one.cpu_s / (two.cpu_s / 2));
+  }
+  std::printf("\n%s\n", all_ok ? "all ratios on target" : "SOME RATIOS BELOW TARGET");
+  return 0;
+}
+
+}  // namespace
+}  // namespace tpuemu::engine
+
+int main(int argc, char** argv) {
+  int steps = 5;
+  bool profile = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--profile") == 0) {
+      profile = true;
+    } else {
+      steps = std::max(1, std::atoi(argv[i]));
+    }
+  }
+  return tpuemu::engine::Run(steps, profile);
+}

@@ -1,0 +1,143 @@
+#include "cli/tpuemu_engine/compare.h"
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engine/cost/compare_report.h"
+#include "engine/cost/compare_request.h"
+
+namespace tpuemu::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::streamsize kMaxFileBytes = std::streamsize{256} << 20;
+
+Result<json> ReadJsonFile(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(flag + ": cannot open '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.tellp() > kMaxFileBytes) {
+    return Status::InvalidArgument(flag + ": '" + path + "' is larger than 256 MiB");
+  }
+  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::InvalidArgument(flag + ": '" + path + "' is not JSON");
+  return j;
+}
+
+// The flags as the endpoint's request body.
+Result<json> RequestBody(const CompareCliOptions& o) {
+  const bool shapes = o.layers || o.d_model || o.heads || o.kv_heads || o.head_dim || o.ffn ||
+                      o.vocab || o.seq_len || o.global_batch || o.no_gated_mlp;
+  if (!o.request.empty()) {
+    if (!o.model.empty() || shapes || !o.program.empty()) {
+      return Status::InvalidArgument("--request: excludes --model, the shape flags and --program");
+    }
+    return ReadJsonFile("--request", o.request);
+  }
+  json body = json::object();
+  if (!o.program.empty()) {
+    if (!o.model.empty() || shapes) {
+      return Status::InvalidArgument("--program: excludes --model and the shape flags");
+    }
+    Result<json> program = ReadJsonFile("--program", o.program);
+    if (!program.ok()) return program.status();
+    body["program"] = *program;
+    if (o.batch > 0) body["batch"] = o.batch;
+  } else {
+    if (o.model.empty() && !shapes) {
+      return Status::InvalidArgument(
+          "give --model PRESET, the model's shapes (--layers, --d-model, ...), --program or "
+          "--request");
+    }
+    if (o.batch > 0) return Status::InvalidArgument("--batch: applies to --program only");
+    json model = json::object();
+    if (!o.model.empty()) model["preset"] = o.model;
+    for (const auto& [key, value] : {std::pair{"layers", o.layers},
+                                     {"dModel", o.d_model},
+                                     {"heads", o.heads},
+                                     {"kvHeads", o.kv_heads},
+                                     {"headDim", o.head_dim},
+                                     {"ffn", o.ffn},
+                                     {"vocab", o.vocab},
+                                     {"seqLen", o.seq_len},
+                                     {"globalBatch", o.global_batch}}) {
+      if (value != 0) model[key] = value;
+    }
+    if (o.no_gated_mlp) model["gatedMlp"] = false;
+    body["model"] = model;
+  }
+  if (!o.accelerator_types.empty()) {
+    json types = json::array();
+    std::stringstream list(o.accelerator_types);
+    for (std::string t; std::getline(list, t, ',');) {
+      if (!t.empty()) types.push_back(t);
+    }
+    body["acceleratorTypes"] = types;
+  }
+  if (o.strategy != "auto") body["strategy"] = o.strategy;
+  if (o.tp != 0) body["tp"] = o.tp;
+  if (o.remat != "auto") body["remat"] = o.remat;
+  if (o.detail) body["detail"] = true;
+  if (!o.prices.empty()) {
+    Result<json> prices = ReadJsonFile("--prices", o.prices);
+    if (!prices.ok()) return prices.status();
+    body["prices"] = *prices;
+  }
+  return body;
+}
+
+}  // namespace
+
+CLI::App* AddCompareCommand(CLI::App& app, CompareCliOptions& o) {
+  CLI::App* c = app.add_subcommand(
+      "compare", "Which TPU for a model: step time, memory fit and cost on every accelerator type");
+  c->add_option("--request", o.request, "a JSON request file (the POST /_emulator/compare body)");
+  c->add_option("--model", o.model,
+                "a preset: llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b");
+  c->add_option("--layers", o.layers, "decoder layers");
+  c->add_option("--d-model", o.d_model, "model width");
+  c->add_option("--heads", o.heads, "attention heads");
+  c->add_option("--kv-heads", o.kv_heads, "key/value heads (default: heads)");
+  c->add_option("--head-dim", o.head_dim, "head width (default: d-model / heads)");
+  c->add_option("--ffn", o.ffn, "MLP hidden width");
+  c->add_option("--vocab", o.vocab, "vocabulary size");
+  c->add_option("--seq-len", o.seq_len, "sequence length");
+  c->add_option("--global-batch", o.global_batch, "sequences per step");
+  c->add_flag("--no-gated-mlp", o.no_gated_mlp, "two MLP matrices instead of SwiGLU's three");
+  c->add_option("--program", o.program, "a JSON IR program file (engine/program_json.h)");
+  c->add_option("--batch", o.batch, "the program's global batch (default: its first input's)");
+  c->add_option("--accelerator-types", o.accelerator_types,
+                "types or generations, comma-separated (default: all)");
+  c->add_option("--strategy", o.strategy, "auto|dp|fsdp|tp (default auto: fastest that fits)");
+  c->add_option("--tp", o.tp, "tensor-parallel degree with --strategy tp");
+  c->add_option("--remat", o.remat, "auto|none|minimal|full (model shapes only)");
+  c->add_option("--prices", o.prices, "a JSON price override (engine/cost/price_table.h)");
+  c->add_flag("--detail", o.detail, "every plan evaluated, per type (json)");
+  c->add_option("--format", o.format, "table|json|csv (default table)");
+  return c;
+}
+
+Result<std::string> RunCompare(const CompareCliOptions& o) {
+  if (o.format != "table" && o.format != "json" && o.format != "csv") {
+    return Status::InvalidArgument("--format: unknown format '" + o.format +
+                                   "' (expected table, json or csv)");
+  }
+  Result<json> body = RequestBody(o);
+  if (!body.ok()) return body.status();
+  Result<engine::cost::CompareRequest> request = engine::cost::ParseCompareRequest(*body);
+  if (!request.ok()) return request.status();
+  Result<engine::cost::Comparison> comparison =
+      engine::cost::Compare(request->source, request->options);
+  if (!comparison.ok()) return comparison.status();
+  if (o.format == "json") {
+    return engine::cost::ComparisonToJson(*comparison, request->options.prices).dump(2) + "\n";
+  }
+  if (o.format == "csv") return engine::cost::ComparisonToCsv(*comparison);
+  return engine::cost::ComparisonToTable(*comparison);
+}
+
+}  // namespace tpuemu::cli

@@ -1,0 +1,49 @@
+// `tpuemu-engine compare`: which TPU for a model — step time, throughput, MFU, HBM fit, the
+// bottleneck and dollars on every accelerator type (engine/cost/compare.h), side by side.
+//
+//   tpuemu-engine compare --model llama2-7b --seq-len 2048 --global-batch 512
+//   tpuemu-engine compare --layers 24 --d-model 2048 --heads 16 --ffn 5632 --vocab 32000
+//       --seq-len 2048 --global-batch 256 --accelerator-types v5e,v6e --format csv
+//   tpuemu-engine compare --program mlp.json --batch 512 --strategy dp
+//   tpuemu-engine compare --request body.json      (the POST /_emulator/compare body, verbatim)
+//
+// The flags build the same JSON request POST /_emulator/compare takes (engine/cost/
+// compare_request.h), so the two agree by construction. Built-in workloads are tpuemud's (the
+// CLI links the engine only): use the endpoint for them. RunCompare() returns the report (an
+// aligned table, JSON or CSV) or INVALID_ARGUMENT / NOT_FOUND naming the flag or field.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace tpuemu::cli {
+
+struct CompareCliOptions {
+  std::string request;  // a JSON request file; excludes every other input flag
+  std::string model;    // a preset
+  int64_t layers = 0, d_model = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
+  int64_t seq_len = 0, global_batch = 0;
+  bool no_gated_mlp = false;
+  std::string program;  // a JSON IR program file
+  int64_t batch = 0;    // the program's global batch; 0 = its first parameter's leading dimension
+  std::string accelerator_types;  // "v5e,v5p-128"; empty = all
+  std::string strategy = "auto";
+  int tp = 0;
+  std::string remat = "auto";
+  std::string prices;  // a price override file (engine/cost/price_table.h)
+  bool detail = false;
+  std::string format = "table";  // table | json | csv
+};
+
+// Registers the subcommand and its flags on `app`, writing into `options` (which must outlive
+// the parse).
+CLI::App* AddCompareCommand(CLI::App& app, CompareCliOptions& options);
+Result<std::string> RunCompare(const CompareCliOptions& options);
+
+}  // namespace tpuemu::cli

@@ -1,0 +1,120 @@
+#include "engine/cost/compare.h"
+
+#include <algorithm>
+#include <set>
+
+namespace tpuemu::engine::cost {
+namespace {
+
+constexpr int kTpDegrees[] = {2, 4, 8, 16};
+
+std::vector<Plan> PlansFor(const AcceleratorType& type, const StepProfile& p,
+                           const CompareOptions& o) {
+  std::vector<Plan> plans;
+  auto wanted = [&](Strategy s) { return !o.strategy || *o.strategy == s; };
+  if (wanted(Strategy::kDataParallel)) plans.push_back({Strategy::kDataParallel, 1});
+  if (wanted(Strategy::kFsdp)) plans.push_back({Strategy::kFsdp, 1});
+  if (wanted(Strategy::kTensorParallel)) {
+    if (o.tp > 0) {
+      plans.push_back({Strategy::kTensorParallel, o.tp});
+    } else {
+      const size_t before = plans.size();
+      for (int tp : kTpDegrees) {
+        if (type.chips % tp == 0 && p.max_tp % tp == 0) {
+          plans.push_back({Strategy::kTensorParallel, tp});
+        }
+      }
+      // tp asked for but no degree applies (a program, a 1-chip slice): one plan that says why.
+      if (o.strategy && plans.size() == before) plans.push_back({Strategy::kTensorParallel, 2});
+    }
+  }
+  return plans;
+}
+
+// Fits beats not; then faster; among plans that do not fit, less memory.
+bool Better(const Estimate& a, const Estimate& b) {
+  if (a.feasible != b.feasible) return a.feasible;
+  if (!a.feasible) return false;
+  if (a.fits != b.fits) return a.fits;
+  if (a.fits) return a.step_seconds < b.step_seconds;
+  return a.memory.total < b.memory.total;
+}
+
+}  // namespace
+
+Result<std::vector<AcceleratorType>> ResolveCandidates(const std::vector<std::string>& names) {
+  const auto& all = AllAcceleratorTypes();
+  if (names.empty()) return all;
+  std::set<std::string> chosen;
+  for (const std::string& name : names) {
+    if (Result<AcceleratorType> t = FindAcceleratorType(name); t.ok()) {
+      chosen.insert(t->name);
+      continue;
+    }
+    Result<Generation> g = ParseGeneration(name);
+    if (!g.ok()) {
+      return Status::NotFound("unknown accelerator type or generation '" + name +
+                              "' (e.g. v5p-128, v6e-8, or a generation: v2 v3 v4 v5e v5p v6e)");
+    }
+    for (const AcceleratorType& t : all) {
+      if (t.generation == *g) chosen.insert(t.name);
+    }
+  }
+  std::vector<AcceleratorType> out;
+  for (const AcceleratorType& t : all) {
+    if (chosen.count(t.name) > 0) out.push_back(t);
+  }
+  return out;
+}
+
+Result<Comparison> Compare(const CompareSource& source, const CompareOptions& o) {
+  Result<std::vector<AcceleratorType>> types = ResolveCandidates(o.candidates);
+  if (!types.ok()) return types.status();
+  if (o.tp != 0 && (!o.strategy || *o.strategy != Strategy::kTensorParallel)) {
+    return Status::InvalidArgument("tp: a tensor-parallel degree needs strategy tp");
+  }
+  if (o.tp < 0 || o.tp > 4096) return Status::InvalidArgument("tp must be 1..4096");
+  std::vector<StepProfile> profiles;
+  if (const auto* shape = std::get_if<TransformerShape>(&source)) {
+    if (o.remat) {
+      profiles.push_back(TransformerProfile(*shape, *o.remat));
+    } else {
+      // Auto leaves out "none": every published run the model is calibrated on rematerialises
+      // (docs/cost-model.md), so "none" is priced only when named.
+      for (Remat r : {Remat::kMinimal, Remat::kFull}) {
+        profiles.push_back(TransformerProfile(*shape, r));
+      }
+    }
+  } else {
+    if (o.remat) return Status::InvalidArgument("remat applies to model shapes only");
+    profiles.push_back(std::get<StepProfile>(source));
+  }
+  const StepProfile& first = profiles.front();
+  Comparison c;
+  c.name = first.name;
+  c.source = first.source;
+  c.unit = first.unit;
+  c.units_per_step = first.units_per_step;
+  c.model_flops = first.model_flops;
+  c.parameters = first.parameters;
+  c.global_batch = first.global_batch;
+  for (const AcceleratorType& type : *types) {
+    TypeComparison row;
+    bool have = false;
+    for (const StepProfile& p : profiles) {
+      for (const Plan& plan : PlansFor(type, p, o)) {
+        Estimate e = EstimatePlan(p, type, plan, o.prices, o.efficiency);
+        ++c.plans_evaluated;
+        if (!have || Better(e, row.best)) {
+          row.best = e;
+          have = true;
+        }
+        if (o.keep_all_plans) row.plans.push_back(std::move(e));
+      }
+    }
+    c.rows.push_back(std::move(row));
+  }
+  return c;
+}
+
+}  // namespace tpuemu::engine::cost

@@ -1,0 +1,178 @@
+#include "engine/cost/compare_request.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "engine/cost/program_profile.h"
+#include "engine/program_json.h"
+
+namespace tpuemu::engine::cost {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kModelKeys[] = {"preset",  "layers",      "dModel",  "heads",
+                                      "kvHeads", "headDim",     "ffn",     "vocab",
+                                      "seqLen",  "globalBatch", "gatedMlp"};
+
+bool IsModelKey(const std::string& key) {
+  return std::any_of(std::begin(kModelKeys), std::end(kModelKeys),
+                     [&](const char* k) { return key == k; });
+}
+
+Status Bad(const std::string& field, const std::string& what) {
+  return Status::InvalidArgument(field + " " + what);
+}
+
+Status ReadString(const json& body, const char* key, std::string* out) {
+  if (!body.contains(key)) return Status::Ok();
+  if (!body[key].is_string()) return Bad(key, "must be a string");
+  *out = body[key].get<std::string>();
+  return Status::Ok();
+}
+
+Result<StepProfile> ProgramProfile(const json& body) {
+  int64_t batch = 0;
+  if (body.contains("batch")) {
+    if (!body["batch"].is_number_integer() || body["batch"].get<int64_t>() < 1) {
+      return Bad("batch", "must be a positive integer");
+    }
+    batch = body["batch"].get<int64_t>();
+  }
+  Result<Graph> graph = ProgramFromJson(body["program"]);
+  if (!graph.ok()) return Status::InvalidArgument("program: " + graph.status().message());
+  Result<ProgramFigures> figures = FiguresFromGraph(*graph, batch);
+  if (!figures.ok()) return Status::InvalidArgument("program: " + figures.status().message());
+  return ProfileFromFigures(*figures);
+}
+
+}  // namespace
+
+Result<CompareRequest> ParseCompareRequest(const json& body, const WorkloadPricer& workloads) {
+  if (!body.is_object()) return Status::InvalidArgument("the request must be a JSON object");
+  for (const auto& [key, value] : body.items()) {
+    static const char* kKnown[] = {"model",    "program", "workload", "batch",  "acceleratorTypes",
+                                   "strategy", "tp",      "remat",    "prices", "detail"};
+    if (std::none_of(std::begin(kKnown), std::end(kKnown),
+                     [&](const char* k) { return key == k; })) {
+      return Bad(key,
+                 "is not a known field (model, program, workload, batch, acceleratorTypes, "
+                 "strategy, tp, remat, prices, detail)");
+    }
+  }
+  const int sources = body.contains("model") + body.contains("program") + body.contains("workload");
+  if (sources != 1) {
+    return Status::InvalidArgument("give exactly one of model, program or workload");
+  }
+  if (body.contains("batch") && !body.contains("program")) {
+    return Bad("batch", "applies to a program only (a model has globalBatch)");
+  }
+  CompareRequest r;
+  if (body.contains("model")) {
+    Result<TransformerShape> shape = ParseTransformerShape(body["model"]);
+    if (!shape.ok()) return shape.status();
+    r.source = *shape;
+  } else if (body.contains("program")) {
+    Result<StepProfile> p = ProgramProfile(body);
+    if (!p.ok()) return p.status();
+    r.source = std::move(p).value();
+  } else {
+    if (!workloads) {
+      return Bad("workload",
+                 "(a built-in workload) is priced by tpuemud's /_emulator/compare; "
+                 "here give a model or a program");
+    }
+    Result<StepProfile> p = workloads(body["workload"]);
+    if (!p.ok()) return p.status();
+    r.source = std::move(p).value();
+  }
+  CompareOptions& o = r.options;
+  if (body.contains("acceleratorTypes")) {
+    const json& types = body["acceleratorTypes"];
+    if (!types.is_array()) return Bad("acceleratorTypes", "must be an array of strings");
+    for (const json& t : types) {
+      if (!t.is_string()) return Bad("acceleratorTypes", "must be an array of strings");
+      o.candidates.push_back(t.get<std::string>());
+    }
+  }
+  std::string strategy = "auto", remat = "auto";
+  TPUEMU_RETURN_IF_ERROR(ReadString(body, "strategy", &strategy));
+  TPUEMU_RETURN_IF_ERROR(ReadString(body, "remat", &remat));
+  if (strategy != "auto") {
+    Result<Strategy> s = ParseStrategy(strategy);
+    if (!s.ok()) return Bad("strategy:", s.status().message());
+    o.strategy = *s;
+  }
+  if (remat != "auto") {
+    Result<Remat> m = ParseRemat(remat);
+    if (!m.ok()) return Bad("remat:", m.status().message());
+    o.remat = *m;
+  }
+  if (body.contains("tp")) {
+    if (!body["tp"].is_number_integer() || body["tp"].get<int64_t>() < 1 ||
+        body["tp"].get<int64_t>() > 4096) {
+      return Bad("tp", "must be an integer in 1..4096");
+    }
+    o.tp = static_cast<int>(body["tp"].get<int64_t>());
+  }
+  if (body.contains("detail")) {
+    if (!body["detail"].is_boolean()) return Bad("detail", "must be true or false");
+    o.keep_all_plans = body["detail"].get<bool>();
+  }
+  if (body.contains("prices")) {
+    TPUEMU_RETURN_IF_ERROR(o.prices.Merge(body["prices"]));
+  }
+  return r;
+}
+
+Result<json> CompareQueryToJson(const std::vector<std::pair<std::string, std::string>>& query) {
+  json body = json::object();
+  json model = json::object();
+  for (const auto& [key, value] : query) {
+    auto integer = [&](json* into) -> Status {
+      int64_t v = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+        return Bad(key, "must be an integer, got '" + value + "'");
+      }
+      (*into)[key] = v;
+      return Status::Ok();
+    };
+    auto boolean = [&](json* into) -> Status {
+      if (value != "true" && value != "false") return Bad(key, "must be true or false");
+      (*into)[key] = value == "true";
+      return Status::Ok();
+    };
+    if (key == "preset") {
+      model[key] = value;
+    } else if (key == "gatedMlp") {
+      TPUEMU_RETURN_IF_ERROR(boolean(&model));
+    } else if (IsModelKey(key)) {
+      TPUEMU_RETURN_IF_ERROR(integer(&model));
+    } else if (key == "acceleratorTypes") {
+      json types = json::array();
+      size_t start = 0;
+      while (start <= value.size()) {
+        const size_t end = std::min(value.find(',', start), value.size());
+        if (end > start) types.push_back(value.substr(start, end - start));
+        start = end + 1;
+      }
+      body[key] = types;
+    } else if (key == "strategy" || key == "remat") {
+      body[key] = value;
+    } else if (key == "tp") {
+      TPUEMU_RETURN_IF_ERROR(integer(&body));
+    } else if (key == "detail") {
+      TPUEMU_RETURN_IF_ERROR(boolean(&body));
+    } else {
+      return Bad(key,
+                 "is not a known query parameter (model fields, acceleratorTypes, strategy, "
+                 "tp, remat, detail)");
+    }
+  }
+  if (model.empty()) return Status::InvalidArgument("give the model: preset or its shapes");
+  body["model"] = model;
+  return body;
+}
+
+}  // namespace tpuemu::engine::cost

@@ -1,0 +1,31 @@
+// The cost model's efficiency factors: the few numbers that are NOT hardware facts. Each was
+// chosen (calibrated) so that the model's estimates match published MaxText measurements on
+// v5e, v5p and v6e; docs/cost-model.md lists the measurements, our estimates and the error.
+// Change them there and here together.
+#pragma once
+
+namespace tpuemu::engine::cost {
+
+struct Efficiency {
+  // Fraction of the MXU fold model's ideal rate (engine/timing.h DotCost) that XLA-compiled GEMMs
+  // reach: operand layout changes, pipeline fill between fusions, imperfect overlap of weight
+  // loads. Calibrated.
+  double mxu = 0.87;
+  // Vector-unit element-ops per attention score in a flash-attention kernel (max, subtract,
+  // exp, sum, rescale; the backward pass recomputes exp and forms dS = P∘(dP − D)). Google
+  // publishes no throughput for the transcendental unit; calibrated against v6e, whose MXU/VPU
+  // ratio makes attention vector-bound.
+  double softmax_ops_forward = 6;
+  double softmax_ops_backward = 10;
+  // Fraction of HBM bandwidth a streaming fusion reaches.
+  double hbm = 0.90;
+  // Fraction of ICI link bandwidth a collective reaches, and the latency per ring hop.
+  double ici = 0.85;
+  double ici_hop_seconds = 2e-6;
+  // HBM a program may use: XLA keeps some for itself (program binary, scratch).
+  double usable_hbm = 0.95;
+};
+
+inline constexpr Efficiency kDefaultEfficiency{};
+
+}  // namespace tpuemu::engine::cost

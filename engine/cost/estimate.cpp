@@ -1,0 +1,231 @@
+#include "engine/cost/estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "engine/cost/ici.h"
+
+namespace tpuemu::engine::cost {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string Gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
+  return buf;
+}
+
+int64_t Shrink(int64_t dim, double factor) {
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(dim) * factor)));
+}
+
+// The per-chip GEMM: the batch dimension scaled by the replica's share, the tp dimension split.
+void ShardGemm(const ProfileOp& op, double batch_share, int tp, int64_t* gemm_batch, GemmShape* g) {
+  *gemm_batch = op.gemm_batch;
+  *g = op.gemm;
+  auto apply = [&](GemmDim dim, double factor) {
+    switch (dim) {
+      case GemmDim::kBatch:
+        *gemm_batch = Shrink(*gemm_batch, factor);
+        break;
+      case GemmDim::kM:
+        g->m = Shrink(g->m, factor);
+        break;
+      case GemmDim::kN:
+        g->n = Shrink(g->n, factor);
+        break;
+      case GemmDim::kK:
+        g->k = Shrink(g->k, factor);
+        break;
+      case GemmDim::kNone:
+        break;
+    }
+  };
+  if (op.scaling == Scaling::kBatch) apply(op.batch_dim, batch_share);
+  if (op.tp_split) apply(op.tp_dim, 1.0 / tp);
+}
+
+// Time of one op's per-chip share, and which unit bounds it.
+struct OpTime {
+  double seconds = 0;
+  enum { kMxu, kHbm, kVector } bound = kMxu;
+};
+
+OpTime TimeOp(const ProfileOp& op, const ChipSpec& spec, double share, double batch_share, int tp,
+              const Efficiency& eff) {
+  double mxu = 0;
+  if (op.unit == OpUnit::kMxu && op.gemm.m > 0 && op.gemm.n > 0 && op.gemm.k > 0) {
+    int64_t gemm_batch = 1;
+    GemmShape g;
+    ShardGemm(op, batch_share, tp, &gemm_batch, &g);
+    const OpCost c =
+        DotCost(spec, gemm_batch, g, 1, 2, spec.tensorcores_per_chip, TimingMode::kTpu);
+    mxu = static_cast<double>(c.compute_cycles) / spec.clock_hz / eff.mxu;
+  } else if (op.mxu_flops > 0) {
+    mxu = op.mxu_flops * share / (spec.PeakBf16Flops() * eff.mxu);
+  }
+  const double vpu_rate =
+      static_cast<double>(spec.tensorcores_per_chip) * kVpuElementsPerCycle * spec.clock_hz;
+  const double vector = op.vpu_ops * share / vpu_rate;
+  const double hbm = op.hbm_bytes * share / (spec.hbm_bandwidth_bytes_per_s * eff.hbm);
+  OpTime t;
+  t.seconds = mxu;
+  if (hbm > t.seconds) t = {hbm, OpTime::kHbm};
+  if (vector > t.seconds) t = {vector, OpTime::kVector};
+  return t;
+}
+
+// Collective seconds per step for one block of state (a layer, or the rest of the model).
+double StateCollectives(const StepProfile& p, const StateBytes& s, Strategy strategy, int tp,
+                        const ChipSpec& spec, const IciGroup& replicas, const Efficiency& eff) {
+  if (strategy == Strategy::kDataParallel) {
+    return p.training ? AllReduceSeconds(spec, replicas, s.gradients / tp, eff) : 0;
+  }
+  double t = 2 * AllGatherSeconds(spec, replicas, s.gathered / tp, eff);
+  if (p.training) t += ReduceScatterSeconds(spec, replicas, s.gradients / tp, eff);
+  return t;
+}
+
+Estimate Infeasible(Estimate e, std::string why) {
+  e.feasible = false;
+  e.problem = std::move(why);
+  return e;
+}
+
+}  // namespace
+
+std::string_view StrategyName(Strategy strategy) {
+  switch (strategy) {
+    case Strategy::kDataParallel:
+      return "dp";
+    case Strategy::kFsdp:
+      return "fsdp";
+    case Strategy::kTensorParallel:
+      return "tp";
+  }
+  return "dp";
+}
+
+Result<Strategy> ParseStrategy(std::string_view name) {
+  for (Strategy s : {Strategy::kDataParallel, Strategy::kFsdp, Strategy::kTensorParallel}) {
+    if (name == StrategyName(s)) return s;
+  }
+  return Status::InvalidArgument("unknown strategy '" + std::string(name) +
+                                 "' (expected auto, dp, fsdp or tp)");
+}
+
+Estimate EstimatePlan(const StepProfile& p, const AcceleratorType& type, Plan plan,
+                      const PriceTable& prices, const Efficiency& eff) {
+  const ChipSpec& spec = Spec(type.generation);
+  Estimate e;
+  e.accelerator_type = type.name;
+  e.generation = type.generation;
+  e.chips = type.chips;
+  e.plan = plan;
+  e.remat = p.remat;
+  const int tp = std::max(plan.tp, 1);
+  if (tp > 1 && plan.strategy != Strategy::kTensorParallel) {
+    return Infeasible(e, "a tensor-parallel degree needs the tp strategy");
+  }
+  if (tp > 1 && (p.max_tp < tp || p.max_tp % tp != 0)) {
+    return Infeasible(e, p.max_tp <= 1 ? "tensor parallelism applies to model shapes only"
+                                       : "tensor parallelism " + std::to_string(tp) +
+                                             " does not divide the model's " +
+                                             std::to_string(p.max_tp) + " heads");
+  }
+  Result<SliceMesh> mesh = MeshFor(type, tp);
+  if (!mesh.ok()) return Infeasible(e, mesh.status().message());
+  e.replicas = type.chips / tp;
+  if (p.global_batch < e.replicas) {
+    return Infeasible(e, "slice too large for the batch: the global batch of " +
+                             std::to_string(p.global_batch) + " cannot be split over " +
+                             std::to_string(e.replicas) + " data-parallel replicas");
+  }
+  e.feasible = true;
+  e.batch_per_replica = (p.global_batch + e.replicas - 1) / e.replicas;
+  const double batch_share =
+      static_cast<double>(e.batch_per_replica) / static_cast<double>(p.global_batch);
+  const int shards = plan.strategy == Strategy::kDataParallel ? tp : type.chips;
+
+  // Compute, per layer and for the rest, by bound.
+  double layer_compute = 0, other_compute = 0;
+  for (const ProfileOp& op : p.ops) {
+    double share = op.scaling == Scaling::kBatch        ? batch_share
+                   : op.scaling == Scaling::kParameters ? 1.0 / shards
+                                                        : 1.0;
+    if (op.tp_split) share /= tp;
+    const OpTime t = TimeOp(op, spec, share, batch_share, tp, eff);
+    const double seconds = t.seconds * op.count;
+    const double total = seconds * (op.per_layer ? p.layers : 1);
+    (op.per_layer ? layer_compute : other_compute) += seconds;
+    (t.bound == OpTime::kMxu   ? e.mxu_seconds
+     : t.bound == OpTime::kHbm ? e.hbm_seconds
+                               : e.vector_seconds) += total;
+  }
+  // Collectives: each block's overlap its compute; tensor-parallel all-reduces add.
+  const bool layered = p.layers > 0;
+  const double layer_comm =
+      layered ? StateCollectives(p, p.layer, plan.strategy, tp, spec, mesh->replicas, eff) : 0;
+  const double other_comm =
+      StateCollectives(p, p.other, plan.strategy, tp, spec, mesh->replicas, eff);
+  const double tp_comm =
+      tp > 1 ? AllReduceSeconds(spec, mesh->tp, p.tp_allreduce_bytes_per_layer * batch_share, eff)
+             : 0;
+  const double layers = layered ? p.layers : 0;
+  e.step_seconds = layers * (std::max(layer_compute, layer_comm) + tp_comm) +
+                   std::max(other_compute, other_comm);
+  e.collective_seconds = layers * (layer_comm + tp_comm) + other_comm;
+  e.ici_seconds = layers * (std::max(0.0, layer_comm - layer_compute) + tp_comm) +
+                  std::max(0.0, other_comm - other_compute);
+  const std::pair<double, const char*> bounds[] = {{e.mxu_seconds, "MXU"},
+                                                   {e.hbm_seconds, "HBM bandwidth"},
+                                                   {e.vector_seconds, "vector"},
+                                                   {e.ici_seconds, "ICI"}};
+  e.bottleneck = std::max_element(std::begin(bounds), std::end(bounds))->second;
+
+  if (e.step_seconds > 0) {
+    e.units_per_second = p.units_per_step / e.step_seconds;
+    e.units_per_second_per_chip = e.units_per_second / type.chips;
+    e.mfu = p.model_flops / (e.step_seconds * type.chips * spec.published_peak_bf16_flops);
+  }
+
+  // Memory per chip.
+  MemoryPerChip& m = e.memory;
+  const double l = layers;
+  m.weights = (l * p.layer.weights + p.other.weights) / shards;
+  m.gradients = p.training ? (l * p.layer.gradients + p.other.gradients) / shards : 0;
+  m.optimizer = (l * p.layer.optimizer + p.other.optimizer) / shards;
+  const double gathered = plan.strategy == Strategy::kDataParallel ? 0
+                          : layered                                ? 2 * p.layer.gathered / tp
+                                                                   : p.other.gathered / tp;
+  m.activations = (p.activation_bytes + p.activation_bytes_tp / tp) * batch_share;
+  m.working = gathered + (p.transient_bytes + p.transient_bytes_tp / tp) * batch_share;
+  m.total = m.weights + m.gradients + m.optimizer + m.activations + m.working;
+  m.capacity = spec.hbm_bytes * eff.usable_hbm;
+  const double state = m.weights + m.gradients + m.optimizer + gathered;
+  e.fits = m.total <= m.capacity;
+  if (state > m.capacity) {
+    e.problem = "does not fit: weights, gradients and optimizer state need " + Gib(state) +
+                " per chip, " + Gib(m.capacity) + " usable";
+  } else if (!e.fits) {
+    e.problem = "slice too small for the batch: activations need " + Gib(m.total - state) +
+                " per chip beside " + Gib(state) + " of state, " + Gib(m.capacity) + " usable";
+  }
+
+  // Dollars.
+  const ChipPrice& price = prices.Of(type.generation);
+  auto money = [&](double per_chip_hour) {
+    Money out;
+    out.per_hour = per_chip_hour * type.chips;
+    out.per_step = out.per_hour * e.step_seconds / 3600.0;
+    out.per_million_units = p.units_per_step > 0 ? out.per_step / p.units_per_step * 1e6 : 0;
+    return out;
+  };
+  e.on_demand = money(price.on_demand_usd_per_chip_hour);
+  e.spot = money(price.spot_usd_per_chip_hour);
+  return e;
+}
+
+}  // namespace tpuemu::engine::cost

@@ -1,0 +1,62 @@
+// Programs as a source of a comparison: the JSON IR, the built-in workloads (both as an
+// engine::Graph) and, once the HLO importer lands, HLO modules.
+//
+// ProgramFigures is the hook every program importer fills: per-step FLOPs, bytes, parameter,
+// gradient and activation bytes, and a cost per instruction. ProfileFromFigures turns it into
+// the StepProfile the estimator prices. For an HLO module the importer (engine/hlo/) only has to
+// produce ProgramFigures — e.g. `FiguresFromHloModule(const hlo::Module&)` next to it — and the
+// comparison, the CLI and the endpoint take it from there (compare.h: CompareSource::kProgram).
+//
+// FiguresFromGraph prices a Graph with the compiler (engine/compiler.h, DEFAULT precision, one
+// TensorCore of a v5p — the per-op FLOPs, bytes and GEMM shapes do not depend on the
+// generation): the first parameter is the input batch (its leading dimension is the global
+// batch), an int32 parameter with the same leading dimension holds labels; every other parameter
+// and constant is a weight. An op carries the batch when one of its inputs does. Outputs shaped
+// like a weight are its gradients (all-reduced under data parallelism). Stateless: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/cost/step_profile.h"
+#include "engine/ir.h"
+
+namespace tpuemu::engine::cost {
+
+// One instruction with its cost at the program's global batch.
+struct InstructionCost {
+  std::string name;
+  bool on_mxu = false;     // a dot or convolution
+  double flops = 0;        // MXU flops (on_mxu)
+  double vpu_ops = 0;      // vector-unit element-ops (otherwise)
+  double hbm_bytes = 0;    // operands read + result written
+  int64_t gemm_batch = 1;  // on_mxu: its GEMM, when known, for the MXU fold model
+  GemmShape gemm;
+  bool carries_batch = true;  // its work scales with the batch (false: weights-only work)
+  // on_mxu: the GEMM dimension the batch lies along; kNone: guessed from the shapes.
+  GemmDim batch_dim = GemmDim::kNone;
+};
+
+struct ProgramFigures {
+  std::string name;
+  std::string source = "program";  // "program", "workload", "hlo"
+  std::string unit = "samples";
+  int64_t global_batch = 1;   // the batch the figures are for
+  double units_per_step = 0;  // 0: global_batch
+  double model_flops = 0;     // 0: the sum of the instructions' MXU flops
+  double parameter_count = 0;
+  double parameter_bytes = 0;   // weights as stored
+  double gradient_bytes = 0;    // all-reduced over data-parallel replicas each step; 0: none
+  double activation_bytes = 0;  // peak live bytes besides the weights, at global_batch
+  std::vector<InstructionCost> instructions;
+};
+
+StepProfile ProfileFromFigures(const ProgramFigures& figures);
+
+// `batch` 0: the first parameter's leading dimension. INVALID_ARGUMENT if the graph does not
+// compile (the compiler's message), or names no parameter and batch is 0.
+Result<ProgramFigures> FiguresFromGraph(const Graph& graph, int64_t batch = 0);
+
+}  // namespace tpuemu::engine::cost

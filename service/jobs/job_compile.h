@@ -1,0 +1,45 @@
+// The compile step of a job's run: the workload's graph through the compile cache, and what the
+// run records about the program — the per-op profile (stored with the job and served by
+// .../metrics as "ops"), the compile log line and the job_programs row the metrics report and
+// the utilization sampler read while the job runs (db/job_program_repository.h).
+// Stateless function (the cache is thread-safe); the returned value owns what it holds.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "db/job_program_repository.h"
+#include "engine/compile_cache.h"
+#include "engine/hardware.h"
+#include "service/jobs/job_spec.h"
+#include "service/workloads/workloads.h"
+
+namespace tpuemu::service {
+
+struct CompiledJob {
+  engine::CompileCache::Lookup lookup;  // lookup.program is set
+  // TensorCores a step occupies: one per shard of a data-parallel workload, else spec.cores.
+  int tensorcores = 1;
+  // {"ops": OpsProfile(program), "hbmPeakBytesPerTensorCore": n}
+  nlohmann::json profile;
+  std::string log_line;      // CompileLine
+  db::JobProgramRow record;  // compile_end_unix_ns is the wall clock after the compile
+
+  const engine::CompiledProgram& program() const { return *lookup.program; }
+};
+
+// Compiles (or finds in `cache`) `workload`'s graph for `slice` with the spec's precision, one
+// TensorCore per shard of a data-parallel workload (else spec.cores). Errors are the compiler's
+// (e.g. RESOURCE_EXHAUSTED "Ran out of memory in memory space hbm …").
+Result<CompiledJob> CompileJob(engine::CompileCache& cache, const std::string& job_name,
+                               const JobSpec& spec, const Workload& workload,
+                               const engine::Slice& slice);
+
+// Every op of one step that does work (parameters and constants are already in HBM), with its
+// unit ("mxu"/"vpu") and planned cost: id, op, unit, cycles, emulatedSeconds, flops,
+// mxuUtilization, hbmBytes.
+nlohmann::json OpsProfile(const engine::CompiledProgram& program);
+
+}  // namespace tpuemu::service

@@ -1,0 +1,43 @@
+#include "service/jobs/job_log_lines.h"
+
+#include <cstdio>
+
+namespace tpuemu::service {
+
+std::string QueuedLine(const std::string& node_name) { return "queued on " + node_name; }
+
+std::string RequeuedLine(int64_t attempt) {
+  return "re-queued after a restart of tpuemud (attempt " + std::to_string(attempt) + ")";
+}
+
+std::string RunningLine(int64_t attempt) {
+  return "running (attempt " + std::to_string(attempt) + ")";
+}
+
+std::string CompileLine(const CompileFacts& facts) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "compile: %s (%.3f ms), %zu ops on %s x%d TensorCore(s), peak HBM %lld bytes "
+                "per TensorCore",
+                facts.cache_hit ? "cache hit" : "cache miss", facts.compile_seconds * 1e3,
+                facts.ops, facts.accelerator_type.c_str(), facts.cores,
+                static_cast<long long>(facts.hbm_peak_bytes_per_tensorcore));
+  return line;
+}
+
+std::string StepLine(const db::JobStepRow& step) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "step %lld loss=%s step_time=%.3e s cycles=%lld mxu_util=%.3f host=%.3f ms",
+                static_cast<long long>(step.step),
+                step.loss ? std::to_string(*step.loss).c_str() : "n/a", step.emulated_seconds,
+                static_cast<long long>(step.cycles), step.mxu_utilization, step.host_seconds * 1e3);
+  return line;
+}
+
+std::string TerminalLine(const JobOutcome& outcome) {
+  return std::string(JobStateName(outcome.state)) + " (exit code " +
+         std::to_string(outcome.exit_code) + "): " + outcome.reason;
+}
+
+}  // namespace tpuemu::service

@@ -1,0 +1,38 @@
+// The lines of a job's log (GET .../jobs/J/logs), one function per kind of line, so the runner,
+// the manager and the tests agree on the text. Stateless: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "db/job_repository.h"
+#include "service/jobs/job_outcome.h"
+
+namespace tpuemu::service {
+
+// "queued on projects/p/locations/z/nodes/n"
+std::string QueuedLine(const std::string& node_name);
+// "re-queued after a restart of tpuemud (attempt 2)"
+std::string RequeuedLine(int64_t attempt);
+// "running (attempt 1)"
+std::string RunningLine(int64_t attempt);
+
+// What the compile line reports.
+struct CompileFacts {
+  bool cache_hit = false;
+  double compile_seconds = 0;
+  size_t ops = 0;
+  std::string accelerator_type;  // "v4-8"
+  int cores = 1;
+  int64_t hbm_peak_bytes_per_tensorcore = 0;
+};
+// "compile: cache miss (1.234 ms), 3 ops on v4-8 x1 TensorCore(s), peak HBM 768 bytes per
+// TensorCore"
+std::string CompileLine(const CompileFacts& facts);
+// "step 0 loss=1.386294 step_time=1.234e-06 s cycles=1234 mxu_util=0.123 host=0.456 ms"
+// (loss=n/a for a workload without a loss).
+std::string StepLine(const db::JobStepRow& step);
+// "SUCCEEDED (exit code 0): completed 1 steps"
+std::string TerminalLine(const JobOutcome& outcome);
+
+}  // namespace tpuemu::service

@@ -1,0 +1,68 @@
+// How a job ends when it does not run to completion: the cancel request a queued or running job
+// carries, the timeout it runs under, and the terminal state, exit code and reason that follow.
+//
+// CancelRequest is shared by the job's queue entry, its run and its timeout timer: the first
+// request with a state wins (a user or node cancel -> CANCELLED, the timer -> TIMED_OUT), later
+// ones only keep the flag set. JobManager::Shutdown only raises the flag (Interrupt): the job is
+// interrupted, not cancelled, and stays RUNNING in the store to re-run after the restart.
+// Thread-safe: the state and reason are guarded by mu_; the flag is an atomic the executor polls
+// between ops. Lock order: JobManager::mu_ before CancelRequest's.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "service/jobs/job_state.h"
+
+namespace tpuemu::service {
+
+// A terminal state with its exit code and reason.
+struct JobOutcome {
+  JobState state = JobState::kFailed;
+  int exit_code = kExitFailed;
+  std::string reason;
+  friend bool operator==(const JobOutcome&, const JobOutcome&) = default;
+};
+// The outcome for a terminal `state` with its exit code (ExitCodeOf).
+JobOutcome Ended(JobState state, std::string reason);
+
+class CancelRequest {
+ public:
+  // Records `state` (CANCELLED or TIMED_OUT) and `reason` unless a request came first; sets the
+  // flag either way.
+  void Request(JobState state, std::string reason);
+  // Sets the flag only (shutdown).
+  void Interrupt() { flag_ = true; }
+  bool requested() const { return flag_; }
+  // For engine::ExecuteOptions::cancel; valid as long as this request.
+  const std::atomic<bool>* flag() const { return &flag_; }
+  // Whether a Request (not only Interrupt) was made.
+  bool has_reason() const;
+  // The requested outcome; CANCELLED "cancelled" when there was no Request.
+  JobOutcome Outcome() const;
+
+ private:
+  std::atomic<bool> flag_{false};
+  mutable std::mutex mu_;
+  bool recorded_ = false;  // guarded by mu_
+  JobOutcome outcome_;     // guarded by mu_
+};
+
+// The outcome of a job whose run stopped with `failure`. A failure that follows a cancel request
+// (the node vanished because it is being deleted) reports the cancel and its reason instead —
+// unless the only request was a shutdown's interrupt.
+JobOutcome OutcomeAfterFailure(const CancelRequest& cancel, bool shutting_down, JobOutcome failure);
+// True when the run stopped only because tpuemud is shutting down: the job stays RUNNING.
+bool InterruptedByShutdown(const CancelRequest& cancel, bool shutting_down);
+
+// The limit a job runs under: its own timeoutSeconds, or the server's --max-job-seconds when that
+// is tighter (or the job has none). seconds == 0: no limit. `reason` names the one that applies.
+struct RunTimeout {
+  int64_t seconds = 0;
+  std::string reason;
+};
+RunTimeout EffectiveTimeout(int64_t job_timeout_seconds, int64_t max_job_seconds);
+
+}  // namespace tpuemu::service

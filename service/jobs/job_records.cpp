@@ -1,0 +1,166 @@
+#include "service/jobs/job_records.h"
+
+#include <utility>
+
+#include "service/common/clock.h"
+#include "service/jobs/job_log_lines.h"
+
+namespace tpuemu::service {
+namespace {
+
+Result<std::vector<Job>> JobsFromRows(Result<std::vector<db::JobRow>> rows) {
+  if (!rows.ok()) return rows.status();
+  std::vector<Job> jobs;
+  jobs.reserve(rows->size());
+  for (db::JobRow& row : *rows) {
+    Result<Job> job = JobFromRow(std::move(row));
+    if (!job.ok()) return job.status();
+    jobs.push_back(std::move(job).value());
+  }
+  return jobs;
+}
+
+Result<Job> JobOf(Result<db::JobRow> row) {
+  if (!row.ok()) return row.status();
+  return JobFromRow(std::move(row).value());
+}
+
+}  // namespace
+
+Result<Job> JobRecords::Get(const std::string& name) const { return JobOf(jobs_.Get(name)); }
+
+Result<Job> JobRecords::Get(db::Txn& txn, const std::string& name) const {
+  return JobOf(jobs_.Get(txn, name));
+}
+
+Result<std::vector<Job>> JobRecords::List(const db::JobFilter& filter, int64_t after_seq,
+                                          int limit) const {
+  return JobsFromRows(jobs_.List(filter, after_seq, limit));
+}
+
+Result<std::vector<Job>> JobRecords::ListInState(JobState state) const {
+  return JobsFromRows(jobs_.ListInState(JobStateName(state)));
+}
+
+Result<std::vector<std::string>> JobRecords::Logs(const std::string& name, int64_t offset) const {
+  return jobs_.Logs(name, offset);
+}
+
+Result<std::vector<db::JobStepRow>> JobRecords::Steps(const std::string& name) const {
+  return jobs_.Steps(name);
+}
+
+Status JobRecords::Update(db::Txn& txn, const Job& job, const std::string& line) const {
+  TPUEMU_RETURN_IF_ERROR(jobs_.Update(txn, JobToRow(job)));
+  return jobs_.AppendLog(txn, job.name, line);
+}
+
+Result<Job> JobRecords::InsertOrReplay(Job job, bool* inserted) {
+  *inserted = false;
+  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+    if (job.request_id) {
+      Result<db::JobRow> existing =
+          jobs_.GetByRequestId(txn, job.project, job.zone, job.node_id, *job.request_id);
+      if (existing.ok()) {
+        if (existing->spec_hash != job.spec_hash) {
+          return Status::AlreadyExists("requestId '" + *job.request_id + "' was used by job " +
+                                       existing->name + " with a different spec");
+        }
+        Result<Job> replay = JobFromRow(std::move(existing).value());
+        if (!replay.ok()) return replay.status();
+        job = std::move(replay).value();
+        return Status::Ok();
+      }
+      if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+    }
+    Result<int64_t> seq = jobs_.Insert(txn, JobToRow(job));
+    if (!seq.ok()) return seq.status();
+    job.seq = *seq;
+    *inserted = true;
+    return jobs_.AppendLog(txn, job.name, QueuedLine(job.NodeName()));
+  });
+  if (!s.ok()) {
+    *inserted = false;
+    return s;
+  }
+  return job;
+}
+
+Status JobRecords::Requeue(Job& job) {
+  job.state = JobState::kQueued;
+  job.attempt += 1;
+  job.start_time.reset();
+  return store_.Transaction(
+      [&](db::Txn& txn) { return Update(txn, job, RequeuedLine(job.attempt)); });
+}
+
+Result<Job> JobRecords::MarkRunning(const std::string& name, bool* began) {
+  *began = false;
+  Job job;
+  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+    Result<Job> current = Get(txn, name);
+    if (!current.ok()) return current.status();
+    job = std::move(current).value();
+    if (job.state != JobState::kQueued) return Status::Ok();
+    job.state = JobState::kRunning;
+    job.start_time = NowRfc3339();
+    TPUEMU_RETURN_IF_ERROR(Update(txn, job, RunningLine(job.attempt)));
+    *began = true;
+    return Status::Ok();
+  });
+  if (!s.ok()) {
+    *began = false;
+    return s;
+  }
+  return job;
+}
+
+Status JobRecords::RecordCompile(const std::string& name, const CompiledJob& compiled) {
+  return store_.Transaction([&](db::Txn& txn) -> Status {
+    TPUEMU_RETURN_IF_ERROR(programs_.Put(txn, compiled.record));
+    Result<Job> job = Get(txn, name);
+    if (!job.ok()) return job.status();
+    job->result_json = nlohmann::json{{"profile", compiled.profile}}.dump();
+    return Update(txn, *job, compiled.log_line);
+  });
+}
+
+Status JobRecords::RecordStep(const std::string& name, const db::JobStepRow& step) {
+  return store_.Transaction([&](db::Txn& txn) -> Status {
+    TPUEMU_RETURN_IF_ERROR(jobs_.AppendStep(txn, name, step));
+    return jobs_.AppendLog(txn, name, StepLine(step));
+  });
+}
+
+Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& outcome,
+                                     const nlohmann::json& result,
+                                     std::optional<JobState>* previous) {
+  previous->reset();
+  Job job;
+  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+    Result<Job> current = Get(txn, name);
+    if (!current.ok()) return current.status();
+    job = std::move(current).value();
+    if (IsTerminal(job.state)) return Status::Ok();
+    const JobState left = job.state;
+    job.state = outcome.state;
+    job.exit_code = outcome.exit_code;
+    job.reason = outcome.reason;
+    job.end_time = NowRfc3339();
+    if (!result.is_null()) job.result_json = result.dump();
+    TPUEMU_RETURN_IF_ERROR(Update(txn, job, TerminalLine(outcome)));
+    *previous = left;
+    return Status::Ok();
+  });
+  if (!s.ok()) {
+    previous->reset();
+    return s;
+  }
+  return job;
+}
+
+Status JobRecords::Delete(const std::string& name) {
+  return store_.Transaction([&](db::Txn& txn) { return jobs_.Delete(txn, name); });
+}
+
+}  // namespace tpuemu::service

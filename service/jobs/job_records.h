@@ -1,0 +1,68 @@
+// JobRecords: a job's records in the store as the service sees them — the job row (typed as a
+// Job), its log lines, its step rows and its program row — with every change of a job's life as
+// one transaction: insert (or requestId replay), re-queue, start, compile, step, terminal, delete.
+// Each change writes its log line (job_log_lines.h) in the same transaction.
+//
+// Holds only the Store reference (not owned; it must outlive this): as thread-safe as the Store.
+// Errors: NOT_FOUND for a missing job, INTERNAL for a row in an unknown state, ALREADY_EXISTS as
+// documented, and whatever the Store reports.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "db/job_program_repository.h"
+#include "db/job_repository.h"
+#include "db/store.h"
+#include "service/jobs/job.h"
+#include "service/jobs/job_compile.h"
+#include "service/jobs/job_outcome.h"
+
+namespace tpuemu::service {
+
+class JobRecords {
+ public:
+  explicit JobRecords(db::Store& store) : store_(store), jobs_(store), programs_(store) {}
+
+  Result<Job> Get(const std::string& name) const;
+  // Up to `limit` jobs matching `filter` with seq > after_seq, by seq.
+  Result<std::vector<Job>> List(const db::JobFilter& filter, int64_t after_seq, int limit) const;
+  Result<std::vector<Job>> ListInState(JobState state) const;
+  Result<std::vector<std::string>> Logs(const std::string& name, int64_t offset) const;
+  Result<std::vector<db::JobStepRow>> Steps(const std::string& name) const;
+
+  // Inserts `job` (QUEUED) with its "queued on" line and returns it with its seq; *inserted =
+  // true. If the job's requestId was already used on its node, returns that job instead
+  // (*inserted = false), or ALREADY_EXISTS when it was used with a different spec hash.
+  Result<Job> InsertOrReplay(Job job, bool* inserted);
+  // A job a restart interrupted: back to QUEUED, attempt + 1, no start time; its line.
+  Status Requeue(Job& job);
+  // QUEUED -> RUNNING with the start time and the running line. Returns the job as stored;
+  // *began tells whether this call started it (false: it was not QUEUED).
+  Result<Job> MarkRunning(const std::string& name, bool* began);
+  // The program row, the profile as the job's result so far, and the compile line.
+  Status RecordCompile(const std::string& name, const CompiledJob& compiled);
+  // The step row and its line.
+  Status RecordStep(const std::string& name, const db::JobStepRow& step);
+  // Makes the job terminal with `outcome`, the end time, `result` (unless null) and the terminal
+  // line, unless it already is terminal. Returns the job as stored; *previous is the state it
+  // left, nullopt when it was terminal already.
+  Result<Job> MarkTerminal(const std::string& name, const JobOutcome& outcome,
+                           const nlohmann::json& result, std::optional<JobState>* previous);
+  Status Delete(const std::string& name);
+
+ private:
+  Result<Job> Get(db::Txn& txn, const std::string& name) const;
+  Status Update(db::Txn& txn, const Job& job, const std::string& line) const;
+
+  db::Store& store_;
+  db::JobRepository jobs_;
+  db::JobProgramRepository programs_;
+};
+
+}  // namespace tpuemu::service

@@ -1,0 +1,52 @@
+#include "service/jobs/step_runner.h"
+
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include "engine/timing.h"
+
+namespace tpuemu::service {
+
+StepRunner::StepRunner(const engine::CompiledProgram& program, Workload& workload,
+                       const engine::Slice& slice, int tensorcores, engine::ExecuteOptions exec)
+    : program_(program),
+      workload_(workload),
+      tensorcores_(tensorcores),
+      exec_(std::move(exec)),
+      clock_hz_(slice.spec().clock_hz),
+      peak_flops_per_tensorcore_cycle_(slice.spec().PeakBf16FlopsPerTensorCore() / clock_hz_),
+      allreduce_cycles_(
+          workload.shards() > 1
+              ? engine::AllReduceCycles(slice.spec(), workload.GradientBytes(), workload.shards())
+              : 0) {}
+
+Result<db::JobStepRow> StepRunner::Run(int64_t step) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<engine::ExecutionResult> results;
+  for (int shard = 0; shard < workload_.shards(); ++shard) {
+    Result<engine::ExecutionResult> r =
+        engine::Execute(program_, workload_.graph(), workload_.Feeds(shard), exec_);
+    if (!r.ok()) return r.status();
+    results.push_back(std::move(r).value());
+  }
+  workload_.ApplySgd(results);
+  db::JobStepRow m;
+  m.step = step;
+  m.cycles = program_.totals.cycles + allreduce_cycles_;
+  m.emulated_seconds = static_cast<double>(m.cycles) / clock_hz_;
+  m.flops = program_.totals.flops * static_cast<double>(results.size());
+  m.mxu_utilization = m.cycles > 0 ? m.flops / (static_cast<double>(m.cycles) * tensorcores_ *
+                                                peak_flops_per_tensorcore_cycle_)
+                                   : 0;
+  if (workload_.loss_id()) {
+    double loss = 0;
+    for (const auto& r : results) loss += r.outputs.at(*workload_.loss_id()).f32()[0];
+    m.loss = loss / static_cast<double>(results.size());
+  }
+  m.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  last_outputs_ = std::move(results[0].outputs);
+  return m;
+}
+
+}  // namespace tpuemu::service

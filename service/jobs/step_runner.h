@@ -1,0 +1,50 @@
+// StepRunner: one training or inference step of a job — every shard of a data-parallel step on
+// the executor, the SGD update, and the step's metrics row (emulated cycles including the gradient
+// all-reduce, emulated seconds, flops, MXU utilization, the loss averaged over the shards, host
+// time). JobManager's run calls it once per step; tests call it to train a workload.
+//
+// Ownership: the program and the workload are borrowed and must outlive the runner; the workload
+// is updated by every step (its weights). Not thread-safe: one runner per run, on one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "base/status.h"
+#include "db/job_repository.h"
+#include "engine/compiler.h"
+#include "engine/executor.h"
+#include "engine/hardware.h"
+#include "service/workloads/workloads.h"
+
+namespace tpuemu::service {
+
+class StepRunner {
+ public:
+  // `tensorcores`: the TensorCores a step occupies (CompiledJob::tensorcores), the denominator
+  // of the MXU utilization. `exec` carries the cancel flag, the pool and its fairness group.
+  StepRunner(const engine::CompiledProgram& program, Workload& workload, const engine::Slice& slice,
+             int tensorcores, engine::ExecuteOptions exec = {});
+
+  // Runs step `step` on every shard, applies SGD, and returns the step's row. CANCELLED when the
+  // executor stopped at the cancel flag; any other executor error as is (nothing is applied).
+  Result<db::JobStepRow> Run(int64_t step);
+
+  // Shard 0's outputs of the last step that ran (empty before the first).
+  const std::map<std::string, engine::Tensor>& last_outputs() const { return last_outputs_; }
+  // Emulated cycles of the gradient all-reduce each data-parallel step adds (0 for one shard).
+  int64_t allreduce_cycles() const { return allreduce_cycles_; }
+
+ private:
+  const engine::CompiledProgram& program_;
+  Workload& workload_;
+  const int tensorcores_;
+  const engine::ExecuteOptions exec_;
+  const double clock_hz_;
+  const double peak_flops_per_tensorcore_cycle_;
+  const int64_t allreduce_cycles_;
+  std::map<std::string, engine::Tensor> last_outputs_;
+};
+
+}  // namespace tpuemu::service

@@ -1,0 +1,115 @@
+// POST|GET /_emulator/compare over real HTTP, and the agreement with `tpuemu-engine compare`:
+// the same request gives the same comparison from the endpoint and from the CLI.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "tests/cli/child_process.h"
+#include "tests/e2e/api_server.h"
+
+namespace tpuemu::testing {
+namespace {
+
+using nlohmann::json;
+
+class CompareApiTest : public ::testing::Test {
+ protected:
+  ApiServer server_;
+  HttpClient client_{"127.0.0.1", server_.port()};
+
+  ClientResponse Post(const json& body) {
+    Result<ClientResponse> r = client_.Request("POST", "/_emulator/compare", body.dump());
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return *r;
+  }
+};
+
+TEST_F(CompareApiTest, ModelShapesOnEveryAcceleratorType) {
+  const ClientResponse r = Post({{"model", {{"preset", "llama2-7b"}, {"seqLen", 2048}}}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = r.Json();
+  EXPECT_EQ(j["unit"], "tokens");
+  EXPECT_EQ(j["rows"].size(), engine::AllAcceleratorTypes().size());
+  EXPECT_EQ(j["prices"]["unit"], "USD per chip-hour");
+  for (const json& row : j["rows"]) {
+    EXPECT_TRUE(row.contains("acceleratorType"));
+    if (row["fits"].get<bool>()) {
+      EXPECT_GT(row["onDemand"]["perMillionUnits"].get<double>(), 0);
+    }
+  }
+}
+
+TEST_F(CompareApiTest, GetWithTheQueryIsThePost) {
+  Result<ClientResponse> get = client_.Request(
+      "GET", "/_emulator/compare?preset=llama3-8b&globalBatch=64&acceleratorTypes=v5p,v6e-8");
+  ASSERT_TRUE(get.ok());
+  ASSERT_EQ(get->status, 200) << get->body;
+  const ClientResponse post = Post({{"model", {{"preset", "llama3-8b"}, {"globalBatch", 64}}},
+                                    {"acceleratorTypes", {"v5p", "v6e-8"}}});
+  EXPECT_EQ(get->Json(), post.Json());
+  EXPECT_EQ(get->Json()["rows"].size(), 13u);  // 12 v5p sizes and v6e-8
+}
+
+TEST_F(CompareApiTest, BuiltInWorkloadsAndPrograms) {
+  const ClientResponse mlp =
+      Post({{"workload", {{"mlp", {{"layers", 2}, {"batch", 64}, {"hidden", 128}}}}},
+            {"acceleratorTypes", {"v5litepod-4"}}});
+  ASSERT_EQ(mlp.status, 200) << mlp.body;
+  EXPECT_EQ(mlp.Json()["source"], "workload");
+  EXPECT_EQ(mlp.Json()["unit"], "samples");
+  EXPECT_EQ(mlp.Json()["globalBatch"], 64);
+  EXPECT_TRUE(mlp.Json()["rows"][0]["fits"].get<bool>());
+  const json program = json::parse(R"({"name": "p", "ops": [
+      {"id": "x", "op": "parameter", "shape": [32, 64]},
+      {"id": "w", "op": "constant", "shape": [64, 64], "fill": 0.5},
+      {"id": "y", "op": "dot", "inputs": ["x", "w"]}], "outputs": ["y"]})");
+  const ClientResponse p = Post({{"program", program}, {"acceleratorTypes", {"v6e"}}});
+  ASSERT_EQ(p.status, 200) << p.body;
+  EXPECT_EQ(p.Json()["source"], "program");
+  EXPECT_EQ(p.Json()["rows"].size(), 8u);
+}
+
+TEST_F(CompareApiTest, ErrorsUseGooglesEnvelopeAndNameTheField) {
+  const ClientResponse bad = Post({{"model", {{"preset", "llama2-7b"}, {"heads", -1}}}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.Json()["error"]["status"], "INVALID_ARGUMENT");
+  EXPECT_EQ(bad.Json()["error"]["message"], "model.heads must be an integer in 1..1024");
+  const ClientResponse unknown =
+      Post({{"model", {{"preset", "llama2-7b"}}}, {"acceleratorTypes", {"v9-8"}}});
+  EXPECT_EQ(unknown.status, 404) << unknown.body;
+  Result<ClientResponse> query = client_.Request("GET", "/_emulator/compare?layers=x");
+  ASSERT_TRUE(query.ok());
+  EXPECT_EQ(query->status, 400);
+  EXPECT_EQ(query->Json()["error"]["message"], "layers must be an integer, got 'x'");
+}
+
+TEST_F(CompareApiTest, TheEndpointAndTheCliAgree) {
+  const json body = {{"model",
+                      {{"layers", 8},
+                       {"dModel", 1024},
+                       {"heads", 16},
+                       {"kvHeads", 4},
+                       {"ffn", 4096},
+                       {"vocab", 32000},
+                       {"seqLen", 1024},
+                       {"globalBatch", 64}}},
+                     {"acceleratorTypes", {"v4", "v5litepod-8", "v6e-16"}},
+                     {"prices", {{"prices", {{{"generation", "v6e"}, {"onDemand", 3.0}}}}}}};
+  const ClientResponse endpoint = Post(body);
+  ASSERT_EQ(endpoint.status, 200) << endpoint.body;
+  char path[] = "/tmp/tpuemu_compare_request_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << body.dump();
+  const ProcessResult cli =
+      ChildProcess::Run({TPUEMU_ENGINE_BIN, "compare", "--request", path, "--format", "json"}, {});
+  std::remove(path);
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(json::parse(cli.out), endpoint.Json());
+}
+
+}  // namespace
+}  // namespace tpuemu::testing

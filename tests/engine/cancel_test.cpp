@@ -1,0 +1,177 @@
+// Cancellation inside long ops: a cancel flag set (or a deadline passing) while one huge matmul
+// or conv runs ends Execute within a fraction of a second, not at the op's end.
+// The bound asserted here (2 s) is generous on purpose — it proves that the kernels check, not
+// how fast this machine is; each test prints the latency it measured.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "engine/compiler.h"
+#include "engine/executor.h"
+#include "engine/pool.h"
+#include "tests/support/wait_for.h"
+
+namespace tpuemu::engine {
+namespace {
+
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kBoundSeconds = 2.0;
+
+Tensor Random(Shape shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  FloatBuffer v(static_cast<size_t>(shape.NumElements()));
+  for (float& x : v) x = dist(rng);
+  return *Tensor::FromF32(std::move(shape), std::move(v));
+}
+
+std::shared_ptr<const CompiledProgram> CompileHighest(const Graph& g) {
+  CompileOptions options;
+  options.precision = Precision::kHighest;
+  auto program = Compile(g, *Slice::FromAcceleratorType("v4-8"), options);
+  EXPECT_TRUE(program.ok()) << program.status().ToString();
+  return program.ok() ? *program : nullptr;
+}
+
+// A 4096³ HIGHEST matmul: six passes of 69 GFLOP each, tens of seconds on one core.
+struct BigMatmul {
+  Graph graph{"big_matmul"};
+  std::map<std::string, Tensor> feeds;
+  BigMatmul() {
+    graph.Parameter("a", {4096, 4096});
+    graph.Parameter("b", {4096, 4096});
+    graph.MarkOutput(graph.Dot("c", "a", "b"));
+    feeds["a"] = Random({4096, 4096}, 1);
+    feeds["b"] = Random({4096, 4096}, 2);
+  }
+};
+
+// A 3x3 SAME conv over 16 images of 128x128x64 to 128 channels at HIGHEST: 58 G MACs.
+struct BigConv {
+  Graph graph{"big_conv"};
+  std::map<std::string, Tensor> feeds;
+  BigConv() {
+    Conv2DParams same;
+    same.padding = ConvPadding::kSame;
+    graph.Parameter("x", {16, 128, 128, 64});
+    graph.Parameter("w", {3, 3, 64, 128});
+    graph.MarkOutput(graph.Conv2D("y", "x", "w", same));
+    feeds["x"] = Random({16, 128, 128, 64}, 3);
+    feeds["w"] = Random({3, 3, 64, 128}, 4);
+  }
+};
+
+struct Outcome {
+  Status status;
+  double latency_s = 0;  // from the flag (or the deadline) to Execute's return
+};
+
+// Runs Execute on a thread with a two-thread pool, sets the flag 0.5 s after a pool worker began
+// running part of the op (past the operand preparation, inside the GEMM tiles or vector chunks),
+// and measures how long Execute takes to return after that.
+Outcome CancelWhileRunning(const Graph& graph, const std::map<std::string, Tensor>& feeds) {
+  auto program = CompileHighest(graph);
+  if (program == nullptr) return {Status::Internal("compile failed")};
+  Pool pool(1);  // one worker + the executing thread
+  std::atomic<bool> cancel{false};
+  ExecuteOptions options;
+  options.cancel = &cancel;
+  options.pool = &pool;
+  Outcome outcome;
+  std::atomic<bool> returned{false};
+  Clock::time_point returned_at;
+  std::thread runner([&] {
+    Result<ExecutionResult> r = Execute(*program, graph, feeds, options);
+    returned_at = Clock::now();
+    outcome.status = r.status();
+    returned = true;
+  });
+  const bool started = testing::WaitFor(
+      [&] { return pool.GetStats().busy_workers > 0 || returned; }, std::chrono::seconds(60));
+  const Clock::time_point began = Clock::now();
+  testing::WaitFor(
+      [&] { return returned || Clock::now() - began > std::chrono::milliseconds(500); },
+      std::chrono::seconds(60));
+  EXPECT_FALSE(returned) << "the op finished before the flag was set";
+  const Clock::time_point flagged = Clock::now();
+  cancel = true;
+  runner.join();
+  EXPECT_TRUE(started);
+  outcome.latency_s = std::chrono::duration<double>(returned_at - flagged).count();
+  return outcome;
+}
+
+// Runs Execute on the calling thread only (no pool) with a deadline 1 s away.
+Outcome DeadlineWhileRunning(const Graph& graph, const std::map<std::string, Tensor>& feeds) {
+  auto program = CompileHighest(graph);
+  if (program == nullptr) return {Status::Internal("compile failed")};
+  ExecuteOptions options;
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(1);
+  options.deadline = deadline;
+  Result<ExecutionResult> r = Execute(*program, graph, feeds, options);
+  return {r.status(), std::chrono::duration<double>(Clock::now() - deadline).count()};
+}
+
+// Prints the latency and checks the status (and the op it names, when given) and the bound.
+void ExpectStoppedQuickly(const Outcome& o, const char* what, StatusCode code,
+                          const char* op = nullptr) {
+  std::printf("%s latency, %s: %.1f ms\n", code == StatusCode::kCancelled ? "cancel" : "deadline",
+              what, o.latency_s * 1e3);
+  EXPECT_EQ(o.status.code(), code) << o.status.ToString();
+  if (op != nullptr) {
+    EXPECT_THAT(o.status.message(), HasSubstr("in op '" + std::string(op) + "'"));
+  }
+  EXPECT_LT(o.latency_s, kBoundSeconds);
+}
+
+TEST(CancelTest, CancelInsideA4096CubedHighestMatmulReturnsQuickly) {
+  BigMatmul big;
+  ExpectStoppedQuickly(CancelWhileRunning(big.graph, big.feeds),
+                       "4096^3 HIGHEST matmul on 2 threads", StatusCode::kCancelled, "c");
+}
+
+TEST(CancelTest, DeadlineInsideA4096CubedHighestMatmulOnOneThread) {
+  BigMatmul big;
+  ExpectStoppedQuickly(DeadlineWhileRunning(big.graph, big.feeds),
+                       "4096^3 HIGHEST matmul on 1 thread", StatusCode::kDeadlineExceeded, "c");
+}
+
+TEST(CancelTest, CancelInsideABigHighestConvReturnsQuickly) {
+  BigConv big;
+  ExpectStoppedQuickly(CancelWhileRunning(big.graph, big.feeds),
+                       "conv 16x128x128x64 -> 128 HIGHEST on 2 threads", StatusCode::kCancelled,
+                       "y");
+}
+
+TEST(CancelTest, DeadlineInsideABigHighestConvOnOneThread) {
+  BigConv big;
+  ExpectStoppedQuickly(DeadlineWhileRunning(big.graph, big.feeds),
+                       "conv 16x128x128x64 -> 128 HIGHEST on 1 thread",
+                       StatusCode::kDeadlineExceeded, "y");
+}
+
+TEST(CancelTest, CancelInsideALongChainOfVectorOps) {
+  // 32 M elements through 30 transcendental ops (tens of ms each even on a fast CPU): the flag
+  // lands inside one of them.
+  Graph g("vector_chain");
+  std::string h = g.Parameter("x", {4096, 8192});
+  for (int i = 0; i < 30; ++i) {
+    const std::string id = "op" + std::to_string(i);
+    h = i % 2 == 0 ? g.Gelu(id, h) : g.Tanh(id, h);
+  }
+  g.MarkOutput(h);
+  std::map<std::string, Tensor> feeds;
+  feeds["x"] = Random({4096, 8192}, 5);
+  ExpectStoppedQuickly(CancelWhileRunning(g, feeds), "32M-element vector ops on 2 threads",
+                       StatusCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace tpuemu::engine

@@ -1,0 +1,84 @@
+#include "engine/cost/transformer_model.h"
+
+#include <gtest/gtest.h>
+
+namespace tpuemu::engine::cost {
+namespace {
+
+TransformerShape Parse(const nlohmann::json& j) {
+  Result<TransformerShape> s = ParseTransformerShape(j);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : TransformerShape{};
+}
+
+TEST(TransformerModel, Llama2SevenBHasMetasParameterCount) {
+  EXPECT_EQ(TransformerParameters(Parse({{"preset", "llama2-7b"}})), 6738415616.0);
+}
+
+TEST(TransformerModel, ModelFlopsByHand) {
+  // 1 layer, d 4, 2 heads of 2, ffn 8 (gated), vocab 10, seq 4, batch 1. Per token:
+  // MLP 2·4·8·3 = 192, qkv 2·4·(4+2·4) = 96, out 2·4·4 = 32, logits 2·4·10 = 80 -> 400;
+  // attention 4·4·4 = 64; x3 for the backward pass; x4 tokens: (400 + 64)·3·4 = 5568.
+  const TransformerShape s = Parse({{"layers", 1},
+                                    {"dModel", 4},
+                                    {"heads", 2},
+                                    {"ffn", 8},
+                                    {"vocab", 10},
+                                    {"seqLen", 4},
+                                    {"globalBatch", 1}});
+  EXPECT_EQ(s.head_dim, 2);
+  EXPECT_EQ(s.kv_heads, 2);
+  EXPECT_DOUBLE_EQ(TransformerModelFlops(s), 5568);
+  // Parameters: 4·12 + 4·4 + 3·4·8 + 2·4 = 168 in the layer, 2·10·4 + 4 = 84 outside.
+  EXPECT_DOUBLE_EQ(TransformerParameters(s), 252);
+  const StepProfile p = TransformerProfile(s, Remat::kFull);
+  EXPECT_EQ(p.unit, "tokens");
+  EXPECT_EQ(p.units_per_step, 4);
+  EXPECT_DOUBLE_EQ(p.layer.weights, 168 * 4);    // f32
+  EXPECT_DOUBLE_EQ(p.layer.optimizer, 168 * 8);  // Adam's two moments
+  EXPECT_DOUBLE_EQ(p.layer.gathered, 168 * 2);   // bf16
+  EXPECT_EQ(p.max_tp, 2);
+}
+
+TEST(TransformerModel, RematTradesMemoryForRecompute) {
+  const TransformerShape s = Parse({{"preset", "llama2-7b"}});
+  const StepProfile none = TransformerProfile(s, Remat::kNone);
+  const StepProfile minimal = TransformerProfile(s, Remat::kMinimal);
+  const StepProfile full = TransformerProfile(s, Remat::kFull);
+  EXPECT_GT(none.activation_bytes + none.activation_bytes_tp,
+            minimal.activation_bytes + minimal.activation_bytes_tp);
+  EXPECT_GT(minimal.activation_bytes + minimal.activation_bytes_tp,
+            full.activation_bytes + full.activation_bytes_tp);
+  auto mxu = [](const StepProfile& p) {
+    double f = 0;
+    for (const ProfileOp& op : p.ops) f += op.mxu_flops * op.count * (op.per_layer ? p.layers : 1);
+    return f;
+  };
+  EXPECT_LT(mxu(none), mxu(minimal));
+  EXPECT_LT(mxu(minimal), mxu(full));
+  EXPECT_EQ(none.model_flops, full.model_flops);  // MFU counts the model, not the recompute
+}
+
+TEST(TransformerModel, ErrorsNameTheField) {
+  EXPECT_EQ(ParseTransformerShape({{"preset", "gpt5"}}).status().message(),
+            "model.preset must be one of llama2-7b, llama2-13b, llama2-70b, llama3-8b, "
+            "llama3-70b");
+  EXPECT_EQ(ParseTransformerShape({{"layers", 2}}).status().message(),
+            "model.dModel is required (or give a preset)");
+  EXPECT_EQ(ParseTransformerShape({{"preset", "llama2-7b"}, {"heads", 0}}).status().message(),
+            "model.heads must be an integer in 1..1024");
+  EXPECT_EQ(ParseTransformerShape({{"preset", "llama2-7b"}, {"kvHeads", 5}}).status().message(),
+            "model.kvHeads must divide heads (32), got 5");
+  EXPECT_EQ(ParseTransformerShape({{"preset", "llama2-7b"}, {"depth", 5}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ParseTransformerShape({{"preset", "llama2-7b"}, {"globalBatch", 1 << 20}, {"seqLen", 16384}})
+          .status()
+          .message(),
+      "model.globalBatch x seqLen must be at most 8589934592 tokens per step");
+  EXPECT_EQ(ParseRemat("some").status().message(),
+            "unknown remat policy 'some' (expected none, minimal or full)");
+}
+
+}  // namespace
+}  // namespace tpuemu::engine::cost

@@ -1,0 +1,49 @@
+#include "engine/init_cache.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/kernels.h"
+
+namespace tpuemu::engine {
+namespace {
+
+TEST(InitCacheTest, RandomInitsAreMaterialisedOnceAndEqualMaterializeInit) {
+  InitCache cache(size_t{1} << 20);
+  const Init init = Init::Random(7, Init::Distribution::kNormal, 0.5);
+  auto first = cache.Get(DType::kF32, {64, 32}, init);
+  auto second = cache.Get(DType::kF32, {64, 32}, init);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(first->get(), second->get());  // the same shared tensor
+  Tensor direct(DType::kF32, {64, 32});
+  ASSERT_TRUE(MaterializeInit(init, direct).ok());
+  EXPECT_EQ((*first)->f32_values(), direct.f32_values());
+  EXPECT_EQ(cache.GetStats().hits, 1);
+  EXPECT_EQ(cache.GetStats().misses, 1);
+  // Any other seed, shape, dtype or scale is another tensor.
+  auto other_seed =
+      cache.Get(DType::kF32, {64, 32}, Init::Random(8, Init::Distribution::kNormal, 0.5));
+  auto bf16 = cache.Get(DType::kBF16, {64, 32}, init);
+  ASSERT_TRUE(other_seed.ok() && bf16.ok());
+  EXPECT_NE(other_seed->get(), first->get());
+  EXPECT_NE(bf16->get(), first->get());
+  EXPECT_EQ((*bf16)->dtype(), DType::kBF16);
+}
+
+TEST(InitCacheTest, EvictsLeastRecentlyUsedPastCapacityAndSkipsNonRandomInits) {
+  InitCache cache(3 * 1024 * 4);  // three 1024-element f32 tensors
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    ASSERT_TRUE(cache.Get(DType::kF32, {1024}, Init::Random(seed)).ok());
+  }
+  EXPECT_EQ(cache.GetStats().cached_bytes, size_t{3 * 1024 * 4});
+  ASSERT_TRUE(cache.Get(DType::kF32, {1024}, Init::Random(3)).ok());  // newest: still there
+  EXPECT_EQ(cache.GetStats().hits, 1);
+  ASSERT_TRUE(cache.Get(DType::kF32, {1024}, Init::Random(0)).ok());  // oldest: evicted
+  EXPECT_EQ(cache.GetStats().hits, 1);
+  auto fill = cache.Get(DType::kF32, {4}, Init::Fill(2.5));
+  ASSERT_TRUE(fill.ok());
+  EXPECT_EQ((*fill)->f32()[3], 2.5f);
+  EXPECT_EQ(cache.Get(DType::kF32, {4}, Init{}).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tpuemu::engine

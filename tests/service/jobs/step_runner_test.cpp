@@ -1,0 +1,109 @@
+// StepRunner: a step's metrics row (cycles incl. all-reduce, flops, utilization, loss) and the
+// training it drives — the built-in workloads' losses fall over their steps.
+#include "service/jobs/step_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+
+#include "engine/compiler.h"
+#include "engine/timing.h"
+#include "service/jobs/job_spec.h"
+
+namespace tpuemu::service {
+namespace {
+
+using nlohmann::json;
+
+struct Trained {
+  std::vector<db::JobStepRow> steps;
+  std::shared_ptr<const engine::CompiledProgram> program;
+};
+
+// Builds the spec's workload, compiles it for `type` and runs every step of the spec.
+Trained Train(const char* body, const char* type = "v4-8") {
+  JobSpec spec = *ParseJobSpec(json::parse(body));
+  Result<Workload> w = Workload::Build(spec);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  const engine::Slice slice = *engine::Slice::FromAcceleratorType(type);
+  auto program = engine::Compile(w->graph(), slice, {});
+  EXPECT_TRUE(program.ok()) << program.status().ToString();
+  Trained out{{}, *program};
+  StepRunner runner(**program, *w, slice, w->shards() > 1 ? w->shards() : spec.cores);
+  for (int64_t step = 0; step < spec.steps; ++step) {
+    Result<db::JobStepRow> row = runner.Run(step);
+    EXPECT_TRUE(row.ok()) << row.status().ToString();
+    if (!row.ok()) break;
+    EXPECT_EQ(row->step, step);
+    if (row->loss) {
+      EXPECT_TRUE(std::isfinite(*row->loss)) << "step " << step;
+    }
+    out.steps.push_back(*row);
+  }
+  return out;
+}
+
+TEST(StepRunnerTest, MlpLossFallsOver20DataParallelSteps) {
+  Trained t = Train(R"({"workload": {"mlp": {"layers": 2, "batch": 32, "hidden": 32,
+                                              "steps": 20}}, "cores": 2})");
+  ASSERT_EQ(t.steps.size(), 20u);
+  EXPECT_LT(*t.steps.back().loss, *t.steps.front().loss * 0.7)
+      << "first " << *t.steps.front().loss << " last " << *t.steps.back().loss;
+}
+
+// (The transformer's training is in tests/service/workloads/workloads_test.cpp.)
+TEST(StepRunnerTest, CnnLossFallsAndTheConvolutionsRunOnTheMxu) {
+  Trained t = Train(R"({"workload": {"cnn": {"steps": 15}}})", "v5litepod-8");
+  ASSERT_EQ(t.steps.size(), 15u);
+  int conv_on_mxu = 0;
+  for (const engine::OpPlan& p : t.program->plans) {
+    conv_on_mxu += p.on_mxu && (p.kind == engine::OpKind::kConv2D ||
+                                p.kind == engine::OpKind::kConv2DBackpropFilter);
+  }
+  EXPECT_EQ(conv_on_mxu, 2);
+  EXPECT_LT(*t.steps.back().loss, *t.steps.front().loss * 0.8);
+}
+
+TEST(StepRunnerTest, StepRowAddsTheAllReduceAndCountsEveryShard) {
+  JobSpec spec = *ParseJobSpec(json::parse(R"({"workload": {"cnn": {"steps": 1}}, "cores": 2})"));
+  Workload w = *Workload::Build(spec);
+  const engine::Slice slice = *engine::Slice::FromAcceleratorType("v4-8");
+  auto program = *engine::Compile(w.graph(), slice, {});
+  StepRunner runner(*program, w, slice, 2);
+  const int64_t allreduce = engine::AllReduceCycles(slice.spec(), w.GradientBytes(), 2);
+  EXPECT_GT(allreduce, 0);
+  EXPECT_EQ(runner.allreduce_cycles(), allreduce);
+  Result<db::JobStepRow> row = runner.Run(0);
+  ASSERT_TRUE(row.ok()) << row.status().ToString();
+  EXPECT_EQ(row->cycles, program->totals.cycles + allreduce);
+  EXPECT_DOUBLE_EQ(row->emulated_seconds, static_cast<double>(row->cycles) / slice.spec().clock_hz);
+  EXPECT_DOUBLE_EQ(row->flops, 2 * program->totals.flops);
+  const double peak_per_cycle = slice.spec().PeakBf16FlopsPerTensorCore() / slice.spec().clock_hz;
+  EXPECT_DOUBLE_EQ(row->mxu_utilization,
+                   row->flops / (static_cast<double>(row->cycles) * 2 * peak_per_cycle));
+  ASSERT_TRUE(row->loss.has_value());
+  EXPECT_TRUE(runner.last_outputs().count("loss"));
+  EXPECT_GE(row->host_seconds, 0);
+}
+
+TEST(StepRunnerTest, AMatmulHasNoLossAndOneShard) {
+  Trained t = Train(R"({"workload": {"matmul": {"m": 8, "n": 8, "k": 8}}, "steps": 2})");
+  ASSERT_EQ(t.steps.size(), 2u);
+  EXPECT_FALSE(t.steps[0].loss.has_value());
+  EXPECT_EQ(t.steps[0].cycles, t.program->totals.cycles);
+}
+
+TEST(StepRunnerTest, ARaisedCancelFlagStopsTheStepWithCancelled) {
+  JobSpec spec = *ParseJobSpec(json::parse(R"({"workload": {"matmul": {}}})"));
+  Workload w = *Workload::Build(spec);
+  const engine::Slice slice = *engine::Slice::FromAcceleratorType("v4-8");
+  auto program = *engine::Compile(w.graph(), slice, {});
+  std::atomic<bool> cancel{true};
+  StepRunner runner(*program, w, slice, 1, {.cancel = &cancel});
+  EXPECT_EQ(runner.Run(0).status().code(), StatusCode::kCancelled);
+  EXPECT_TRUE(runner.last_outputs().empty());
+}
+
+}  // namespace
+}  // namespace tpuemu::service

@@ -1,0 +1,166 @@
+// Compare: which TPU for a model — step time, throughput, MFU, HBM fit, the bottleneck and the
+// dollars on every accelerator type (GET /_emulator/compare, docs/cost-model.md). The form's
+// fields are the endpoint's query parameters and the page's URL carries them, so a URL
+// (#/compare?preset=llama2-7b&globalBatch=512&...) reproduces the comparison.
+import * as api from '../api.js';
+import {barChart} from '../charts.js';
+import {emptyRow, errorBox, field, formatBytes, formatNumber, formatSeconds, h, mount, select} from '../dom.js';
+
+const kPresets = ['llama2-7b', 'llama2-13b', 'llama2-70b', 'llama3-8b', 'llama3-70b'];
+const kShapeFields = [
+  ['layers', 'Layers'], ['dModel', 'dModel'], ['heads', 'Heads'], ['kvHeads', 'KV heads'],
+  ['headDim', 'Head dim'], ['ffn', 'FFN'], ['vocab', 'Vocab'], ['seqLen', 'Sequence length'],
+  ['globalBatch', 'Global batch'],
+];
+const kQueryKeys = ['preset', ...kShapeFields.map(([k]) => k), 'acceleratorTypes', 'strategy', 'remat'];
+const kDefaults = {preset: 'llama2-7b'};
+const kGenerationColors = {v2: '#9aa0a6', v3: '#a142f4', v4: '#e37400', v5e: '#188038', v5p: '#1a73e8', v6e: '#d93025'};
+
+function dollars(v) {
+  if (v === undefined || v === null) return '—';
+  if (v === 0) return '$0';
+  if (v < 0.01) return `$${v.toExponential(2)}`;
+  return `$${v.toLocaleString('en-US', {maximumFractionDigits: v < 100 ? 3 : 0})}`;
+}
+
+function rate(v) {
+  if (v === undefined || v === null) return '—';
+  if (v >= 1e6) return `${(v / 1e6).toFixed(2)}M`;
+  if (v >= 1e3) return `${(v / 1e3).toFixed(1)}k`;
+  return v.toFixed(1);
+}
+
+function queryOf(params) {
+  const q = new URLSearchParams();
+  for (const key of kQueryKeys) if (params[key]) q.set(key, params[key]);
+  return q.toString();
+}
+
+function form(params, onSubmit) {
+  const preset = select({id: 'compare-preset', name: 'preset'},
+                        [{value: '', label: 'Custom shapes'}, ...kPresets], params.preset || '');
+  const inputs = kShapeFields.map(([key, label]) => field(label, h('input', {
+    id: `compare-${key}`, name: key, type: 'number', min: 1, step: 1, value: params[key] || '',
+    placeholder: params.preset ? 'preset' : '', size: 8})));
+  const types = h('input', {id: 'compare-types', name: 'acceleratorTypes', value: params.acceleratorTypes || '',
+                            placeholder: 'all (e.g. v5e,v5p-128)', size: 22});
+  const strategy = select({id: 'compare-strategy', name: 'strategy'},
+                          [{value: '', label: 'Fastest that fits'}, {value: 'dp', label: 'Data parallel'},
+                           {value: 'fsdp', label: 'FSDP'}, {value: 'tp', label: 'Tensor parallel × FSDP'}],
+                          params.strategy || '');
+  const remat = select({id: 'compare-remat', name: 'remat'},
+                       [{value: '', label: 'Auto (minimal or full)'}, 'none', 'minimal', 'full'], params.remat || '');
+  return h('form', {id: 'compare-form', 'aria-labelledby': 'compare-form-title', onsubmit: (event) => {
+    event.preventDefault();
+    const next = {};
+    for (const el of event.target.elements) {
+      if (el.name && el.value.trim()) next[el.name] = el.value.trim();
+    }
+    onSubmit(next);
+  }},
+  h('h2', {id: 'compare-form-title'}, 'Model'),
+  h('div', {class: 'fields'}, field('Preset', preset), inputs),
+  h('div', {class: 'fields'}, field('Accelerator types', types, 'types or generations, comma-separated'),
+    field('Sharding', strategy), field('Rematerialisation', remat),
+    h('div', {class: 'field'}, h('button', {type: 'submit'}, 'Compare'))));
+}
+
+export default {
+  title: 'Compare',
+  async render(root, params) {
+    if (!kQueryKeys.some((k) => params[k])) Object.assign(params, kDefaults);
+    const errors = h('div');
+    const summary = h('p', {id: 'compare-summary'});
+    const stepCanvas = h('canvas', {id: 'compare-step-chart', 'aria-label': 'Step time per accelerator type'});
+    const costCanvas = h('canvas', {id: 'compare-cost-chart', 'aria-label': 'Dollars per million tokens per accelerator type'});
+    const costTitle = h('h2', {id: 'compare-cost-title'}, '$ per 1M tokens');
+    const body = h('tbody');
+    const unitHead = [h('th', {scope: 'col', class: 'num'}, 'tok/s/chip'), h('th', {scope: 'col', class: 'num'}, 'tok/s')];
+    const pricesNote = h('p', {class: 'muted small', id: 'compare-prices'});
+    mount(root,
+          h('div', {class: 'title-row'}, h('h1', {}, 'Compare'),
+            h('a', {id: 'compare-link', href: `#/compare?${queryOf(params)}`}, 'Link to this comparison')),
+          h('p', {class: 'muted'}, 'Step time, memory fit and cost of one training step on every TPU generation and ',
+            'slice size, priced by the model in docs/cost-model.md (no hardware is rented, nothing is executed).'),
+          h('section', {class: 'card'}, form(params, (next) => { location.hash = `#/compare?${queryOf(next)}`; })),
+          errors, summary,
+          h('div', {class: 'grid cols-2'},
+            h('section', {class: 'card', 'aria-labelledby': 'compare-step-title'},
+              h('h2', {id: 'compare-step-title'}, 'Step time (log scale, slices that fit)'),
+              h('div', {class: 'chart'}, stepCanvas)),
+            h('section', {class: 'card', 'aria-labelledby': 'compare-cost-title'}, costTitle,
+              h('div', {class: 'chart'}, costCanvas))),
+          h('section', {class: 'card', 'aria-labelledby': 'compare-table-title'},
+            h('h2', {id: 'compare-table-title'}, 'Every accelerator type'),
+            h('div', {class: 'scroll'},
+              h('table', {id: 'compare-table', class: 'compact'},
+                h('thead', {}, h('tr', {},
+                  ['Type', 'Chips', 'Plan', 'Remat', 'Step'].map((t, i) => h('th', {scope: 'col', class: i === 1 || i === 4 ? 'num' : ''}, t)),
+                  unitHead,
+                  ['MFU', 'HBM / chip', 'Bound', '$/step', '$/hour', '$/1M on-demand', '$/1M spot']
+                    .map((t, i) => h('th', {scope: 'col', class: i === 2 ? '' : 'num'}, t)),
+                  h('th', {scope: 'col'}, 'Note'))),
+                body)),
+            pricesNote));
+    mount(body, emptyRow(16, 'Comparing…'));
+
+    let reply;
+    try {
+      reply = await api.optional('compare', () => api.get(`/_emulator/compare?${queryOf(params)}`));
+    } catch (e) {
+      mount(errors, errorBox(e));
+      mount(body, emptyRow(16, 'No comparison.'));
+      return {};
+    }
+    if (!reply) {
+      mount(body, emptyRow(16, 'The comparison endpoint (/_emulator/compare) is not served by this tpuemud.'));
+      return {};
+    }
+    const unit = reply.unit === 'tokens' ? 'tok' : 'samples';
+    mount(unitHead[0], `${unit}/s/chip`);
+    mount(unitHead[1], `${unit}/s`);
+    mount(costTitle, `$ per 1M ${reply.unit}`);
+    const fits = reply.rows.filter((r) => r.fits);
+    const cheapest = [...fits].sort((a, b) => a.onDemand.perMillionUnits - b.onDemand.perMillionUnits)[0];
+    const fastest = [...fits].sort((a, b) => a.stepSeconds - b.stepSeconds)[0];
+    mount(summary, `${reply.name}: ${formatNumber(reply.parameters / 1e9, 2)}B parameters, `,
+          `${formatNumber(reply.unitsPerStep)} ${reply.unit} per step, `,
+          `${formatNumber(reply.modelFlopsPerStep / 1e15, 1)} PFLOP per step. `,
+          fits.length ? [`${fits.length} of ${reply.rows.length} types fit. Cheapest per 1M ${reply.unit}: `,
+                         h('strong', {}, cheapest.acceleratorType), ` (${dollars(cheapest.onDemand.perMillionUnits)} per 1M on demand); fastest: `,
+                         h('strong', {}, fastest.acceleratorType), ` (${formatSeconds(fastest.stepSeconds)} a step).`]
+                      : 'No accelerator type fits this model: see the notes below.');
+
+    // Charts: one dataset per generation so each bar keeps its generation's colour.
+    const labels = fits.map((r) => r.acceleratorType);
+    const generations = [...new Set(fits.map((r) => r.generation))];
+    barChart(stepCanvas, labels, generations.map((g) => ({
+      label: g, color: kGenerationColors[g],
+      data: fits.map((r) => (r.generation === g ? r.stepSeconds : null)),
+    })), {stacked: true, log: true, valueLabel: 'seconds per step'});
+    barChart(costCanvas, labels, [
+      {label: 'on-demand', data: fits.map((r) => r.onDemand.perMillionUnits)},
+      {label: 'spot', data: fits.map((r) => r.spot.perMillionUnits)},
+    ], {valueLabel: `USD per 1M ${reply.unit}`});
+
+    mount(body, reply.rows.map((r) => h('tr', {dataset: {type: r.acceleratorType, fits: String(r.fits)}, class: r.fits ? '' : 'muted'},
+      h('th', {scope: 'row'}, r.acceleratorType), h('td', {class: 'num'}, formatNumber(r.chips)),
+      h('td', {}, r.plan), h('td', {}, r.remat),
+      h('td', {class: 'num'}, formatSeconds(r.stepSeconds)),
+      h('td', {class: 'num'}, rate(r.unitsPerSecondPerChip)), h('td', {class: 'num'}, rate(r.unitsPerSecond)),
+      h('td', {class: 'num'}, r.mfu === null ? '—' : `${(r.mfu * 100).toFixed(1)}%`),
+      h('td', {class: 'num', title: r.hbmPerChip ? `weights ${formatBytes(r.hbmPerChip.weights)}, gradients ${formatBytes(r.hbmPerChip.gradients)}, ` +
+          `optimizer ${formatBytes(r.hbmPerChip.optimizer)}, activations ${formatBytes(r.hbmPerChip.activations)}, working ${formatBytes(r.hbmPerChip.working)}` : ''},
+        r.hbmPerChip ? `${formatBytes(r.hbmPerChip.total)} / ${formatBytes(r.hbmPerChip.capacity)}` : '—'),
+      h('td', {}, r.bottleneck || '—'),
+      h('td', {class: 'num'}, dollars(r.onDemand?.perStep)), h('td', {class: 'num'}, dollars(r.onDemand?.perHour)),
+      h('td', {class: 'num'}, dollars(r.onDemand?.perMillionUnits)), h('td', {class: 'num'}, dollars(r.spot?.perMillionUnits)),
+      h('td', {class: 'wrap small'}, r.problem))));
+    const unverified = reply.prices.prices.filter((p) => !p.onDemandFromPricingPage).map((p) => p.generation);
+    const usd = (v) => `$${Number(v.toFixed(4))}`;
+    mount(pricesNote, `Prices: USD per chip-hour (${reply.prices.prices.map((p) => `${p.generation} ${usd(p.onDemand)} on-demand / ${usd(p.spot)} spot, ${p.region}`).join('; ')}). `,
+          unverified.length ? `On-demand figures for ${unverified.join(', ')} are not verified against Google's pricing page; ` : '',
+          'spot figures are estimates. Override them with "prices" in POST /_emulator/compare or tpuemu-engine compare --prices.');
+    return {};
+  },
+};
