@@ -69,8 +69,14 @@ Status App::Build() {
   const service::Catalog& catalog = service::Catalog::Default();
   g.nodes = std::make_unique<service::NodeManager>(*g.store, g.scheduler, catalog, options_.nodes);
   // Faults report to the events feed (built below; nothing faults before Build ends).
+  // A maintenance event interrupts the job running on the node (docs/faults.md); preemption
+  // reaches the jobs through the node's PREEMPTED state instead.
   service::FaultListener on_fault = [&g](const service::FaultEvent& e) {
     if (g.obs) g.obs->events().OnFault(e);
+    if (g.jobs && e.kind == "MAINTENANCE_STARTED") {
+      g.jobs->EndNodeJobs(e.resource, service::JobState::kFailed,
+                          "interrupted by host maintenance: " + e.message);
+    }
   };
   g.reservations =
       std::make_unique<service::ReservationBook>(*g.store, g.nodes->batcher(), catalog);

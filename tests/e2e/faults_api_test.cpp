@@ -251,5 +251,42 @@ TEST_F(RandomPreemptionTest, SpotNodesArePreemptedAtTheConfiguredRateOthersNever
   EXPECT_EQ(api_.Get("/_emulator/preemption")["ratePerHour"], 0);
 }
 
+// A job long enough to be running when the fault lands (it is ended, never run out).
+constexpr char kLongJob[] =
+    R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": 10000}}})";
+
+class FaultsDuringJobsTest : public FaultsApiTest {
+ protected:
+  // Submits kLongJob to `node` and waits until it runs; the job's resource path.
+  std::string RunningJob(const std::string& node) {
+    ClientResponse r = api_.Call("POST", kParent + "/nodes/" + node + "/jobs", kLongJob);
+    EXPECT_EQ(r.status, 200) << r.body;
+    const std::string job = "/v2/" + r.Json().value("name", "");
+    EXPECT_TRUE(api_.WaitField(job, "/state", "RUNNING"));
+    return job;
+  }
+};
+
+TEST_F(FaultsDuringJobsTest, PreemptionEndsTheRunningJobWithAReason) {
+  CreateNode("spot-job", {{"spot", true}});
+  const std::string job = RunningJob("spot-job");
+  ASSERT_EQ(api_.Call("POST", kEmulator + "/nodes/spot-job:preempt", "{}").status, 200);
+  ASSERT_TRUE(api_.WaitField(job, "/state", "FAILED", std::chrono::seconds(30)));
+  EXPECT_NE(api_.Get(job)["reason"].get<std::string>().find("was preempted"), std::string::npos)
+      << api_.Get(job).dump();
+}
+
+TEST_F(FaultsDuringJobsTest, MaintenanceInterruptsTheRunningJobWithAReason) {
+  CreateNode("maint-job");
+  const std::string job = RunningJob("maint-job");
+  ClientResponse r = api_.Call("POST", kAlpha + "/nodes/maint-job:simulateMaintenanceEvent", "{}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_TRUE(api_.WaitField(job, "/state", "FAILED", std::chrono::seconds(30)));
+  EXPECT_NE(api_.Get(job)["reason"].get<std::string>().find("host maintenance"), std::string::npos)
+      << api_.Get(job).dump();
+  api_.Finish(r);  // the node is HEALTHY again afterwards
+  EXPECT_EQ(api_.Get(kParent + "/nodes/maint-job")["health"], "HEALTHY");
+}
+
 }  // namespace
 }  // namespace tpuemu::testing
