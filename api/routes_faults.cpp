@@ -1,4 +1,4 @@
-// Emulator endpoints that cause faults (docs/faults-and-queued-resources.md), under /_emulator:
+// Emulator endpoints that cause faults (docs/faults.md), under /_emulator:
 //   POST   /_emulator/projects/P/locations/Z/nodes/N:preempt             {reason}
 //   POST   /_emulator/projects/P/locations/Z/nodes/N:scheduleMaintenance {startIn, type,
 //                                                                          canReschedule}

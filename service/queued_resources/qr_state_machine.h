@@ -1,4 +1,4 @@
-// The queued resource life cycle (docs/faults-and-queued-resources.md has the picture):
+// The queued resource life cycle (docs/faults.md has the picture):
 //
 //   CREATING -> ACCEPTED -> (validAfter reached) WAITING_FOR_RESOURCES while the zone (or the
 //   reservation) lacks room -> PROVISIONING (capacity taken, nodes created) -> ACTIVE once every

@@ -1,7 +1,7 @@
 // A Cloud TPU QueuedResource as the service keeps it — what the client asked for, the nodes that
 // request expands to, where it stands in its life cycle — and its rendering as the v2 JSON
 // resource (reference: google/cloud/tpu/v2/cloud_tpu.proto, message QueuedResource; the
-// emulator's behaviour is written up in docs/faults-and-queued-resources.md).
+// emulator's behaviour is written up in docs/faults.md).
 #pragma once
 
 #include <cstdint>
