@@ -125,7 +125,8 @@ TEST_F(QueuedResourcesApiTest, BadRequestsNameTheField) {
   ExpectApiError(Create("q6", Body(NodeSpec("Bad_Id"))), 400, "INVALID_ARGUMENT", "Bad_Id");
   ExpectApiError(Create("q7", Body(NodeSpec("x", "v9-8"))), 400, "INVALID_ARGUMENT",
                  "tpu.nodeSpec[0].node");
-  ExpectApiError(Create("bad$id", Body(NodeSpec("x"))), 400, "INVALID_ARGUMENT", "queuedResourceId");
+  ExpectApiError(Create("bad$id", Body(NodeSpec("x"))), 400, "INVALID_ARGUMENT",
+                 "queuedResourceId");
   ExpectApiError(api_.Call("POST",
                            "/v2/projects/proj/locations/nowhere-1a/queuedResources?"
                            "queuedResourceId=q",
