@@ -292,21 +292,6 @@ Result<NodeViewPage> NodeManager::ListViews(const std::string& project, const st
   return out;
 }
 
-namespace {
-
-Result<std::vector<Node>> NodesFromRows(const Result<std::vector<db::NodeRow>>& rows) {
-  if (!rows.ok()) return rows.status();
-  std::vector<Node> out;
-  for (const db::NodeRow& row : *rows) {
-    Result<Node> node = NodeFromRow(row);
-    if (!node.ok()) return node.status();
-    out.push_back(std::move(node).value());
-  }
-  return out;
-}
-
-}  // namespace
-
 Result<std::vector<Node>> NodeManager::ListOfQueuedResource(
     const std::string& queued_resource) const {
   return NodesFromRows(nodes_.ListByQueuedResource(queued_resource));

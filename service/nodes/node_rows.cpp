@@ -56,4 +56,15 @@ Result<Node> NodeFromRow(const db::NodeRow& row) {
   return node;
 }
 
+Result<std::vector<Node>> NodesFromRows(const Result<std::vector<db::NodeRow>>& rows) {
+  if (!rows.ok()) return rows.status();
+  std::vector<Node> out;
+  for (const db::NodeRow& row : *rows) {
+    Result<Node> node = NodeFromRow(row);
+    if (!node.ok()) return node.status();
+    out.push_back(std::move(node).value());
+  }
+  return out;
+}
+
 }  // namespace tpuemu::service

@@ -241,15 +241,7 @@ Result<Operation> QueuedResourceManager::Reset(const QrKey& key) {
 
 Result<std::vector<Node>> QueuedResourceManager::NodesOf(db::Txn& txn,
                                                          const std::string& name) const {
-  Result<std::vector<db::NodeRow>> rows = node_rows_.ListByQueuedResource(txn, name);
-  if (!rows.ok()) return rows.status();
-  std::vector<Node> out;
-  for (const db::NodeRow& row : *rows) {
-    Result<Node> node = NodeFromRow(row);
-    if (!node.ok()) return node.status();
-    out.push_back(std::move(node).value());
-  }
-  return out;
+  return NodesFromRows(node_rows_.ListByQueuedResource(txn, name));
 }
 
 void QueuedResourceManager::OnNodeStateChanged(const Node& node, NodeState previous) {
