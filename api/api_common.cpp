@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "api/google_error.h"
+#include "api/proto_json.h"
 
 namespace tpuemu::api {
 
@@ -61,6 +62,43 @@ Result<nlohmann::json> ParseBody(const std::string& body, const JsonLimits& limi
         "Invalid JSON payload received. Expected an object at the top level.");
   }
   return parsed;
+}
+
+Result<nlohmann::json> ParseApiBody(const std::string& body) {
+  Result<nlohmann::json> parsed = ParseBody(body);
+  if (parsed.ok()) NormalizeFieldNames(*parsed);
+  return parsed;
+}
+
+Result<std::vector<std::string>> BodyStringList(const nlohmann::json& body, const char* key,
+                                                const char* proto_name) {
+  std::vector<std::string> out;
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return out;
+  if (!it->is_array()) {
+    return Status::InvalidArgument("Invalid value at '" + std::string(proto_name) +
+                                   "' (repeated string), " + it->dump());
+  }
+  for (const nlohmann::json& v : *it) {
+    if (!v.is_string()) {
+      return Status::InvalidArgument("Invalid value at '" + std::string(proto_name) +
+                                     "' (TYPE_STRING), " + v.dump());
+    }
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+Result<bool> QueryBool(const HttpRequest& req, std::string_view key, bool fallback) {
+  std::optional<std::string> value = req.Query(key);
+  if (!value || value->empty()) return fallback;
+  std::string lower = *value;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "true" || lower == "1") return true;
+  if (lower == "false" || lower == "0") return false;
+  return Status::InvalidArgument("Invalid value for query parameter '" + std::string(key) + "': '" +
+                                 *value + "' (true or false).");
 }
 
 bool WantsIntEnums(const HttpRequest& req) {

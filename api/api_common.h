@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +28,16 @@ inline constexpr int kMaxJsonDepth = JsonLimits{}.max_depth;
 // INVALID_ARGUMENT "Invalid JSON payload received. …" naming the broken limit on malformed JSON,
 // a depth, size or value count over `limits`, or a non-object top level.
 Result<nlohmann::json> ParseBody(const std::string& body, const JsonLimits& limits = {});
+// ParseBody for a Cloud TPU API message: snake_case field names are accepted too, as Google's
+// JSON parser accepts them (proto_json.h NormalizeFieldNames).
+Result<nlohmann::json> ParseApiBody(const std::string& body);
+// A `repeated string` member of a request body (absent = empty); INVALID_ARGUMENT naming
+// `proto_name` ("worker_ids") when it is not a list of strings.
+Result<std::vector<std::string>> BodyStringList(const nlohmann::json& body, const char* key,
+                                                const char* proto_name);
+// A boolean query parameter (`force=true`; gcloud sends "True"): true/1 or false/0 in any case,
+// absent = `fallback`. INVALID_ARGUMENT naming it otherwise.
+Result<bool> QueryBool(const HttpRequest& req, std::string_view key, bool fallback = false);
 
 // `$alt=json;enum-encoding=int` (sent by @google-cloud/tpu): enums as numbers in responses.
 bool WantsIntEnums(const HttpRequest& req);

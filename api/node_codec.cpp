@@ -146,7 +146,27 @@ void ToNumber(json& obj, const char* key, const std::vector<std::string_view>& n
   }
 }
 
+void ToName(json& obj, const char* key, const std::vector<std::string_view>& names) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number_integer()) return;
+  const int64_t n = it->get<int64_t>();
+  if (n >= 0 && n < static_cast<int64_t>(names.size()) && !names[n].empty()) {
+    *it = std::string(names[n]);
+  }
+}
+
 }  // namespace
+
+void NodeEnumsToNames(json& node) {
+  if (node.contains("acceleratorConfig") && node["acceleratorConfig"].is_object()) {
+    ToName(node["acceleratorConfig"], "type", kAcceleratorTypes);
+  }
+  if (node.contains("dataDisks") && node["dataDisks"].is_array()) {
+    for (json& d : node["dataDisks"]) {
+      if (d.is_object()) ToName(d, "mode", kDiskModes);
+    }
+  }
+}
 
 Result<service::NodeSpec> DecodeNode(const json& body) {
   json fields = body;

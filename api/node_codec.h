@@ -22,6 +22,9 @@ Result<service::NodeSpec> DecodeNode(const nlohmann::json& body);
 // Rewrites enum names to their numbers in a rendered Node (state, health, apiVersion,
 // acceleratorConfig.type, dataDisks[].mode, symptoms[].symptomType).
 void NodeEnumsToInt(nlohmann::json& node);
+// The reverse, for a Node as a client sent it (echoed back inside a QueuedResource): numbers in
+// acceleratorConfig.type and dataDisks[].mode become names.
+void NodeEnumsToNames(nlohmann::json& node);
 // The same inside an Operation's response when it is a Node.
 void OperationEnumsToInt(nlohmann::json& operation);
 

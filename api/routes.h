@@ -10,22 +10,54 @@
 #include "base/status.h"
 #include "service/catalog/catalog.h"
 #include "service/common/scheduler.h"
+#include "service/faults/chaos_rules.h"
+#include "service/faults/maintenance.h"
+#include "service/faults/preemption.h"
+#include "service/faults/zone_capacity.h"
 #include "service/jobs/job_manager.h"
 #include "service/nodes/node_manager.h"
 #include "service/observability/observability.h"
 #include "service/operations/operation_manager.h"
+#include "service/queued_resources/queued_resource_manager.h"
+#include "service/queued_resources/reservations.h"
 
 namespace tpuemu::api {
 
-// nodes.* (v2): list, get, create, delete, patch, start, stop, getGuestAttributes. Mutations wait
-// for their group commit, so they run on `writers`, never on an IO thread; reads answer inline.
-void RegisterNodeRoutes(Router& router, service::NodeManager& nodes, WorkerThreads& writers);
+// nodes.* under /v2 and /v2alpha1: list, get, create, delete, patch, start, stop,
+// getGuestAttributes; v2alpha1 also simulateMaintenanceEvent and performMaintenance. Mutations
+// wait for their group commit, so they run on `writers`, never on an IO thread; reads answer
+// inline.
+void RegisterNodeRoutes(Router& router, service::NodeManager& nodes,
+                        service::MaintenanceManager& maintenance, WorkerThreads& writers);
+// queuedResources.* under /v2 and /v2alpha1: list, get, create, delete (force, requestId),
+// reset; v2alpha1 also performMaintenanceQueuedResource and reservations.list.
+void RegisterQueuedResourceRoutes(Router& router, service::QueuedResourceManager& manager,
+                                  service::MaintenanceManager& maintenance,
+                                  service::ReservationBook& reservations, WorkerThreads& writers);
 // operations.* under /v2 (and /v1, /v1alpha1, /v2alpha1, which the service config also binds).
 void RegisterOperationRoutes(Router& router, service::OperationManager& operations,
                              WorkerThreads& writers);
-// acceleratorTypes, runtimeVersions, locations (also /v1), generateServiceIdentity; queuedResources
-// answer 501 UNIMPLEMENTED naming the method.
+// acceleratorTypes, runtimeVersions, generateServiceIdentity under /v2 and /v2alpha1; locations
+// under every version; the legacy /v1 acceleratorTypes and tensorflowVersions (gcloud compute
+// tpus accelerator-types|versions list).
 void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog);
+// GET /$discovery/rest?version=v2|v2alpha1 (and /discovery/v1/apis/tpu/{version}/rest): the
+// discovery document of the emulated surface, its rootUrl pointing at the address the client
+// used (the Host header).
+void RegisterDiscoveryRoutes(Router& router);
+
+// The fault endpoints under /_emulator (api/routes_faults.cpp). Every pointer must outlive the
+// router.
+struct FaultRouteDeps {
+  service::Preempter* preempter = nullptr;
+  service::MaintenanceManager* maintenance = nullptr;
+  service::ChaosRules* chaos = nullptr;
+  service::ZoneCapacity* capacity = nullptr;
+  service::ReservationBook* reservations = nullptr;
+  service::QueuedResourceManager* queued_resources = nullptr;
+  WorkerThreads* writers = nullptr;
+};
+void RegisterFaultRoutes(Router& router, const FaultRouteDeps& deps);
 
 // jobs (emulator extension): POST/GET .../nodes/{node}/jobs, GET .../locations/{zone}/jobs,
 // GET|DELETE .../jobs/{job}, POST :cancel, GET :wait?timeout=60s, GET /logs?offset=K, GET /metrics.

@@ -9,8 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kLocation[] = "/v2/projects/{project}/locations/{location}";
-
 // Filters, orders and pages a fully built catalog list. Page tokens are offsets ("o<N>").
 HttpResponse ListReply(const HttpRequest& req, const char* key, std::vector<json> items,
                        bool unreachable) {
@@ -79,39 +77,70 @@ void RegisterLocations(Router& router, const service::Catalog& catalog,
   });
 }
 
-// Methods of the v2 surface that tpuemu does not emulate: a clear 501 naming the method.
-void RegisterUnimplemented(Router& router) {
-  struct Method {
-    const char* verb;
-    const char* pattern;
-    const char* rpc;
+// The legacy v1 catalog the older gcloud words call (`gcloud compute tpus accelerator-types list`,
+// `… versions list`): v1 AcceleratorType {name, type} and TensorFlowVersion {name, version}.
+// TensorFlow versions are those of the catalog's TensorFlow runtimes ("tpu-vm-tf-2.16.1-pjrt" ->
+// "2.16.1") and PyTorch ones ("tpu-vm-pt-1.13" -> "pytorch-1.13").
+void RegisterLegacyV1(Router& router, const service::Catalog& catalog) {
+  const std::string location = "/v1/projects/{project}/locations/{location}";
+  router.Add("GET", location + "/acceleratorTypes",
+             [&catalog](const HttpRequest& req, const PathParams& p) {
+               if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
+               std::vector<json> items;
+               for (const engine::AcceleratorType& t : catalog.TypesInZone(p.at("location"))) {
+                 items.push_back(
+                     {{"name", ParentName(p) + "/acceleratorTypes/" + t.name}, {"type", t.name}});
+               }
+               return ListReply(req, "acceleratorTypes", std::move(items), true);
+             });
+  router.Add("GET", location + "/acceleratorTypes/{type}",
+             [&catalog](const HttpRequest&, const PathParams& p) {
+               if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
+               std::string name = ParentName(p) + "/acceleratorTypes/" + p.at("type");
+               Result<engine::AcceleratorType> t = engine::FindAcceleratorType(p.at("type"));
+               if (!t.ok() || !catalog.Offers(p.at("location"), *t)) {
+                 return ErrorResponse(Status::NotFound("Resource '" + name + "' was not found"));
+               }
+               return JsonResponse(200, json{{"name", name}, {"type", t->name}});
+             });
+  auto versions = [&catalog] {
+    std::vector<std::string> out;
+    for (const std::string& v : catalog.runtime_versions()) {
+      std::string version;
+      if (v.rfind("tpu-vm-tf-", 0) == 0) {
+        version = v.substr(10, v.find('-', 10) - 10);
+      } else if (v.rfind("tpu-vm-pt-", 0) == 0) {
+        version = "pytorch-" + v.substr(10);
+      }
+      if (!version.empty() && std::find(out.begin(), out.end(), version) == out.end()) {
+        out.push_back(version);
+      }
+    }
+    return out;
   };
-  static const Method kMethods[] = {
-      {"GET", "/v2/projects/{project}/locations/{location}/queuedResources", "ListQueuedResources"},
-      {"POST", "/v2/projects/{project}/locations/{location}/queuedResources",
-       "CreateQueuedResource"},
-      {"GET", "/v2/projects/{project}/locations/{location}/queuedResources/{qr}",
-       "GetQueuedResource"},
-      {"DELETE", "/v2/projects/{project}/locations/{location}/queuedResources/{qr}",
-       "DeleteQueuedResource"},
-      {"POST", "/v2/projects/{project}/locations/{location}/queuedResources/{qr}:reset",
-       "ResetQueuedResource"},
-  };
-  for (const Method& m : kMethods) {
-    std::string rpc = m.rpc;
-    router.Add(m.verb, m.pattern, [rpc](const HttpRequest&, const PathParams&) {
-      return ErrorResponse(Status::Unimplemented(
-          "Method google.cloud.tpu.v2.Tpu." + rpc +
-          " is not implemented by tpuemu. Emulated: nodes, operations, acceleratorTypes, "
-          "runtimeVersions, locations and the tpuemu jobs extension."));
-    });
-  }
+  router.Add(
+      "GET", location + "/tensorflowVersions",
+      [versions](const HttpRequest& req, const PathParams& p) {
+        std::vector<json> items;
+        for (const std::string& v : versions()) {
+          items.push_back({{"name", ParentName(p) + "/tensorflowVersions/" + v}, {"version", v}});
+        }
+        return ListReply(req, "tensorflowVersions", std::move(items), true);
+      });
+  router.Add("GET", location + "/tensorflowVersions/{version}",
+             [versions](const HttpRequest&, const PathParams& p) {
+               std::string name = ParentName(p) + "/tensorflowVersions/" + p.at("version");
+               std::vector<std::string> all = versions();
+               if (std::find(all.begin(), all.end(), p.at("version")) == all.end()) {
+                 return ErrorResponse(Status::NotFound("Resource '" + name + "' was not found"));
+               }
+               return JsonResponse(200, json{{"name", name}, {"version", p.at("version")}});
+             });
 }
 
-}  // namespace
-
-void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog) {
-  router.Add("GET", std::string(kLocation) + "/acceleratorTypes",
+void RegisterVersionCatalog(Router& router, const service::Catalog& catalog,
+                            const std::string& location) {
+  router.Add("GET", location + "/acceleratorTypes",
              [&catalog](const HttpRequest& req, const PathParams& p) {
                if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
                std::vector<json> items;
@@ -120,7 +149,7 @@ void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog) {
                }
                return ListReply(req, "acceleratorTypes", std::move(items), true);
              });
-  router.Add("GET", std::string(kLocation) + "/acceleratorTypes/{type}",
+  router.Add("GET", location + "/acceleratorTypes/{type}",
              [&catalog](const HttpRequest&, const PathParams& p) {
                if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
                std::string name = ParentName(p) + "/acceleratorTypes/" + p.at("type");
@@ -131,7 +160,7 @@ void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog) {
                return JsonResponse(200, AcceleratorTypeJson(ParentName(p), *t));
              });
   router.Add(
-      "GET", std::string(kLocation) + "/runtimeVersions",
+      "GET", location + "/runtimeVersions",
       [&catalog](const HttpRequest& req, const PathParams& p) {
         if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
         std::vector<json> items;
@@ -140,7 +169,7 @@ void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog) {
         }
         return ListReply(req, "runtimeVersions", std::move(items), true);
       });
-  router.Add("GET", std::string(kLocation) + "/runtimeVersions/{version}",
+  router.Add("GET", location + "/runtimeVersions/{version}",
              [&catalog](const HttpRequest&, const PathParams& p) {
                if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
                std::string name = ParentName(p) + "/runtimeVersions/" + p.at("version");
@@ -150,7 +179,7 @@ void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog) {
                return JsonResponse(200, json{{"name", name}, {"version", p.at("version")}});
              });
   router.Add(
-      "POST", std::string(kLocation) + ":generateServiceIdentity",
+      "POST", location + ":generateServiceIdentity",
       [&catalog](const HttpRequest&, const PathParams& p) {
         if (!catalog.FindZone(p.at("location"))) return ErrorResponse(ZoneNotFound(p));
         uint64_t n = std::hash<std::string>{}(p.at("project")) % 900000000000ull + 100000000000ull;
@@ -158,10 +187,19 @@ void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog) {
                                        {{"email", "service-" + std::to_string(n) +
                                                       "@cloud-tpu.iam.gserviceaccount.com"}}}});
       });
+}
+
+}  // namespace
+
+void RegisterCatalogRoutes(Router& router, const service::Catalog& catalog) {
+  for (const char* version : {"v2", "v2alpha1"}) {
+    RegisterVersionCatalog(router, catalog,
+                           "/" + std::string(version) + "/projects/{project}/locations/{location}");
+  }
   for (const char* version : {"v2", "v1", "v1alpha1", "v2alpha1"}) {
     RegisterLocations(router, catalog, version);
   }
-  RegisterUnimplemented(router);
+  RegisterLegacyV1(router, catalog);
 }
 
 }  // namespace tpuemu::api

@@ -1,7 +1,11 @@
-// nodes.* of the Cloud TPU API v2 (docs/api-fidelity.md §2).
+// nodes.* of the Cloud TPU API, under /v2 and /v2alpha1 (docs/api-fidelity.md §2); v2alpha1
+// adds simulateMaintenanceEvent and performMaintenance (service/faults/maintenance.h) and renders
+// upcomingMaintenance.
 #include "api/api_common.h"
+#include "api/chaos_middleware.h"
 #include "api/google_error.h"
 #include "api/node_codec.h"
+#include "api/operation_reply.h"
 #include "api/routes.h"
 #include "service/nodes/guest_attributes.h"
 
@@ -10,45 +14,37 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kNodes[] = "/v2/projects/{project}/locations/{location}/nodes";
-constexpr char kNode[] = "/v2/projects/{project}/locations/{location}/nodes/{node}";
-
 service::NodeKey KeyOf(const PathParams& p) {
   return {p.at("project"), p.at("location"), p.at("node")};
 }
 
-HttpResponse ReplyOperation(const HttpRequest& req, const Result<service::Operation>& op) {
-  if (!op.ok()) return ErrorResponse(op.status());
-  json out = service::RenderOperation(*op);
-  if (WantsIntEnums(req)) OperationEnumsToInt(out);
-  return JsonResponse(200, out);
-}
-
-json RenderForWire(const HttpRequest& req, const service::Node& node) {
-  json out = service::RenderNode(node);
-  if (WantsIntEnums(req)) NodeEnumsToInt(out);
-  return out;
-}
-
-HttpResponse Create(service::NodeManager& nodes, const HttpRequest& req, const PathParams& p) {
+HttpResponse Create(service::NodeManager& nodes, ApiVersion version, const HttpRequest& req,
+                    const PathParams& p) {
   std::optional<std::string> node_id = req.Query("nodeId");
   if (!node_id || node_id->empty()) {
     return ErrorResponse(Status::InvalidArgument("Query parameter 'nodeId' is required."));
   }
-  Result<json> body = ParseBody(req.body);
+  Result<json> body = ParseApiBody(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
   Result<service::NodeSpec> spec = DecodeNode(*body);
   if (!spec.ok()) return ErrorResponse(spec.status());
-  return ReplyOperation(req, nodes.Create({p.at("project"), p.at("location"), *node_id}, *spec));
+  spec->injected_failure = InjectedOperationFault(req);
+  return ReplyOperation(req, nodes.Create({p.at("project"), p.at("location"), *node_id}, *spec),
+                        version);
 }
 
-// The cached rendering when enums go out as names (the common case), else rendered anew.
-std::string NodeJsonForWire(const HttpRequest& req, const service::NodeView& view) {
-  if (!WantsIntEnums(req)) return view.json;
-  return RenderForWire(req, view.node).dump(-1, ' ', false, json::error_handler_t::replace);
+// The cached v2 rendering when enums go out as names (the common case), else rendered anew.
+std::string NodeJsonForWire(const HttpRequest& req, ApiVersion version,
+                            const service::NodeView& view) {
+  const bool int_enums = WantsIntEnums(req);
+  if (!int_enums && version == ApiVersion::kV2) return view.json;
+  json out = service::RenderNode(view.node, {.v2alpha1 = version == ApiVersion::kV2Alpha1});
+  if (int_enums) NodeEnumsToInt(out);
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-HttpResponse List(service::NodeManager& nodes, const HttpRequest& req, const PathParams& p) {
+HttpResponse List(service::NodeManager& nodes, ApiVersion version, const HttpRequest& req,
+                  const PathParams& p) {
   Result<service::PageRequest> page = ParsePage(req);
   if (!page.ok()) return ErrorResponse(page.status());
   Result<service::NodeViewPage> result = nodes.ListViews(p.at("project"), p.at("location"), *page);
@@ -61,28 +57,28 @@ HttpResponse List(service::NodeManager& nodes, const HttpRequest& req, const Pat
   body += "\"nodes\":[";
   for (std::size_t i = 0; i < result->nodes.size(); ++i) {
     if (i > 0) body += ',';
-    body += NodeJsonForWire(req, *result->nodes[i]);
+    body += NodeJsonForWire(req, version, *result->nodes[i]);
   }
   body += "]}";
   return JsonResponse(200, std::move(body));
 }
 
-HttpResponse Patch(service::NodeManager& nodes, const HttpRequest& req, const PathParams& p) {
-  Result<json> body = ParseBody(req.body);
+HttpResponse Patch(service::NodeManager& nodes, ApiVersion version, const HttpRequest& req,
+                   const PathParams& p) {
+  Result<json> body = ParseApiBody(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
   // Type-check the body the same way as a create; the masked fields are then copied over.
   Result<service::NodeSpec> spec = DecodeNode(*body);
   if (!spec.ok()) return ErrorResponse(spec.status());
   std::vector<std::string> mask = SplitMask(req.Query("updateMask").value_or(""));
-  return ReplyOperation(req, nodes.Update(KeyOf(p), spec->fields, mask));
+  return ReplyOperation(req, nodes.Update(KeyOf(p), spec->fields, mask), version);
 }
 
 HttpResponse GuestAttributes(service::NodeManager& nodes, const HttpRequest& req,
                              const PathParams& p) {
-  Result<json> body = ParseBody(req.body);
+  Result<json> body = ParseApiBody(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
   std::string query_path;
-  std::vector<std::string> workers;
   if (auto it = body->find("queryPath"); it != body->end() && !it->is_null()) {
     if (!it->is_string()) {
       return ErrorResponse(
@@ -90,63 +86,82 @@ HttpResponse GuestAttributes(service::NodeManager& nodes, const HttpRequest& req
     }
     query_path = it->get<std::string>();
   }
-  if (auto it = body->find("workerIds"); it != body->end() && !it->is_null()) {
-    if (!it->is_array()) {
-      return ErrorResponse(Status::InvalidArgument(
-          "Invalid value at 'worker_ids' (repeated string), " + it->dump()));
-    }
-    for (const json& w : *it) {
-      if (!w.is_string()) {
-        return ErrorResponse(
-            Status::InvalidArgument("Invalid value at 'worker_ids' (TYPE_STRING), " + w.dump()));
-      }
-      workers.push_back(w.get<std::string>());
-    }
-  }
+  Result<std::vector<std::string>> workers = BodyStringList(*body, "workerIds", "worker_ids");
+  if (!workers.ok()) return ErrorResponse(workers.status());
   Result<std::shared_ptr<const service::NodeView>> view = nodes.GetView(KeyOf(p));
   if (!view.ok()) return ErrorResponse(view.status());
-  return Reply(service::RenderGuestAttributes((*view)->node, query_path, workers));
+  return Reply(service::RenderGuestAttributes((*view)->node, query_path, *workers));
 }
 
-}  // namespace
-
-void RegisterNodeRoutes(Router& router, service::NodeManager& nodes, WorkerThreads& writers) {
-  router.Add("GET", kNodes,
-             [&nodes](const HttpRequest& req, const PathParams& p) { return List(nodes, req, p); });
-  router.Add("GET", kNode, [&nodes](const HttpRequest& req, const PathParams& p) {
+void RegisterVersion(Router& router, ApiVersion version, service::NodeManager& nodes,
+                     service::MaintenanceManager& maintenance, WorkerThreads& writers) {
+  const std::string base =
+      "/" + std::string(ApiVersionName(version)) + "/projects/{project}/locations/{location}";
+  const std::string collection = base + "/nodes";
+  const std::string node = collection + "/{node}";
+  router.Add("GET", collection, [&nodes, version](const HttpRequest& req, const PathParams& p) {
+    return List(nodes, version, req, p);
+  });
+  router.Add("GET", node, [&nodes, version](const HttpRequest& req, const PathParams& p) {
     Result<std::shared_ptr<const service::NodeView>> view = nodes.GetView(KeyOf(p));
     if (!view.ok()) return ErrorResponse(view.status());
-    return JsonResponse(200, NodeJsonForWire(req, **view));
+    return JsonResponse(200, NodeJsonForWire(req, version, **view));
   });
-  router.Add("POST", std::string(kNode) + ":getGuestAttributes",
+  router.Add("POST", node + ":getGuestAttributes",
              [&nodes](const HttpRequest& req, const PathParams& p) {
                return GuestAttributes(nodes, req, p);
              });
   // Mutations: on the writer threads.
-  router.AddAsync("POST", kNodes,
-                  writers.Offload([&nodes](const HttpRequest& req, const PathParams& p) {
-                    return Create(nodes, req, p);
+  router.AddAsync("POST", collection,
+                  writers.Offload([&nodes, version](const HttpRequest& req, const PathParams& p) {
+                    return Create(nodes, version, req, p);
                   }));
-  router.AddAsync("DELETE", kNode,
-                  writers.Offload([&nodes](const HttpRequest& req, const PathParams& p) {
-                    return ReplyOperation(req, nodes.Delete(KeyOf(p)));
+  router.AddAsync("DELETE", node,
+                  writers.Offload([&nodes, version](const HttpRequest& req, const PathParams& p) {
+                    return ReplyOperation(req, nodes.Delete(KeyOf(p)), version);
                   }));
-  router.AddAsync("PATCH", kNode,
-                  writers.Offload([&nodes](const HttpRequest& req, const PathParams& p) {
-                    return Patch(nodes, req, p);
+  router.AddAsync("PATCH", node,
+                  writers.Offload([&nodes, version](const HttpRequest& req, const PathParams& p) {
+                    return Patch(nodes, version, req, p);
                   }));
-  router.AddAsync("POST", std::string(kNode) + ":start",
-                  writers.Offload([&nodes](const HttpRequest& req, const PathParams& p) {
-                    Result<json> body = ParseBody(req.body);
+  router.AddAsync("POST", node + ":start",
+                  writers.Offload([&nodes, version](const HttpRequest& req, const PathParams& p) {
+                    Result<json> body = ParseApiBody(req.body);
                     if (!body.ok()) return ErrorResponse(body.status());
-                    return ReplyOperation(req, nodes.Start(KeyOf(p)));
+                    return ReplyOperation(req, nodes.Start(KeyOf(p)), version);
                   }));
-  router.AddAsync("POST", std::string(kNode) + ":stop",
-                  writers.Offload([&nodes](const HttpRequest& req, const PathParams& p) {
-                    Result<json> body = ParseBody(req.body);
+  router.AddAsync("POST", node + ":stop",
+                  writers.Offload([&nodes, version](const HttpRequest& req, const PathParams& p) {
+                    Result<json> body = ParseApiBody(req.body);
                     if (!body.ok()) return ErrorResponse(body.status());
-                    return ReplyOperation(req, nodes.Stop(KeyOf(p)));
+                    return ReplyOperation(req, nodes.Stop(KeyOf(p)), version);
                   }));
+  if (version != ApiVersion::kV2Alpha1) return;
+  router.AddAsync(
+      "POST", node + ":simulateMaintenanceEvent",
+      writers.Offload([&maintenance, version](const HttpRequest& req, const PathParams& p) {
+        Result<json> body = ParseApiBody(req.body);
+        if (!body.ok()) return ErrorResponse(body.status());
+        Result<std::vector<std::string>> workers = BodyStringList(*body, "workerIds", "worker_ids");
+        if (!workers.ok()) return ErrorResponse(workers.status());
+        return ReplyOperation(req, maintenance.Simulate(KeyOf(p), *workers), version);
+      }));
+  router.AddAsync(
+      "POST", node + ":performMaintenance",
+      writers.Offload([&maintenance, version](const HttpRequest& req, const PathParams& p) {
+        Result<json> body = ParseApiBody(req.body);
+        if (!body.ok()) return ErrorResponse(body.status());
+        return ReplyOperation(req, maintenance.Perform(KeyOf(p)), version);
+      }));
+}
+
+}  // namespace
+
+void RegisterNodeRoutes(Router& router, service::NodeManager& nodes,
+                        service::MaintenanceManager& maintenance, WorkerThreads& writers) {
+  for (ApiVersion version : {ApiVersion::kV2, ApiVersion::kV2Alpha1}) {
+    RegisterVersion(router, version, nodes, maintenance, writers);
+  }
 }
 
 }  // namespace tpuemu::api

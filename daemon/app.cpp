@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "api/chaos_middleware.h"
 #include "api/router.h"
 #include "api/routes.h"
 #include "api/static_files.h"
@@ -15,7 +16,10 @@
 #include "engine/pool.h"
 #include "service/catalog/catalog.h"
 #include "service/common/scheduler.h"
+#include "service/faults/chaos_rules.h"
+#include "service/faults/zone_capacity.h"
 #include "service/jobs/job_manager.h"
+#include "service/queued_resources/reservations.h"
 
 namespace tpuemu::daemon {
 
@@ -26,6 +30,12 @@ struct App::Graph {
   std::unique_ptr<db::Store> store;
   service::Scheduler scheduler;
   std::unique_ptr<service::NodeManager> nodes;
+  std::unique_ptr<service::ReservationBook> reservations;
+  std::unique_ptr<service::QueuedResourceManager> queued_resources;
+  std::unique_ptr<service::ChaosRules> chaos;
+  std::unique_ptr<service::ZoneCapacity> capacity;
+  std::unique_ptr<service::Preempter> preempter;
+  std::unique_ptr<service::MaintenanceManager> maintenance;
   std::unique_ptr<engine::Pool> pool;  // one engine pool and compile cache shared by all nodes
   engine::CompileCache compile_cache;
   std::unique_ptr<service::JobManager> jobs;
@@ -58,6 +68,35 @@ Status App::Build() {
   g.store = std::move(store).value();
   const service::Catalog& catalog = service::Catalog::Default();
   g.nodes = std::make_unique<service::NodeManager>(*g.store, g.scheduler, catalog, options_.nodes);
+  // Faults report to the events feed (built below; nothing faults before Build ends).
+  // A maintenance event interrupts the job running on the node (docs/faults.md); preemption
+  // reaches the jobs through the node's PREEMPTED state instead.
+  service::FaultListener on_fault = [&g](const service::FaultEvent& e) {
+    if (g.obs) g.obs->events().OnFault(e);
+    if (g.jobs && e.kind == "MAINTENANCE_STARTED") {
+      g.jobs->EndNodeJobs(e.resource, service::JobState::kFailed,
+                          "interrupted by host maintenance: " + e.message);
+    }
+  };
+  g.reservations =
+      std::make_unique<service::ReservationBook>(*g.store, g.nodes->batcher(), catalog);
+  g.queued_resources = std::make_unique<service::QueuedResourceManager>(
+      *g.store, *g.nodes, g.scheduler, *g.reservations, catalog, options_.queued_resources);
+  g.chaos = std::make_unique<service::ChaosRules>(*g.store, options_.faults.seed);
+  g.capacity = std::make_unique<service::ZoneCapacity>(
+      *g.store, g.nodes->quota(), catalog,
+      [qr = g.queued_resources.get()](const std::string& zone) { qr->OnCapacityChanged(zone); },
+      on_fault);
+  g.preempter = std::make_unique<service::Preempter>(
+      *g.nodes, g.scheduler,
+      service::PreemptionOptions{.rate_per_hour = options_.faults.preemption_rate_per_hour,
+                                 .sweep_interval_ms = options_.faults.preemption_sweep_ms,
+                                 .seed = options_.faults.seed},
+      on_fault);
+  g.maintenance = std::make_unique<service::MaintenanceManager>(
+      *g.nodes, *g.queued_resources, g.scheduler,
+      service::MaintenanceOptions{.duration_ms = options_.faults.maintenance_duration_ms},
+      on_fault);
   const int engine_threads = options_.engine_threads > 0
                                  ? options_.engine_threads
                                  : static_cast<int>(std::thread::hardware_concurrency());
@@ -68,20 +107,42 @@ Status App::Build() {
       [jobs = g.jobs.get()](const service::Node& node, service::NodeState previous) {
         jobs->OnNodeStateChanged(node, previous);
       });
+  g.nodes->AddStateObserver(
+      [qr = g.queued_resources.get()](const service::Node& node, service::NodeState previous) {
+        qr->OnNodeStateChanged(node, previous);
+      });
   // Events, utilization history, Prometheus and the torch_xla-style reports (hooks observers).
   g.obs = std::make_unique<service::Observability>(*g.store, *g.nodes, *g.jobs, *g.pool,
                                                    g.compile_cache, options_.observability);
+  g.queued_resources->AddStateObserver(
+      [events = &g.obs->events()](const service::QueuedResource& qr, service::QrState previous) {
+        events->OnQueuedResourceStateChanged(qr, previous);
+      });
 
   // Mutations block until their group commit: they run on writer threads, never on IO threads.
   g.writers = std::make_unique<api::WorkerThreads>(options_.writer_threads);
   api::RegisterEmulatorRoutes(g.router, {.ready = &g.ready, .reset = [&g] {
                                            Status s = g.nodes->Reset();
-                                           if (s.ok()) g.obs->Reset();
+                                           if (!s.ok()) return s;
+                                           g.obs->Reset();
+                                           g.queued_resources->Clear();
+                                           g.chaos->Clear();
+                                           g.preempter->Start();  // the scheduler was cleared
                                            return s;
                                          }});
-  api::RegisterNodeRoutes(g.router, *g.nodes, *g.writers);
+  api::RegisterNodeRoutes(g.router, *g.nodes, *g.maintenance, *g.writers);
+  api::RegisterQueuedResourceRoutes(g.router, *g.queued_resources, *g.maintenance, *g.reservations,
+                                    *g.writers);
   api::RegisterOperationRoutes(g.router, g.nodes->operations(), *g.writers);
   api::RegisterCatalogRoutes(g.router, catalog);
+  api::RegisterDiscoveryRoutes(g.router);
+  api::RegisterFaultRoutes(g.router, {.preempter = g.preempter.get(),
+                                      .maintenance = g.maintenance.get(),
+                                      .chaos = g.chaos.get(),
+                                      .capacity = g.capacity.get(),
+                                      .reservations = g.reservations.get(),
+                                      .queued_resources = g.queued_resources.get(),
+                                      .writers = g.writers.get()});
   api::RegisterJobRoutes(g.router, *g.jobs, g.scheduler, *g.writers);
   api::RegisterObservabilityRoutes(g.router, *g.obs, *g.nodes, g.scheduler);
   api::RegisterHardwareRoutes(g.router, catalog, options_.nodes.zone_capacity_tensorcores);
@@ -94,9 +155,10 @@ Status App::Build() {
       return web->Serve(req);
     });
   }
-  // Auth wraps the whole router so that no route can be reached around it (api/auth.h).
-  g.handler =
-      options_.auth ? api::RequireAuth(*options_.auth, g.router.AsHandler()) : g.router.AsHandler();
+  // Chaos rules fail API calls before they reach the router; auth wraps both, so that no route
+  // can be reached around it (api/auth.h) and unauthenticated calls never count as chaos hits.
+  api::AsyncHandlerFn routed = api::WithChaos(*g.chaos, on_fault, g.router.AsHandler());
+  g.handler = options_.auth ? api::RequireAuth(*options_.auth, std::move(routed)) : routed;
 
   if (options_.serve_http) {
     const bool log_requests = options_.log_requests;
@@ -114,9 +176,22 @@ Status App::Build() {
   if (Status s = g.nodes->Recover(); !s.ok()) {
     return Status(s.code(), "node recovery failed: " + s.message());
   }
+  if (Status s = g.capacity->Load(); !s.ok()) {
+    return Status(s.code(), "loading zone capacities failed: " + s.message());
+  }
+  if (Status s = g.chaos->Load(); !s.ok()) {
+    return Status(s.code(), "loading chaos rules failed: " + s.message());
+  }
+  if (Status s = g.queued_resources->Recover(); !s.ok()) {
+    return Status(s.code(), "queued resource recovery failed: " + s.message());
+  }
+  if (Status s = g.maintenance->Recover(); !s.ok()) {
+    return Status(s.code(), "maintenance recovery failed: " + s.message());
+  }
   if (Status s = g.jobs->Recover(); !s.ok()) {
     return Status(s.code(), "job recovery failed: " + s.message());
   }
+  g.preempter->Start();
   g.obs->Start();
   g.ready = true;
   return Status::Ok();
@@ -155,6 +230,9 @@ api::HttpResponse App::Handle(const api::HttpRequest& request) const {
 }
 
 service::NodeManager& App::nodes() { return *graph_->nodes; }
+service::QueuedResourceManager& App::queued_resources() { return *graph_->queued_resources; }
+service::Preempter& App::preempter() { return *graph_->preempter; }
+service::MaintenanceManager& App::maintenance() { return *graph_->maintenance; }
 service::JobManager& App::jobs() { return *graph_->jobs; }
 service::Observability& App::obs() { return *graph_->obs; }
 

@@ -24,9 +24,12 @@
 #include "api/http_server.h"
 #include "api/http_types.h"
 #include "base/status.h"
+#include "service/faults/maintenance.h"
+#include "service/faults/preemption.h"
 #include "service/jobs/job_spec.h"
 #include "service/nodes/node_manager.h"
 #include "service/observability/observability.h"
+#include "service/queued_resources/queued_resource_manager.h"
 
 namespace tpuemu::db {
 class Store;
@@ -37,9 +40,19 @@ class JobManager;
 
 namespace tpuemu::daemon {
 
+// The faults tpuemud can cause (service/faults/).
+struct FaultOptions {
+  uint64_t seed = 1;  // --fault-seed: one seed for every random fault
+  double preemption_rate_per_hour = 0;
+  int64_t preemption_sweep_ms = 1000;
+  int64_t maintenance_duration_ms = 30000;
+};
+
 struct AppOptions {
   std::string db_path = ":memory:";  // a SQLite file, or ":memory:"
   service::NodeManagerOptions nodes;
+  service::QueuedResourceOptions queued_resources;
+  FaultOptions faults;
   service::JobLimits jobs;
   service::ObservabilityOptions observability;
   api::HttpServerOptions http;  // port 0 = any free port (see App::port())
@@ -75,6 +88,9 @@ class App {
   api::HttpResponse Handle(const api::HttpRequest& request) const;
 
   service::NodeManager& nodes();
+  service::QueuedResourceManager& queued_resources();
+  service::Preempter& preempter();
+  service::MaintenanceManager& maintenance();
   service::JobManager& jobs();
   service::Observability& obs();
 

@@ -59,6 +59,20 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_ZONE_CAPACITY_TENSORCORES")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--maintenance-duration-ms", f.maintenance_duration_ms,
+                 "How long a maintenance event keeps a node UNHEALTHY_MAINTENANCE")
+      ->envname("TPUEMU_MAINTENANCE_DURATION_MS")
+      ->check(CLI::Range(int64_t{0}, int64_t{86400000}))
+      ->capture_default_str();
+  app.add_option("--preemption-rate-per-hour", f.preemption_rate_per_hour,
+                 "Random preemptions of each spot/preemptible node per hour (0 = only on request)")
+      ->envname("TPUEMU_PREEMPTION_RATE_PER_HOUR")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--fault-seed", f.fault_seed,
+                 "Seed of the random faults (preemptions, chaos rules): same seed, same faults")
+      ->envname("TPUEMU_FAULT_SEED")
+      ->capture_default_str();
   app.add_option("--log-level", f.log_level, "trace, debug, info, warn, error, off")
       ->envname("TPUEMU_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
@@ -156,6 +170,11 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
              .transition_delay_ms = flags.transition_delay_ms,
              .zone_capacity_tensorcores = flags.zone_capacity_tensorcores,
              .project_quota_tensorcores = flags.project_quota_tensorcores};
+  o.queued_resources = {.accept_delay_ms = flags.transition_delay_ms,
+                        .transition_delay_ms = flags.transition_delay_ms};
+  o.faults = {.seed = flags.fault_seed,
+              .preemption_rate_per_hour = flags.preemption_rate_per_hour,
+              .maintenance_duration_ms = flags.maintenance_duration_ms};
   o.jobs.max_job_seconds = flags.max_job_seconds;
   // The text arrives inside the body: a larger limit could never be reached.
   o.jobs.max_hlo_text_bytes =

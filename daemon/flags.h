@@ -23,6 +23,9 @@ struct Flags {
   int64_t provisioning_delay_ms = 1000;
   int64_t transition_delay_ms = 500;
   int64_t zone_capacity_tensorcores = 65536;
+  int64_t maintenance_duration_ms = 30000;
+  double preemption_rate_per_hour = 0;
+  uint64_t fault_seed = 1;
   std::string log_level = "info";
   int io_threads = 2;
   int writer_threads = 32;

@@ -32,7 +32,7 @@ Result<std::vector<EventRow>> EventRepository::List(std::string_view project, in
   return store_.ReadResult<std::vector<EventRow>>([&](Txn& txn) -> Result<std::vector<EventRow>> {
     Result<Statement*> stmt = txn.Prepare(
         "SELECT seq, project, time, time_unix_ms, kind, resource, zone, state, previous_state, "
-        "message FROM events WHERE project = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3");
+        "message FROM events WHERE project IN (?1, '*') AND seq > ?2 ORDER BY seq LIMIT ?3");
     if (!stmt.ok()) return stmt.status();
     (*stmt)->Bind(1, project).Bind(2, after_seq).Bind(3, static_cast<int64_t>(limit));
     std::vector<EventRow> rows;

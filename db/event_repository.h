@@ -18,11 +18,11 @@
 namespace tpuemu::db {
 
 struct EventRow {
-  int64_t seq = 0;  // assigned by Append
-  std::string project;
-  std::string time;  // RFC 3339
+  int64_t seq = 0;      // assigned by Append
+  std::string project;  // "*": an event of every project (a zone's capacity changed)
+  std::string time;     // RFC 3339
   int64_t time_unix_ms = 0;
-  std::string kind;      // "node" | "job"
+  std::string kind;      // "node" | "job" | "queuedResource" | "fault"
   std::string resource;  // full resource name
   std::string zone;
   std::string state;
@@ -37,7 +37,8 @@ class EventRepository {
 
   // Appends and returns the new seq.
   Result<int64_t> Append(Txn& txn, const EventRow& row) const;
-  // Up to `limit` events of `project` with seq > after_seq, oldest first.
+  // Up to `limit` events of `project` (and of every project, "*") with seq > after_seq, oldest
+  // first.
   Result<std::vector<EventRow>> List(std::string_view project, int64_t after_seq, int limit) const;
   // Keeps the newest `max_rows` events (all projects) and none older than `min_time_unix_ms`;
   // returns how many rows went.

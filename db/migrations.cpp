@@ -144,10 +144,71 @@ CREATE TABLE utilization_samples (
 ) WITHOUT ROWID;
 CREATE INDEX utilization_by_time ON utilization_samples (time_unix_ms);
 )sql";
+// v4: queued resources and faults. A node made for a queued resource names it: the queued
+// resource holds the project quota of all its nodes from its create until its delete, in every
+// state (`tensorcores`), and their capacity while it provisions or runs them (`held_tensorcores`,
+// taken from its reservation when it has one, else from its zone). `zone_tensorcores` is what a
+// standalone node takes from its zone's general capacity (0 once preempted). `request_ids` makes
+// creates and deletes that carry a requestId idempotent. `chaos_rules` and `zone_capacity` are the
+// faults an operator configured at run time, so they survive a restart like everything else.
+constexpr std::string_view kV4 = R"sql(
+ALTER TABLE nodes ADD COLUMN queued_resource TEXT;
+ALTER TABLE nodes ADD COLUMN zone_tensorcores INTEGER NOT NULL DEFAULT 0;
+UPDATE nodes SET zone_tensorcores = tensorcores;
+CREATE INDEX nodes_by_queued_resource ON nodes (queued_resource) WHERE queued_resource IS NOT NULL;
+CREATE TABLE queued_resources (
+  seq               INTEGER PRIMARY KEY AUTOINCREMENT,
+  name              TEXT NOT NULL UNIQUE,  -- "projects/p/locations/z/queuedResources/q"
+  project           TEXT NOT NULL,
+  zone              TEXT NOT NULL,
+  queued_resource_id TEXT NOT NULL,
+  state             TEXT NOT NULL,         -- CREATING, ACCEPTED, ... as the service spells it
+  tensorcores       INTEGER NOT NULL,      -- every node it asks for, held against the project quota
+  held_tensorcores  INTEGER NOT NULL,      -- capacity it holds now (zone's, or its reservation's)
+  reservation       TEXT,                  -- the reservation it provisions in, or NULL
+  create_time       TEXT NOT NULL,
+  update_time       TEXT NOT NULL,
+  resource_json     TEXT NOT NULL,         -- the service's own form (opaque here)
+  pending_operation TEXT,                  -- the create, delete or reset still running, or NULL
+  due_ms            INTEGER                -- unix ms of its next timed step (validAfter, ...), or NULL
+);
+CREATE INDEX queued_resources_by_location ON queued_resources (project, zone, seq);
+CREATE TABLE reservations (
+  seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+  name           TEXT NOT NULL UNIQUE,     -- "projects/p/locations/z/reservations/r"
+  project        TEXT NOT NULL,
+  zone           TEXT NOT NULL,
+  size           INTEGER NOT NULL,
+  capacity_units TEXT NOT NULL,            -- CORES | CHIPS
+  resource_type  TEXT NOT NULL,            -- accelerator family ("v5litepod"), or "" for any
+  create_time    TEXT NOT NULL
+);
+CREATE INDEX reservations_by_location ON reservations (project, zone, seq);
+CREATE TABLE request_ids (
+  scope        TEXT NOT NULL,              -- "projects/p/locations/z"
+  request_id   TEXT NOT NULL,
+  verb         TEXT NOT NULL,
+  target       TEXT NOT NULL,
+  operation    TEXT NOT NULL,
+  time_unix_ms INTEGER NOT NULL,
+  PRIMARY KEY (scope, request_id)
+) WITHOUT ROWID;
+CREATE TABLE chaos_rules (
+  seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+  id          TEXT NOT NULL UNIQUE,
+  rule_json   TEXT NOT NULL,
+  create_time TEXT NOT NULL
+);
+CREATE TABLE zone_capacity (
+  zone        TEXT PRIMARY KEY,
+  tensorcores INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
 constexpr std::array kMigrations = {
     Migration{1, kV1},
     Migration{2, kV2},
     Migration{3, kV3},
+    Migration{4, kV4},
 };
 
 Result<int> UserVersion(sqlite3* db) {

@@ -9,7 +9,8 @@ namespace {
 // Every column but seq, which INSERT leaves to AUTOINCREMENT.
 #define TPUEMU_NODE_INSERT_COLUMNS                                                         \
   "name, project, zone, node_id, uid, state, accelerator_type, tensorcores, create_time, " \
-  "update_time, resource_json, pending_operation, pending_due_ms"
+  "update_time, resource_json, pending_operation, pending_due_ms, queued_resource, "       \
+  "zone_tensorcores"
 #define TPUEMU_NODE_COLUMNS TPUEMU_NODE_INSERT_COLUMNS ", seq"
 
 NodeRow ReadRow(const Statement& s) {
@@ -27,11 +28,13 @@ NodeRow ReadRow(const Statement& s) {
   row.resource_json = s.ColumnText(10);
   row.pending_operation = s.ColumnOptionalText(11);
   row.pending_due_ms = s.ColumnOptionalInt64(12);
-  row.seq = s.ColumnInt64(13);
+  row.queued_resource = s.ColumnOptionalText(13);
+  row.zone_tensorcores = s.ColumnInt64(14);
+  row.seq = s.ColumnInt64(15);
   return row;
 }
 
-// Binds ?2..?13 (every column but name and seq) in table order.
+// Binds ?2..?15 (every column but name and seq) in table order.
 void BindBody(Statement& s, const NodeRow& row) {
   s.Bind(2, row.project)
       .Bind(3, row.zone)
@@ -44,7 +47,19 @@ void BindBody(Statement& s, const NodeRow& row) {
       .Bind(10, row.update_time)
       .Bind(11, row.resource_json)
       .Bind(12, row.pending_operation)
-      .Bind(13, row.pending_due_ms);
+      .Bind(13, row.pending_due_ms)
+      .Bind(14, row.queued_resource)
+      .Bind(15, row.zone_tensorcores);
+}
+
+// The one integer a SUM query with one text parameter returns.
+Result<int64_t> SumOne(Txn& txn, const char* sql, std::string_view param) {
+  Result<Statement*> stmt = txn.Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, param);
+  Result<bool> row = (*stmt)->Step();
+  if (!row.ok()) return row.status();
+  return *row ? (*stmt)->ColumnInt64(0) : int64_t{0};
 }
 
 Result<std::vector<NodeRow>> CollectRows(Statement& s) {
@@ -62,7 +77,7 @@ Result<std::vector<NodeRow>> CollectRows(Statement& s) {
 Result<int64_t> NodeRepository::Insert(Txn& txn, const NodeRow& row) const {
   Result<Statement*> stmt = txn.Prepare(
       "INSERT INTO nodes (" TPUEMU_NODE_INSERT_COLUMNS
-      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING seq");
+      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) RETURNING seq");
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   s.Bind(1, row.name);
@@ -83,7 +98,8 @@ Status NodeRepository::Update(Txn& txn, const NodeRow& row) const {
   Result<Statement*> stmt = txn.Prepare(
       "UPDATE nodes SET project = ?2, zone = ?3, node_id = ?4, uid = ?5, state = ?6, "
       "accelerator_type = ?7, tensorcores = ?8, create_time = ?9, update_time = ?10, "
-      "resource_json = ?11, pending_operation = ?12, pending_due_ms = ?13 WHERE name = ?1");
+      "resource_json = ?11, pending_operation = ?12, pending_due_ms = ?13, queued_resource = ?14, "
+      "zone_tensorcores = ?15 WHERE name = ?1");
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   s.Bind(1, row.name);
@@ -177,13 +193,39 @@ Result<int64_t> NodeRepository::SumTensorCores(std::string_view project,
 }
 
 Result<int64_t> NodeRepository::SumTensorCoresInZone(Txn& txn, std::string_view zone) const {
-  Result<Statement*> stmt =
-      txn.Prepare("SELECT COALESCE(SUM(tensorcores), 0) FROM nodes WHERE zone = ?1");
+  return SumOne(txn, "SELECT COALESCE(SUM(zone_tensorcores), 0) FROM nodes WHERE zone = ?1", zone);
+}
+
+Result<int64_t> NodeRepository::SumStandaloneTensorCores(Txn& txn, std::string_view project) const {
+  return SumOne(txn,
+                "SELECT COALESCE(SUM(tensorcores), 0) FROM nodes WHERE project = ?1 "
+                "AND queued_resource IS NULL",
+                project);
+}
+
+Result<std::vector<NodeRow>> NodeRepository::ListByQueuedResource(
+    Txn& txn, std::string_view queued_resource) const {
+  Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
+                                        " FROM nodes WHERE queued_resource = ?1 ORDER BY seq");
   if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, zone);
-  Result<bool> row = (*stmt)->Step();
-  if (!row.ok()) return row.status();
-  return *row ? (*stmt)->ColumnInt64(0) : int64_t{0};
+  (*stmt)->Bind(1, queued_resource);
+  return CollectRows(**stmt);
+}
+
+Result<std::vector<NodeRow>> NodeRepository::ListByQueuedResource(
+    std::string_view queued_resource) const {
+  return store_.ReadResult<std::vector<NodeRow>>(
+      [&](Txn& txn) { return ListByQueuedResource(txn, queued_resource); });
+}
+
+Result<std::vector<NodeRow>> NodeRepository::ListAll(int64_t after_seq, int limit) const {
+  return store_.ReadResult<std::vector<NodeRow>>([&](Txn& txn) -> Result<std::vector<NodeRow>> {
+    Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
+                                          " FROM nodes WHERE seq > ?1 ORDER BY seq LIMIT ?2");
+    if (!stmt.ok()) return stmt.status();
+    (*stmt)->Bind(1, after_seq).Bind(2, limit > 0 ? int64_t{limit} : int64_t{-1});
+    return CollectRows(**stmt);
+  });
 }
 
 Result<std::map<std::string, int64_t>> NodeRepository::CountByState(Txn& txn) const {

@@ -34,6 +34,8 @@ struct NodeRow {
   std::string resource_json;  // opaque to db/
   std::optional<std::string> pending_operation;
   std::optional<int64_t> pending_due_ms;
+  std::optional<std::string> queued_resource;  // the queued resource that made the node, if any
+  int64_t zone_tensorcores = 0;  // what it takes from the zone's general capacity (see v4 schema)
   int64_t seq = 0;  // assigned by Insert (the input's value is ignored); never changed by Update
 
   friend bool operator==(const NodeRow&, const NodeRow&) = default;
@@ -70,8 +72,20 @@ class NodeRepository {
   // Sum of tensorcores over every node of `project` in `zone` (kAllZones for all), any state.
   Result<int64_t> SumTensorCores(Txn& txn, std::string_view project, std::string_view zone) const;
   Result<int64_t> SumTensorCores(std::string_view project, std::string_view zone) const;
-  // Sum of tensorcores over every node in `zone`, all projects (the zone's physical capacity).
+  // Sum of zone_tensorcores over every node in `zone`, all projects (the zone's general capacity
+  // in use).
   Result<int64_t> SumTensorCoresInZone(Txn& txn, std::string_view zone) const;
+  // Sum of tensorcores over the nodes of `project` no queued resource owns (a queued resource
+  // holds its nodes' share of the project quota itself).
+  Result<int64_t> SumStandaloneTensorCores(Txn& txn, std::string_view project) const;
+
+  // The nodes a queued resource made, in creation order.
+  Result<std::vector<NodeRow>> ListByQueuedResource(Txn& txn,
+                                                    std::string_view queued_resource) const;
+  Result<std::vector<NodeRow>> ListByQueuedResource(std::string_view queued_resource) const;
+  // Up to `limit` nodes of every project with seq > after_seq, in seq order (fault recovery and
+  // the random preemption sweep).
+  Result<std::vector<NodeRow>> ListAll(int64_t after_seq, int limit) const;
 
   // Number of nodes per state, over all projects (states with no node are absent).
   Result<std::map<std::string, int64_t>> CountByState(Txn& txn) const;

@@ -123,6 +123,8 @@ int RunTpuctl(int argc, const char* const* argv, std::ostream& out, std::ostream
   CLI::App* tpus = compute->add_subcommand("tpus", "Cloud TPU")->require_subcommand(1);
   CLI::App* tpu_vm = tpus->add_subcommand("tpu-vm", "TPU VMs")->require_subcommand(1);
   AddTpuVmCommands(*tpu_vm, ctx);
+  AddMaintenanceCommands(*tpu_vm, ctx);
+  AddQueuedResourceAndOperationCommands(*tpus, ctx);
   AddCatalogCommands(*tpus, ctx);
   AddCatalogCommands(*tpu_vm, ctx);  // gcloud has them under tpu-vm too
   AddJobsCommands(app, ctx);

@@ -85,6 +85,10 @@ Result<std::map<std::string, std::string>> ParseKeyValues(const std::string& tex
 void AddTpuVmCommands(CLI::App& tpus, Context& ctx);
 void AddCatalogCommands(CLI::App& parent, Context& ctx);
 void AddJobsCommands(CLI::App& app, Context& ctx);
+// queued-resources and operations under `compute tpus`.
+void AddQueuedResourceAndOperationCommands(CLI::App& tpus, Context& ctx);
+// simulate-maintenance-event and perform-maintenance under `compute tpus tpu-vm` (v2alpha1).
+void AddMaintenanceCommands(CLI::App& tpu_vm, Context& ctx);
 
 int RunTpuctl(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 

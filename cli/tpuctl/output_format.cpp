@@ -82,6 +82,8 @@ Result<Column> ParseColumn(const std::string& text) {
     Column::Transform t;
     if (name == "basename" && arg.empty()) {
       t.kind = Column::Transform::kBasename;
+    } else if (name == "len" && arg.empty()) {
+      t.kind = Column::Transform::kLen;
     } else if (name == "segment") {
       t.kind = Column::Transform::kSegment;
       try {
@@ -93,7 +95,7 @@ Result<Column> ParseColumn(const std::string& text) {
       }
     } else {
       return Status::InvalidArgument("--format: unknown transform \"" + part +
-                                     "\" (basename(), segment(N))");
+                                     "\" (basename(), segment(N), len())");
     }
     col.transforms.push_back(t);
   }
@@ -315,9 +317,14 @@ json Lookup(const json& item, const std::string& path) {
 }
 
 std::string Cell(const json& item, const Column& column) {
-  std::string value = Scalar(Lookup(item, column.path));
+  const json found = Lookup(item, column.path);
+  std::string value = Scalar(found);
   for (const Column::Transform& t : column.transforms) {
-    if (t.kind == Column::Transform::kBasename) {
+    if (t.kind == Column::Transform::kLen) {
+      value = std::to_string(found.is_array() || found.is_object() ? found.size()
+                             : found.is_string()                   ? value.size()
+                                                                   : 0);
+    } else if (t.kind == Column::Transform::kBasename) {
       size_t slash = value.find_last_of('/');
       if (slash != std::string::npos) value = value.substr(slash + 1);
     } else {

@@ -7,8 +7,9 @@
 //   value(COLS)          the columns of each item tab-separated, no heading (for shell scripts)
 //   none                 prints nothing
 // COLS are comma-separated projections: a field path (`acceleratorConfig.type`, `labels.env`,
-// `networkEndpoints[0].ipAddress`), optionally followed by transforms `.basename()` or
-// `.segment(N)` (N may be negative), and an optional `:label=HEADING`. Cells render strings as
+// `networkEndpoints[0].ipAddress`), optionally followed by transforms `.basename()`,
+// `.segment(N)` (N may be negative) or `.len()` (elements of a list or map, characters of a
+// string), and an optional `:label=HEADING`. Cells render strings as
 // is, booleans as True/False, lists joined by ";" and maps as "k=v;k2=v2"; a missing field is
 // empty. ParseFormat/ParseColumns return INVALID_ARGUMENT naming the bad part. Stateless.
 #pragma once
@@ -24,7 +25,7 @@ namespace tpuemu::cli {
 
 struct Column {
   struct Transform {
-    enum Kind { kBasename, kSegment } kind = kBasename;
+    enum Kind { kBasename, kSegment, kLen } kind = kBasename;
     int segment = 0;
   };
   std::string path;  // "a.b[0].c"

@@ -182,18 +182,19 @@ Result<JobPage> JobManager::List(const JobListRequest& req) const {
   return page;
 }
 
-Status JobManager::CancelLocked(const std::string& name, const std::string& reason) {
+Status JobManager::CancelLocked(const std::string& name, const std::string& reason,
+                                JobState state) {
   auto it = active_.find(name);
   if (it == active_.end()) return Status::Ok();  // terminal or unknown: nothing to do
-  it->second->cancel.Request(JobState::kCancelled, reason);
+  it->second->cancel.Request(state, reason);
   // A queued job is finished here; a running one by its task at the next op boundary.
   for (auto& [node, q] : queues_) {
     for (auto qi = q.queued.begin(); qi != q.queued.end(); ++qi) {
       if (qi->second != name) continue;
       q.queued.erase(qi);
       ++running_tasks_;  // Finish below runs outside the lock; keep Shutdown waiting for it
-      Status s = pool_.Submit("job-cancel", [this, name, reason] {
-        Finish(name, Ended(JobState::kCancelled, reason), json());
+      Status s = pool_.Submit("job-cancel", [this, name, reason, state] {
+        Finish(name, Ended(state, reason), json());
         std::lock_guard lock(mu_);
         if (--running_tasks_ == 0) idle_.notify_all();
       });
@@ -276,17 +277,26 @@ void JobManager::OnTerminal(const std::string& name, std::function<void(Result<J
 }
 
 void JobManager::OnNodeStateChanged(const Node& node, NodeState) {
-  if (node.state != NodeState::kStopping && node.state != NodeState::kDeleting) return;
   const std::string node_name = node.key.Name();
-  const std::string reason =
-      "node " + node_name + " is " + (node.state == NodeState::kStopping ? "stopping" : "deleting");
+  if (node.state == NodeState::kPreempted) {
+    EndNodeJobs(node_name, JobState::kFailed, "node " + node_name + " was preempted");
+    return;
+  }
+  if (node.state != NodeState::kStopping && node.state != NodeState::kDeleting) return;
+  EndNodeJobs(node_name, JobState::kCancelled,
+              "node " + node_name + " is " +
+                  (node.state == NodeState::kStopping ? "stopping" : "deleting"));
+}
+
+void JobManager::EndNodeJobs(const std::string& node_name, JobState state,
+                             const std::string& reason) {
   std::lock_guard lock(mu_);
   auto q = queues_.find(node_name);
   if (q == queues_.end()) return;
   std::vector<std::string> names;
   for (const auto& item : q->second.queued) names.push_back(item.second);
   if (!q->second.running.empty()) names.push_back(q->second.running);
-  for (const std::string& name : names) (void)CancelLocked(name, reason);
+  for (const std::string& name : names) (void)CancelLocked(name, reason, state);
 }
 
 void JobManager::Finish(const std::string& name, const JobOutcome& outcome, const json& result) {

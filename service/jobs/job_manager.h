@@ -89,8 +89,13 @@ class JobManager {
   // Calls `fn` once with the job when it is terminal: now (on this thread) if it already is or
   // cannot be found (then with the error), else later on the thread that finishes it.
   void OnTerminal(const std::string& name, std::function<void(Result<Job>)> fn);
-  // Cancels the node's jobs when it turns STOPPING or DELETING.
+  // Cancels the node's jobs when it turns STOPPING or DELETING; fails them when it is
+  // PREEMPTED (reason "node N was preempted").
   void OnNodeStateChanged(const Node& node, NodeState previous);
+  // Ends every queued and running job of node `node_name` (its full name) in `state` (CANCELLED
+  // or FAILED) with `reason`: a fault took the node away under them (preemption, maintenance).
+  // A running job stops at its next op boundary.
+  void EndNodeJobs(const std::string& node_name, JobState state, const std::string& reason);
   // Interrupts running jobs, waits for them, forgets every queue (POST /_emulator/reset,
   // shutdown). An interrupted job stays RUNNING in the store and re-runs after a restart.
   void Shutdown();
@@ -128,7 +133,8 @@ class JobManager {
   void Release(const std::string& node);
   // Writes the terminal state (if the job is not already terminal) and wakes the waiters.
   void Finish(const std::string& name, const JobOutcome& outcome, const nlohmann::json& result);
-  Status CancelLocked(const std::string& name, const std::string& reason);
+  Status CancelLocked(const std::string& name, const std::string& reason,
+                      JobState state = JobState::kCancelled);
   void NotifyTransition(const Job& job, std::optional<JobState> previous);
 
   NodeManager& nodes_;

@@ -30,8 +30,8 @@ JobOutcome Ended(JobState state, std::string reason);
 
 class CancelRequest {
  public:
-  // Records `state` (CANCELLED or TIMED_OUT) and `reason` unless a request came first; sets the
-  // flag either way.
+  // Records `state` (CANCELLED, TIMED_OUT, or FAILED when a fault took the node) and `reason`
+  // unless a request came first; sets the flag either way.
   void Request(JobState state, std::string reason);
   // Sets the flag only (shutdown).
   void Interrupt() { flag_ = true; }

@@ -75,6 +75,36 @@ Result<NodeState> ParseNodeState(std::string_view name) {
   return Status::InvalidArgument("unknown node state '" + std::string(name) + "'");
 }
 
+std::string_view NodeHealthName(NodeHealth health) {
+  switch (health) {
+    case NodeHealth::kHealthy:
+      return "HEALTHY";
+    case NodeHealth::kTimeout:
+      return "TIMEOUT";
+    case NodeHealth::kUnhealthyTensorflow:
+      return "UNHEALTHY_TENSORFLOW";
+    case NodeHealth::kUnhealthyMaintenance:
+      return "UNHEALTHY_MAINTENANCE";
+    case NodeHealth::kUnspecified:
+      break;
+  }
+  return "HEALTH_UNSPECIFIED";
+}
+
+bool Node::Preemptible() const {
+  auto it = fields.find("schedulingConfig");
+  if (it == fields.end() || !it->is_object()) return false;
+  return it->value("spot", false) || it->value("preemptible", false);
+}
+
+bool Node::UnderMaintenance() const { return maintenance.is_object(); }
+
+int64_t Node::ZoneTensorCores() const {
+  return capacity_released || !queued_resource.empty() ? 0 : type.tensorcores;
+}
+
+int64_t Node::ProjectTensorCores() const { return queued_resource.empty() ? type.tensorcores : 0; }
+
 std::string NodeKey::Name() const { return Parent() + "/nodes/" + node_id; }
 std::string NodeKey::Parent() const { return "projects/" + project + "/locations/" + zone; }
 
@@ -82,7 +112,7 @@ std::string CidrBlockFor(int64_t seq, int workers) {
   return Dotted(BlockBase(seq, workers)) + "/" + std::to_string(32 - HostBits(workers));
 }
 
-json RenderNode(const Node& node, bool for_operation) {
+json RenderNode(const Node& node, const NodeRenderOptions& options) {
   const engine::ChipSpec& spec = engine::Spec(node.type.generation);
   json out;
   out["name"] = node.key.Name();
@@ -94,7 +124,21 @@ json RenderNode(const Node& node, bool for_operation) {
   out["createTime"] = node.create_time;
   out["id"] = node.uid;
   out["apiVersion"] = "V2";
-  if (node.state == NodeState::kReady && !for_operation) out["health"] = "HEALTHY";
+  if (node.state == NodeState::kReady && !options.for_operation) {
+    if (node.UnderMaintenance()) {
+      out["health"] = NodeHealthName(NodeHealth::kUnhealthyMaintenance);
+      out["healthDescription"] = "Under maintenance (" +
+                                 node.maintenance.value("kind", std::string("maintenance")) +
+                                 ") until " + node.maintenance.value("until", std::string()) + ".";
+    } else {
+      out["health"] = NodeHealthName(NodeHealth::kHealthy);
+    }
+  }
+  if (!node.queued_resource.empty()) out["queuedResource"] = node.queued_resource;
+  if (node.multislice_node) out["multisliceNode"] = true;
+  if (options.v2alpha1 && node.upcoming_maintenance.is_object()) {
+    out["upcomingMaintenance"] = node.upcoming_maintenance;
+  }
 
   const json& f = node.fields;
   for (const char* key : {"description", "labels", "metadata", "tags", "dataDisks", "networkConfig",
@@ -124,7 +168,14 @@ json RenderNode(const Node& node, bool for_operation) {
 }
 
 json NodeToStorage(const Node& node) {
-  return {{"runtimeVersion", node.runtime_version}, {"fields", node.fields}};
+  json out = {{"runtimeVersion", node.runtime_version}, {"fields", node.fields}};
+  if (node.multislice_node) out["multisliceNode"] = true;
+  if (node.capacity_released) out["capacityReleased"] = true;
+  if (node.maintenance.is_object()) out["maintenance"] = node.maintenance;
+  if (node.upcoming_maintenance.is_object()) {
+    out["upcomingMaintenance"] = node.upcoming_maintenance;
+  }
+  return out;
 }
 
 }  // namespace tpuemu::service

@@ -40,6 +40,17 @@ enum class NodeState {
 std::string_view NodeStateName(NodeState state);
 Result<NodeState> ParseNodeState(std::string_view name);
 
+// google.cloud.tpu.v2.Node.Health (no 2), as rendered: HEALTHY when READY, UNHEALTHY_MAINTENANCE
+// while a maintenance event runs (service/faults/maintenance.h).
+enum class NodeHealth {
+  kUnspecified = 0,
+  kHealthy = 1,
+  kTimeout = 3,
+  kUnhealthyTensorflow = 4,
+  kUnhealthyMaintenance = 5,
+};
+std::string_view NodeHealthName(NodeHealth health);
+
 // The full resource name pieces of a node: projects/{project}/locations/{zone}/nodes/{node_id}.
 struct NodeKey {
   std::string project;
@@ -58,6 +69,15 @@ struct NodeSpec {
   // description, labels, metadata, tags, networkConfig, schedulingConfig, dataDisks,
   // serviceAccount, shieldedInstanceConfig: proto3 JSON, already validated.
   nlohmann::json fields = nlohmann::json::object();
+
+  // Set by the queued resource manager only (never decoded from a request): the queued resource
+  // the node belongs to (it holds the node's project quota and capacity, so the node takes
+  // none itself) and whether it is one slice of a multislice request.
+  std::string queued_resource;
+  bool multislice_node = false;
+  // Set by a chaos rule (service/faults/chaos_rules.h): the create is accepted and its Operation
+  // fails with this status, as a stockout does.
+  Status injected_failure;
 };
 
 struct Node {
@@ -71,11 +91,36 @@ struct Node {
   nlohmann::json fields = nlohmann::json::object();  // see NodeSpec::fields
   std::optional<std::string> pending_operation;      // operation driving an unfinished transition
   std::optional<int64_t> pending_due_ms;             // when that transition completes (unix ms)
+
+  // Output-only fields of nodes a queued resource made (see NodeSpec).
+  std::string queued_resource;
+  bool multislice_node = false;
+  // Faults (service/faults/). A preempted node gave its capacity back to the zone (it still
+  // holds its project quota until deleted). `maintenance` is the running maintenance event
+  // ({"untilMs", "operation", "workers", "kind"}) or null; `upcoming_maintenance` the v2alpha1
+  // UpcomingMaintenance message or null.
+  bool capacity_released = false;
+  nlohmann::json maintenance;
+  nlohmann::json upcoming_maintenance;
+
+  bool Preemptible() const;       // schedulingConfig.spot or .preemptible
+  bool UnderMaintenance() const;  // a maintenance event is running
+  // TensorCores the node takes from its zone's general capacity: none once preempted or when a
+  // queued resource holds them.
+  int64_t ZoneTensorCores() const;
+  // TensorCores it holds against its project's quota: none when a queued resource holds them.
+  int64_t ProjectTensorCores() const;
 };
 
-// The v2 `Node` JSON (proto3 names, enums as names). `for_operation` drops `health`, as the real
-// server does in an Operation's response copy.
-nlohmann::json RenderNode(const Node& node, bool for_operation = false);
+struct NodeRenderOptions {
+  // Drops `health`, as the real server does in an Operation's response copy.
+  bool for_operation = false;
+  // Adds the v2alpha1-only fields (upcomingMaintenance).
+  bool v2alpha1 = false;
+};
+
+// The `Node` JSON (proto3 names, enums as names).
+nlohmann::json RenderNode(const Node& node, const NodeRenderOptions& options = {});
 
 // Internal persistence form (everything RenderNode needs that is not a typed column).
 nlohmann::json NodeToStorage(const Node& node);

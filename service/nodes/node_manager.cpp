@@ -122,10 +122,10 @@ Status NodeManager::ResolveAcceleratorType(const NodeKey& key, const NodeSpec& s
   return Status::Ok();
 }
 
-Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) {
+Result<engine::AcceleratorType> NodeManager::CheckSpec(const NodeKey& key,
+                                                       const NodeSpec& spec) const {
   TPUEMU_RETURN_IF_ERROR(ValidateProjectId(key.project));
-  const Zone* zone = catalog_.FindZone(key.zone);
-  if (zone == nullptr) return ResourceNotFound(key.Parent());
+  if (catalog_.FindZone(key.zone) == nullptr) return ResourceNotFound(key.Parent());
   TPUEMU_RETURN_IF_ERROR(ValidateNodeId(key.node_id));
   if (spec.runtime_version.empty()) {
     return Status::InvalidArgument(
@@ -138,15 +138,25 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
                                    "'.");
   }
   TPUEMU_RETURN_IF_ERROR(ValidateFields(spec.fields));
+  engine::AcceleratorType type;
+  TPUEMU_RETURN_IF_ERROR(ResolveAcceleratorType(key, spec, &type));
+  return type;
+}
+
+Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) {
+  Result<engine::AcceleratorType> type = CheckSpec(key, spec);
+  if (!type.ok()) return type.status();
   Node node;
   node.key = key;
-  TPUEMU_RETURN_IF_ERROR(ResolveAcceleratorType(key, spec, &node.type));
+  node.type = *type;
   node.uid = NewNodeUid();
   node.state = NodeState::kCreating;
   node.runtime_version = spec.runtime_version;
   node.create_time = NowRfc3339();
   node.fields = spec.fields;
-  Canonicalize(key, zone->region, node.fields);
+  node.queued_resource = spec.queued_resource;
+  node.multislice_node = spec.multislice_node;
+  Canonicalize(key, catalog_.FindZone(key.zone)->region, node.fields);
 
   Operation op = NewNodeOperation(key, NodeVerb::kCreate);
   int64_t due_ms = NowUnixMs() + options_.provisioning_delay_ms;
@@ -157,12 +167,17 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
         if (existing.ok())
           return Status::AlreadyExists("Resource '" + key.Name() + "' already exists");
         if (existing.status().code() != StatusCode::kNotFound) return existing.status();
-        TPUEMU_RETURN_IF_ERROR(quota_.CheckProject(txn, key.project, node.type));
-        Status zone_full = quota_.CheckZone(key.zone, node.type, op.name);
-        const bool fits = zone_full.ok();
+        if (node.ProjectTensorCores() > 0) {
+          TPUEMU_RETURN_IF_ERROR(quota_.CheckProject(txn, key.project, node.type));
+        }
+        Status refused = spec.injected_failure;
+        if (refused.ok() && node.ZoneTensorCores() > 0) {
+          refused = quota_.CheckZone(key.zone, node.ZoneTensorCores(), op.name);
+        }
+        const bool fits = refused.ok();
         if (!fits) {
           // Like the real service: the create is accepted and its Operation fails with code 8.
-          FailOperation(op, std::move(zone_full));
+          FailOperation(op, std::move(refused));
         } else {
           node.pending_operation = op.name;
           node.pending_due_ms = due_ms;
@@ -173,7 +188,8 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
         TPUEMU_RETURN_IF_ERROR(operations_.Insert(txn, op));
         if (fits) {
           // Last, so a body that fails earlier leaves the count untouched.
-          quota_.Add(key.project, key.zone, node.type.tensorcores);
+          quota_.AddProject(key.project, node.ProjectTensorCores());
+          quota_.AddZone(key.zone, node.ZoneTensorCores());
           created = true;
         }
         return Status::Ok();
@@ -187,6 +203,40 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
   }
   if (created) Schedule(key.Name(), due_ms);
   return op;
+}
+
+Result<Node> NodeManager::Amend(const NodeKey& key,
+                                const std::function<Status(Node&, db::Txn&)>& change) {
+  Node node;
+  NodeState previous = NodeState::kUnspecified;
+  int64_t zone_before = 0;
+  bool changed = false;
+  Status s = batcher_.Run(
+      [&](db::Txn& txn) -> Status {
+        Result<db::NodeRow> row = nodes_.Get(txn, key.Name());
+        if (!row.ok()) return NotFoundAs(row.status(), key.Name());
+        Result<Node> loaded = NodeFromRow(*row);
+        if (!loaded.ok()) return loaded.status();
+        node = std::move(loaded).value();
+        previous = node.state;
+        zone_before = node.ZoneTensorCores();
+        TPUEMU_RETURN_IF_ERROR(change(node, txn));
+        TPUEMU_RETURN_IF_ERROR(nodes_.Update(txn, NodeToRow(node)));
+        quota_.AddZone(key.zone, node.ZoneTensorCores() - zone_before);  // last
+        changed = true;
+        return Status::Ok();
+      },
+      [&] {
+        if (node.state != previous) Notify(node, previous);
+      });
+  if (!s.ok()) {
+    if (changed) (void)quota_.Reseed();
+    return s;
+  }
+  if (node.pending_operation && node.pending_due_ms) {
+    Schedule(key.Name(), *node.pending_due_ms);
+  }
+  return node;
 }
 
 Result<Node> NodeManager::Get(const NodeKey& key) const {
@@ -240,6 +290,15 @@ Result<NodeViewPage> NodeManager::ListViews(const std::string& project, const st
     out.next_page_token = EncodePageToken(kSeqPageToken, out.nodes.back()->node.seq);
   }
   return out;
+}
+
+Result<std::vector<Node>> NodeManager::ListOfQueuedResource(
+    const std::string& queued_resource) const {
+  return NodesFromRows(nodes_.ListByQueuedResource(queued_resource));
+}
+
+Result<std::vector<Node>> NodeManager::ListEverywhere(int64_t after_seq, int limit) const {
+  return NodesFromRows(nodes_.ListAll(after_seq, limit));
 }
 
 Result<Operation> NodeManager::BeginTransition(const NodeKey& key, NodeVerb verb,
@@ -332,7 +391,7 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
           node.state = *final_state;
           Status updated = nodes_.Update(txn, NodeToRow(node));
           if (!updated.ok()) return updated;
-          json response = RenderNode(node, /*for_operation=*/true);
+          json response = RenderNode(node, {.for_operation = true});
           response["@type"] = kNodeType;
           CompleteOperation(*op, std::move(response));
         } else {
@@ -343,7 +402,8 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
         }
         TPUEMU_RETURN_IF_ERROR(operations_.Update(txn, *op));
         if (!final_state) {
-          quota_.Add(node.key.project, node.key.zone, -node.type.tensorcores);
+          quota_.AddProject(node.key.project, -node.ProjectTensorCores());
+          quota_.AddZone(node.key.zone, -node.ZoneTensorCores());
           freed = true;
         }
         changed = true;

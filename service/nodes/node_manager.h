@@ -87,6 +87,9 @@ class NodeManager {
   // running when the process stopped.
   Status Recover();
 
+  // The checks Create makes before it writes anything (project and node id, zone, runtime
+  // version, labels, description, accelerator type offered in the zone); the resolved type.
+  Result<engine::AcceleratorType> CheckSpec(const NodeKey& key, const NodeSpec& spec) const;
   Result<Operation> Create(const NodeKey& key, const NodeSpec& spec);
   Result<Node> Get(const NodeKey& key) const;
   // The node with its rendered v2 JSON, from the read cache (filled from the store on a miss).
@@ -97,6 +100,11 @@ class NodeManager {
   // List with each node's rendered JSON (through the read cache).
   Result<NodeViewPage> ListViews(const std::string& project, const std::string& zone,
                                  const PageRequest& page) const;
+  // The nodes a queued resource made (by its full name), in creation order.
+  Result<std::vector<Node>> ListOfQueuedResource(const std::string& queued_resource) const;
+  // Up to `limit` nodes of every project with seq > after_seq, in creation order (fault
+  // recovery and the random preemption sweep; reads the store, not the cache).
+  Result<std::vector<Node>> ListEverywhere(int64_t after_seq, int limit) const;
   Result<Operation> Delete(const NodeKey& key);
   Result<Operation> Start(const NodeKey& key);
   Result<Operation> Stop(const NodeKey& key);
@@ -105,11 +113,26 @@ class NodeManager {
   Result<Operation> Update(const NodeKey& key, const nlohmann::json& patch,
                            const std::vector<std::string>& mask);
 
+  // Changes a node in place, outside the verb transitions: the faults (preemption, maintenance;
+  // service/faults/) use it. `change` runs inside a write batch with the node as stored and that
+  // batch's Txn (so it may write Operations through operations() in the same transaction); a
+  // non-OK return leaves everything as it was. The zone's count follows
+  // Node::ZoneTensorCores(); observers hear of a state change; if `change` leaves a pending
+  // transition with a due time, its completion is scheduled. Returns the node as written.
+  Result<Node> Amend(const NodeKey& key, const std::function<Status(Node&, db::Txn&)>& change);
+
+  // The write batcher every node, Operation and queued resource write runs on (the queued
+  // resource manager runs its bodies here, so their read-check-write is ordered with the
+  // nodes').
+  WriteBatcher& batcher() { return batcher_; }
+  // The TensorCore counts (queued resources hold project quota and check zone capacity).
+  TensorCoreQuota& quota() { return quota_; }
+
   // The Operations of every node (operations.get, list, delete, cancel).
   OperationManager& operations() { return operations_; }
   const OperationManager& operations() const { return operations_; }
 
-  // TensorCores held by nodes in `zone` (all projects; every state but gone).
+  // TensorCores held in `zone`'s general capacity (all projects; see TensorCoreQuota).
   Result<int64_t> TensorCoresInZone(const std::string& zone) const;
   // Wipes every node and operation (POST /_emulator/reset).
   Status Reset();

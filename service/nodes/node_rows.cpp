@@ -19,6 +19,8 @@ db::NodeRow NodeToRow(const Node& node) {
   row.resource_json = NodeToStorage(node).dump();
   row.pending_operation = node.pending_operation;
   row.pending_due_ms = node.pending_due_ms;
+  if (!node.queued_resource.empty()) row.queued_resource = node.queued_resource;
+  row.zone_tensorcores = node.ZoneTensorCores();
   row.seq = node.seq;
   return row;
 }
@@ -44,7 +46,25 @@ Result<Node> NodeFromRow(const db::NodeRow& row) {
     return Status::Internal("stored node " + row.name + ": bad resource JSON");
   node.runtime_version = stored.value("runtimeVersion", "");
   node.fields = stored.value("fields", nlohmann::json::object());
+  node.queued_resource = row.queued_resource.value_or("");
+  node.multislice_node = stored.value("multisliceNode", false);
+  node.capacity_released = stored.value("capacityReleased", false);
+  if (auto it = stored.find("maintenance"); it != stored.end()) node.maintenance = *it;
+  if (auto it = stored.find("upcomingMaintenance"); it != stored.end()) {
+    node.upcoming_maintenance = *it;
+  }
   return node;
+}
+
+Result<std::vector<Node>> NodesFromRows(const Result<std::vector<db::NodeRow>>& rows) {
+  if (!rows.ok()) return rows.status();
+  std::vector<Node> out;
+  for (const db::NodeRow& row : *rows) {
+    Result<Node> node = NodeFromRow(row);
+    if (!node.ok()) return node.status();
+    out.push_back(std::move(node).value());
+  }
+  return out;
 }
 
 }  // namespace tpuemu::service

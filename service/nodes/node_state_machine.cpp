@@ -41,6 +41,10 @@ Status CheckTransition(std::string_view node_name, NodeState state, NodeVerb ver
       allowed = state == NodeState::kReady;
       break;
     case NodeVerb::kDelete:
+      // A preempted node cannot be started again, only deleted.
+      allowed = state == NodeState::kReady || state == NodeState::kStopped ||
+                state == NodeState::kPreempted;
+      break;
     case NodeVerb::kUpdate:
       allowed = state == NodeState::kReady || state == NodeState::kStopped;
       break;

@@ -1,4 +1,6 @@
-// The node life cycle: CREATING -> READY, STOPPING -> STOPPED, STARTING -> READY, DELETING -> gone.
+// The node life cycle: CREATING -> READY, STOPPING -> STOPPED, STARTING -> READY, DELETING -> gone;
+// a spot or preemptible READY node may be PREEMPTED by a fault (service/faults/preemption.h), after
+// which it can only be deleted.
 // Each mutating verb has a state it may start from, a transient state while its Operation runs, and
 // a final state when the Operation completes.
 #pragma once

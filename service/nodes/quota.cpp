@@ -3,15 +3,17 @@
 namespace tpuemu::service {
 
 TensorCoreQuota::TensorCoreQuota(db::Store& store, const Catalog& catalog, QuotaLimits limits)
-    : store_(store), catalog_(catalog), limits_(limits), nodes_(store) {}
+    : store_(store), catalog_(catalog), limits_(limits), nodes_(store), queued_resources_(store) {}
 
 Status TensorCoreQuota::Reseed() {
   std::map<std::string, int64_t> used;
   Status s = store_.Read([&](db::Txn& txn) -> Status {
     for (const Zone& zone : catalog_.zones()) {
-      Result<int64_t> sum = nodes_.SumTensorCoresInZone(txn, zone.id);
-      if (!sum.ok()) return sum.status();
-      if (*sum > 0) used[zone.id] = *sum;
+      Result<int64_t> nodes = nodes_.SumTensorCoresInZone(txn, zone.id);
+      if (!nodes.ok()) return nodes.status();
+      Result<int64_t> queued = queued_resources_.SumHeldInZone(txn, zone.id);
+      if (!queued.ok()) return queued.status();
+      if (*nodes + *queued > 0) used[zone.id] = *nodes + *queued;
     }
     return Status::Ok();
   });
@@ -25,6 +27,7 @@ Status TensorCoreQuota::Reseed() {
 void TensorCoreQuota::Clear() {
   std::lock_guard lock(mu_);
   zone_tensorcores_.clear();
+  zone_capacity_.clear();
   project_tensorcores_.clear();
 }
 
@@ -34,29 +37,31 @@ Result<int64_t> TensorCoreQuota::ProjectUsed(db::Txn& txn, const std::string& pr
     auto it = project_tensorcores_.find(project);
     if (it != project_tensorcores_.end()) return it->second;
   }
-  Result<int64_t> sum = nodes_.SumTensorCores(txn, project, db::NodeRepository::kAllZones);
-  if (!sum.ok()) return sum.status();
+  Result<int64_t> nodes = nodes_.SumStandaloneTensorCores(txn, project);
+  if (!nodes.ok()) return nodes.status();
+  Result<int64_t> queued = queued_resources_.SumTensorCores(txn, project);
+  if (!queued.ok()) return queued.status();
   std::lock_guard lock(mu_);
-  project_tensorcores_[project] = *sum;
-  return *sum;
+  project_tensorcores_[project] = *nodes + *queued;
+  return *nodes + *queued;
 }
 
-Status TensorCoreQuota::CheckProject(db::Txn& txn, const std::string& project,
-                                     const engine::AcceleratorType& type) {
+Status TensorCoreQuota::CheckProject(db::Txn& txn, const std::string& project, int64_t tensorcores,
+                                     const std::string& what) {
   if (limits_.project_quota_tensorcores <= 0) return Status::Ok();
   Result<int64_t> used = ProjectUsed(txn, project);
   if (!used.ok()) return used.status();
-  if (*used + type.tensorcores <= limits_.project_quota_tensorcores) return Status::Ok();
+  if (*used + tensorcores <= limits_.project_quota_tensorcores) return Status::Ok();
   return Status::ResourceExhausted("Quota 'TPU_TENSORCORES_PER_PROJECT' exceeded. Limit: " +
                                    std::to_string(limits_.project_quota_tensorcores) +
                                    " in project " + project + " (in use: " + std::to_string(*used) +
-                                   ", requested: " + std::to_string(type.tensorcores) + " for " +
-                                   type.name + ").");
+                                   ", requested: " + std::to_string(tensorcores) + " for " + what +
+                                   ").");
 }
 
-Status TensorCoreQuota::CheckZone(const std::string& zone, const engine::AcceleratorType& type,
+Status TensorCoreQuota::CheckZone(const std::string& zone, int64_t tensorcores,
                                   const std::string& operation_name) const {
-  if (ZoneUsed(zone) + type.tensorcores <= limits_.zone_capacity_tensorcores) return Status::Ok();
+  if (ZoneUsed(zone) + tensorcores <= ZoneCapacity(zone)) return Status::Ok();
   const std::string eid = operation_name.size() >= 8
                               ? operation_name.substr(operation_name.size() - 8)
                               : operation_name;
@@ -67,18 +72,37 @@ Status TensorCoreQuota::CheckZone(const std::string& zone, const engine::Acceler
       eid + "]");
 }
 
-void TensorCoreQuota::Add(const std::string& project, const std::string& zone,
-                          int64_t tensorcores) {
+void TensorCoreQuota::AddProject(const std::string& project, int64_t tensorcores) {
   std::lock_guard lock(mu_);
-  zone_tensorcores_[zone] += tensorcores;
   auto it = project_tensorcores_.find(project);
   if (it != project_tensorcores_.end()) it->second += tensorcores;  // absent: counted on first use
+}
+
+void TensorCoreQuota::AddZone(const std::string& zone, int64_t tensorcores) {
+  std::lock_guard lock(mu_);
+  zone_tensorcores_[zone] += tensorcores;
 }
 
 int64_t TensorCoreQuota::ZoneUsed(const std::string& zone) const {
   std::lock_guard lock(mu_);
   auto it = zone_tensorcores_.find(zone);
   return it == zone_tensorcores_.end() ? 0 : it->second;
+}
+
+int64_t TensorCoreQuota::ZoneCapacity(const std::string& zone) const {
+  std::lock_guard lock(mu_);
+  auto it = zone_capacity_.find(zone);
+  return it == zone_capacity_.end() ? limits_.zone_capacity_tensorcores : it->second;
+}
+
+void TensorCoreQuota::SetZoneCapacity(const std::string& zone, int64_t tensorcores) {
+  std::lock_guard lock(mu_);
+  zone_capacity_[zone] = std::max<int64_t>(0, tensorcores);
+}
+
+void TensorCoreQuota::ClearZoneCapacity(const std::string& zone) {
+  std::lock_guard lock(mu_);
+  zone_capacity_.erase(zone);
 }
 
 }  // namespace tpuemu::service

@@ -76,6 +76,36 @@ void EventLog::OnJobStateChanged(const Job& job, std::optional<JobState> previou
   Append(std::move(e));
 }
 
+void EventLog::OnQueuedResourceStateChanged(const QueuedResource& qr, QrState previous) {
+  db::EventRow e;
+  e.project = qr.key.project;
+  e.kind = "queuedResource";
+  e.resource = qr.key.Name();
+  e.zone = qr.key.zone;
+  e.state = qr.state == QrState::kUnspecified ? "DELETED" : QrStateName(qr.state);
+  if (previous != QrState::kUnspecified) e.previous_state = QrStateName(previous);
+  e.message =
+      "queued resource " + qr.key.id + " " +
+      (e.previous_state ? *e.previous_state + " -> " + e.state : "created (" + e.state + ")");
+  if (qr.state == QrState::kFailed && !qr.error.ok()) e.message += ": " + qr.error.message();
+  if (qr.initiator == QrInitiator::kService &&
+      (qr.state == QrState::kSuspending || qr.state == QrState::kSuspended)) {
+    e.message += " (by the service)";
+  }
+  Append(std::move(e));
+}
+
+void EventLog::OnFault(const FaultEvent& fault) {
+  db::EventRow e;
+  e.project = fault.project;
+  e.kind = "fault";
+  e.resource = fault.resource;
+  e.zone = fault.zone;
+  e.state = fault.kind;
+  e.message = fault.message;
+  Append(std::move(e));
+}
+
 Result<EventPage> EventLog::List(const std::string& project, int64_t since, int page_size) const {
   if (page_size < 0 || page_size > kMaxPageSize) {
     return Status::InvalidArgument("pageSize must be 0.." + std::to_string(kMaxPageSize));
@@ -100,7 +130,9 @@ uint64_t EventLog::WaitFor(const std::string& project, int64_t since, std::funct
     // The writer updates last_seq_ after each commit under mu_, so an event that committed after
     // the read above is seen here, and one that commits later finds this waiter registered.
     auto it = last_seq_.find(project);
-    ready = ready || (it != last_seq_.end() && it->second > since) || stopping_;
+    auto everyone = last_seq_.find("*");
+    ready = ready || (it != last_seq_.end() && it->second > since) ||
+            (everyone != last_seq_.end() && everyone->second > since) || stopping_;
     if (!ready) {
       id = next_waiter_++;
       waiters_[id] = Waiter{project, since, std::move(fn)};
@@ -136,9 +168,11 @@ void EventLog::Loop() {
     for (const db::EventRow& e : batch) {
       if (e.seq > 0) last_seq_[e.project] = std::max(last_seq_[e.project], e.seq);
     }
+    const auto everyone = last_seq_.find("*");
     for (auto it = waiters_.begin(); it != waiters_.end();) {
       auto seq = last_seq_.find(it->second.project);
-      if (seq != last_seq_.end() && seq->second > it->second.since) {
+      if ((seq != last_seq_.end() && seq->second > it->second.since) ||
+          (everyone != last_seq_.end() && everyone->second > it->second.since)) {
         fire.push_back(std::move(it->second.fn));
         it = waiters_.erase(it);
       } else {

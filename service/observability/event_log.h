@@ -1,4 +1,5 @@
-// EventLog: the append-only, per-project feed of node and job state changes behind
+// EventLog: the append-only, per-project feed of node, job and queued resource state changes and
+// of faults behind
 // GET /v2/projects/P/events?since=SEQ (long-poll capable).
 //
 // Append() only queues: one writer thread persists queued events in order, many per transaction,
@@ -25,8 +26,10 @@
 #include "base/status.h"
 #include "db/event_repository.h"
 #include "db/store.h"
+#include "service/faults/fault_event.h"
 #include "service/jobs/job.h"
 #include "service/nodes/node.h"
+#include "service/queued_resources/queued_resource.h"
 
 namespace tpuemu::service {
 
@@ -53,6 +56,10 @@ class EventLog {
   // node is reported with state "DELETED"; a new resource has no previousState.
   void OnNodeStateChanged(const Node& node, NodeState previous);
   void OnJobStateChanged(const Job& job, std::optional<JobState> previous);
+  // Queued resource state changes (kind "queuedResource"; a deleted one is "DELETED") and faults
+  // (kind "fault", state = the fault's kind: PREEMPTED, MAINTENANCE_STARTED, CHAOS, …).
+  void OnQueuedResourceStateChanged(const QueuedResource& qr, QrState previous);
+  void OnFault(const FaultEvent& fault);
 
   // Up to page_size (1..1000; 0 = 100) events of `project` with seq > since, oldest first.
   // INVALID_ARGUMENT naming pageSize or since when out of range.

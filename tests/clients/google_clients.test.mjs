@@ -1,6 +1,6 @@
 // The official Google Node.js clients against tpuemud, unchanged: @google-cloud/tpu (GAPIC, REST
 // "fallback" mode) and googleapis (discovery client), pointed at a loopback tpuemud the way
-// shared/reference/cloud-tpu-api.md §8 describes. No credentials: PassThroughClient for GAPIC, no
+// the README ("Google client libraries (Node.js)") describes. No credentials: PassThroughClient for GAPIC, no
 // auth for googleapis.
 //
 // Contract: TPUEMUD names the tpuemud binary (ctest passes $<TARGET_FILE:tpuemud>). The test spawns

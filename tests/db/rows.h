@@ -19,6 +19,7 @@ inline NodeRow MakeNode(const std::string& project, const std::string& zone, con
   row.state = "CREATING";
   row.accelerator_type = "v4-8";
   row.tensorcores = tensorcores;
+  row.zone_tensorcores = tensorcores;  // a standalone node holds its zone capacity
   row.create_time = "2025-01-01T00:00:00Z";
   row.update_time = "2025-01-01T00:00:00Z";
   row.resource_json = R"({"name":")" + row.name + R"("})";

@@ -21,16 +21,22 @@ class ApiServer {
                      api::HttpServerOptions http = {},
                      // No background sampling by default: tests call SampleNow() themselves.
                      service::ObservabilityOptions observability = {.utilization_interval_ms = 0},
-                     service::JobLimits jobs = {}) {
-    http.port = 0;
-    Result<std::unique_ptr<daemon::App>> app =
-        daemon::App::Start({.nodes = options,
-                            .jobs = jobs,
-                            .observability = std::move(observability),
-                            .http = http,
-                            .writer_threads = 8,
-                            .engine_threads = 2,
-                            .log_requests = false});
+                     service::JobLimits jobs = {})
+      : ApiServer(
+            daemon::AppOptions{.nodes = options,
+                               .queued_resources = {.accept_delay_ms = 0, .transition_delay_ms = 0},
+                               .jobs = jobs,
+                               .observability = std::move(observability),
+                               .http = http}) {}
+
+  // Any AppOptions (faults, queued resources, …); the port, threads and request logging are set
+  // here as for every test server.
+  explicit ApiServer(daemon::AppOptions options) {
+    options.http.port = 0;
+    options.writer_threads = 8;
+    options.engine_threads = 2;
+    options.log_requests = false;
+    Result<std::unique_ptr<daemon::App>> app = daemon::App::Start(std::move(options));
     EXPECT_TRUE(app.ok()) << app.status().ToString();
     if (app.ok()) app_ = std::move(app).value();
   }
@@ -38,6 +44,7 @@ class ApiServer {
   uint16_t port() const { return app_->port(); }
   int active_connections() const { return app_->active_connections(); }
   service::NodeManager& nodes() { return app_->nodes(); }
+  daemon::App& app() { return *app_; }
   service::Observability& obs() { return app_->obs(); }
 
  private:

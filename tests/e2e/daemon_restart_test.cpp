@@ -99,5 +99,43 @@ TEST_F(DaemonTest, InMemoryStoreAndBadFlags) {
   EXPECT_NE(bad.Kill(SIGKILL), 0);
 }
 
+TEST_F(DaemonTest, QueuedResourceProvisioningResumesAfterKill9) {
+  const std::string qr = "/v2/projects/p/locations/us-central2-b/queuedResources/kq";
+  DaemonProcess first;
+  ASSERT_TRUE(first.Start(Args(1500)));  // its nodes stay CREATING for 1.5 s
+  HttpClient c1("127.0.0.1", first.port());
+  Result<ClientResponse> op = c1.Request(
+      "POST", "/v2/projects/p/locations/us-central2-b/queuedResources?queuedResourceId=kq",
+      R"({"tpu":{"nodeSpec":[{"parent":"projects/p/locations/us-central2-b",
+          "multisliceParams":{"nodeCount":2},
+          "node":{"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"}}]}})");
+  ASSERT_TRUE(op.ok());
+  ASSERT_EQ(op->status, 200) << op->body;
+  ASSERT_TRUE(WaitFor([&] {
+    Result<ClientResponse> r = c1.Request("GET", qr);
+    return r.ok() && r->status == 200 && r->Json()["state"].value("state", "") == "PROVISIONING";
+  }));
+  EXPECT_EQ(first.Kill(SIGKILL), -SIGKILL);  // in the middle of provisioning
+
+  DaemonProcess second;
+  ASSERT_TRUE(second.Start(Args(1500)));
+  HttpClient c2("127.0.0.1", second.port());
+  // Recovery reconciles the stored queued resource: its nodes finish and it goes ACTIVE.
+  std::string state;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        Result<ClientResponse> r = c2.Request("GET", qr);
+        state = r.ok() && r->status == 200 ? r->Json()["state"].value("state", "") : "";
+        return state == "ACTIVE";
+      },
+      std::chrono::seconds(30)))
+      << "last state " << state;
+  for (const char* node : {"kq-0", "kq-1"}) {
+    EXPECT_EQ(c2.Request("GET", std::string("/v2/projects/p/locations/us-central2-b/nodes/") + node)
+                  ->Json()["state"],
+              "READY");
+  }
+}
+
 }  // namespace
 }  // namespace tpuemu::testing

@@ -259,8 +259,6 @@ TEST_F(NodesApiTest, CapacityFailsTheOperationWithCode8) {
 }
 
 TEST_F(NodesApiTest, UnknownMethodsAndPaths) {
-  ExpectError(Call("GET", std::string(kParent) + "/queuedResources"), 501, "UNIMPLEMENTED",
-              "ListQueuedResources");
   EXPECT_EQ(Call("PUT", std::string(kParent) + "/nodes/x", "{}").status, 405);
   EXPECT_EQ(Call("GET", "/v2/nothing/here").status, 404);
 }

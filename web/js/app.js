@@ -13,6 +13,7 @@ import jobs from './pages/jobs.js';
 import jobDetail from './pages/job_detail.js';
 import catalog from './pages/catalog.js';
 import compare from './pages/compare.js';
+import queuedResources from './pages/queued_resources.js';
 
 const routes = [
   {pattern: /^\/?$/, page: overview, nav: 'overview'},
@@ -23,6 +24,7 @@ const routes = [
    keys: ['zone', 'node', 'job']},
   {pattern: /^\/catalog$/, page: catalog, nav: 'catalog'},
   {pattern: /^\/compare$/, page: compare, nav: 'compare'},
+  {pattern: /^\/queued-resources$/, page: queuedResources, nav: 'queued-resources'},
 ];
 
 const view = document.getElementById('view');

@@ -35,6 +35,13 @@ export function hardware() {
   return hardwarePromise;
 }
 
+// zone -> TensorCore capacity as tpuemud runs with it now (GET /_emulator/capacity), or null
+// when the endpoint is not served.
+export async function zoneCapacities() {
+  const reply = await api.optional('capacity', () => api.get('/_emulator/capacity'));
+  return reply && new Map(reply.zones.map((z) => [z.zone, z.capacityTensorcores]));
+}
+
 export async function zones() {
   const list = await api.listAll(api.projectPath('/locations'), 'locations');
   return list.map((l) => l.locationId).sort();

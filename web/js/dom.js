@@ -53,16 +53,23 @@ export function badge(state) {
     DELETING: 'pending', RESTARTING: 'pending', REPAIRING: 'pending', REIMAGING: 'pending',
     QUEUED: 'queued', STOPPED: 'off', CANCELLED: 'off', HIDDEN: 'off',
     FAILED: 'bad', TIMED_OUT: 'bad', PREEMPTED: 'bad', TERMINATED: 'bad', UNHEALTHY: 'bad',
+    // queued resources and faults
+    ACTIVE: 'ok', ACCEPTED: 'queued', WAITING_FOR_RESOURCES: 'queued', PROVISIONING: 'pending',
+    SUSPENDING: 'pending', SUSPENDED: 'off', UNHEALTHY_MAINTENANCE: 'bad',
+    MAINTENANCE_STARTED: 'bad', MAINTENANCE_ENDED: 'ok', MAINTENANCE_SCHEDULED: 'pending',
+    CHAOS: 'bad', CAPACITY: 'pending',
   }[state] || 'off';
   return h('span', {class: `badge badge-${tone}`}, state || '—');
 }
 
-// "projects/p/locations/z/nodes/n" -> {project, zone, node, job?}
+// "projects/p/locations/z/nodes/n" -> {project, zone, node, job?} (queuedResource for a queued
+// resource's name)
 export function parseName(name) {
   const parts = (name || '').split('/');
   const out = {};
   for (let i = 0; i + 1 < parts.length; i += 2) {
-    const key = {projects: 'project', locations: 'zone', nodes: 'node', jobs: 'job'}[parts[i]];
+    const key = {projects: 'project', locations: 'zone', nodes: 'node', jobs: 'job',
+                 queuedResources: 'queuedResource'}[parts[i]];
     if (key) out[key] = parts[i + 1];
   }
   return out;

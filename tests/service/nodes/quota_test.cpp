@@ -67,8 +67,10 @@ TEST_F(TensorCoreQuotaTest, ReseedCountsEachZoneOverAllProjects) {
   EXPECT_EQ(quota.ZoneUsed(kZone), 12);  // 8 + 4
   EXPECT_EQ(quota.ZoneUsed(kOtherZone), 4);
   EXPECT_EQ(quota.ZoneUsed("europe-west4-a"), 0);
-  quota.Add("p", kZone, 16);
-  quota.Add("q", kZone, -4);
+  quota.AddProject("p", 16);
+  quota.AddZone(kZone, 16);
+  quota.AddProject("q", -4);
+  quota.AddZone(kZone, -4);
   EXPECT_EQ(quota.ZoneUsed(kZone), 24);  // 12 + 16 - 4
   quota.Clear();
   EXPECT_EQ(quota.ZoneUsed(kZone), 0);
@@ -79,11 +81,14 @@ TEST_F(TensorCoreQuotaTest, ZoneCapacityIsInclusiveAndNamesZoneAndOperation) {
   TensorCoreQuota quota(*store_, Catalog::Default(), {.zone_capacity_tensorcores = 32});
   ASSERT_TRUE(quota.Reseed().ok());
   const std::string op = "projects/p/locations/us-central2-b/operations/operation-1-2-3-1a2b3c4d";
-  EXPECT_TRUE(quota.CheckZone(kZone, Type("v4-16"), op).ok());  // 12 + 16 = 28 <= 32
-  quota.Add("p", kZone, 16);
-  EXPECT_TRUE(quota.CheckZone(kZone, Type("v5litepod-4"), op).ok());  // 28 + 4 = 32: exactly full
-  EXPECT_TRUE(quota.CheckZone(kOtherZone, Type("v4-16"), op).ok());   // zones count apart
-  Status full = quota.CheckZone(kZone, Type("v4-8"), op);             // 28 + 8 = 36 > 32
+  EXPECT_TRUE(quota.CheckZone(kZone, Type("v4-16").tensorcores, op).ok());  // 12 + 16 = 28 <= 32
+  quota.AddProject("p", 16);
+  quota.AddZone(kZone, 16);
+  EXPECT_TRUE(quota.CheckZone(kZone, Type("v5litepod-4").tensorcores, op)
+                  .ok());  // 28 + 4 = 32: exactly full
+  EXPECT_TRUE(
+      quota.CheckZone(kOtherZone, Type("v4-16").tensorcores, op).ok());  // zones count apart
+  Status full = quota.CheckZone(kZone, Type("v4-8").tensorcores, op);    // 28 + 8 = 36 > 32
   EXPECT_EQ(full.code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(full.message(),
             "There is no more capacity in the zone \"us-central2-b\"; you can try in another zone "
@@ -107,10 +112,12 @@ TEST_F(TensorCoreQuotaTest, ProjectQuotaCountsEveryZoneOnceThenKeepsTheCount) {
   Store("p", kZone, "d", 4);
   EXPECT_TRUE(CheckProject(quota, "p", "v5litepod-4").ok());
   // ... while Add keeps the count: 12 + 4 = 16, so 4 more is 20.
-  quota.Add("p", kZone, 4);
+  quota.AddProject("p", 4);
+  quota.AddZone(kZone, 4);
   EXPECT_NE(CheckProject(quota, "p", "v5litepod-4").message().find("(in use: 16, requested: 4"),
             std::string::npos);
-  quota.Add("p", kZone, -8);  // a v4-8 deleted: 8 in use
+  quota.AddProject("p", -8);
+  quota.AddZone(kZone, -8);  // a v4-8 deleted: 8 in use
   EXPECT_TRUE(CheckProject(quota, "p", "v4-8").ok());
   // Reseed forgets the count: the store now holds 8 + 4 + 4 = 16 for p.
   ASSERT_TRUE(quota.Reseed().ok());

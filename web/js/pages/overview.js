@@ -1,5 +1,5 @@
 // Overview: VMs by state, jobs by state, TensorCores used per zone against the zone capacity,
-// recent events (from the live feed) and recent jobs.
+// recent events (from the live feed: state changes and faults) and recent jobs.
 import * as data from '../data.js';
 import * as live from '../live.js';
 import {isMissing} from '../api.js';
@@ -24,7 +24,7 @@ function stateCounts(counts, order, label, link) {
 
 function shortName(resource) {
   const p = parseName(resource);
-  return p.job ? `${p.node}/${p.job}` : p.node || resource;
+  return p.job ? `${p.node}/${p.job}` : p.node || p.queuedResource || resource;
 }
 
 function eventRows() {
@@ -37,6 +37,7 @@ function eventRows() {
     const p = parseName(e.resource);
     const href = e.kind === 'job' && p.job ? `#/jobs/${p.zone}/${p.node}/${p.job}`
                  : p.node                  ? `#/vms/${p.zone || e.zone}/${p.node}`
+                 : p.queuedResource        ? '#/queued-resources'
                                            : null;
     return h('tr', {}, h('td', {}, formatTime(e.time)), h('td', {}, e.kind),
              h('td', {}, href ? h('a', {href}, shortName(e.resource)) : shortName(e.resource)),
@@ -87,10 +88,11 @@ export default {
                 recentJobs))));
 
     async function refresh() {
-      let nodes, jobs, hw;
+      let nodes, jobs, hw, capacities;
       try {
-        [nodes, jobs, hw] = await Promise.all([
+        [nodes, jobs, hw, capacities] = await Promise.all([
           data.nodes(), data.jobs(), data.hardware().catch(() => null),  // figures are optional here
+          data.zoneCapacities().catch(() => null),
         ]);
       } catch (e) {
         mount(errors, errorBox(e));
@@ -110,13 +112,15 @@ export default {
         perZone.set(n._.zone, z);
       }
       const capacity = hw?.zoneCapacityTensorcores;
+      // A zone whose capacity was changed at run time (/_emulator/capacity) shows its own.
+      const capacityOf = (zone) => capacities?.get(zone) ?? capacity;
       const zones = [...perZone.keys()].sort();
       mount(capacityTable, zones.length ? zones.map((zone) => {
         const z = perZone.get(zone);
-        const fraction = capacity ? z.tensorcores / capacity : null;
+        const fraction = capacityOf(zone) ? z.tensorcores / capacityOf(zone) : null;
         return h('tr', {}, h('td', {}, zone), h('td', {class: 'num'}, z.vms),
                  h('td', {class: 'num'}, z.tensorcores),
-                 h('td', {class: 'num'}, capacity ?? '—'),
+                 h('td', {class: 'num'}, capacityOf(zone) ?? '—'),
                  h('td', {}, fraction === null ? '—'
                    : [h('meter', {min: 0, max: 1, value: fraction, 'aria-label': `${zone} capacity used`}),
                       ` ${(fraction * 100).toFixed(fraction < 0.01 ? 3 : 1)}%`]));

@@ -86,18 +86,28 @@ function createForm(notices, onCreated) {
 
 export function nodeActions(node, notices, refresh) {
   const {zone, node: id} = node._;
+  const path = api.nodePath(zone, id);
+  const call = {
+    start: () => api.post(`${path}:start`, {}),
+    stop: () => api.post(`${path}:stop`, {}),
+    delete: () => api.del(path),
+    // Faults: v2alpha1's maintenance event, and the emulator's preemption (answers the Node).
+    maintenance: () => api.post(`${path.replace(/^\/v2\//, '/v2alpha1/')}:simulateMaintenanceEvent`,
+                                {workerIds: []}),
+    preempt: () => api.post(`/_emulator${path.replace(/^\/v2/, '')}:preempt`,
+                            {reason: 'preempted from the dashboard'}),
+  };
   const act = (verb, label, question) => h('button', {
-    type: 'button', class: verb === 'delete' ? 'danger small' : 'secondary small',
+    type: 'button', class: verb === 'delete' || verb === 'preempt' ? 'danger small' : 'secondary small',
     'aria-label': `${label} ${id}`,
-    disabled: !allowed(node.state, verb),
+    disabled: !allowed(node, verb),
     onclick: async () => {
       if (!(await confirmDialog(question, label))) return;
       try {
-        const p = verb === 'delete' ? api.del(api.nodePath(zone, id))
-                                    : api.post(`${api.nodePath(zone, id)}:${verb}`, {});
+        const p = call[verb]();
         await p;
         refresh();
-        runOperation(p, notices, `${label} ${id}`).then(refresh);
+        if (verb !== 'preempt') runOperation(p, notices, `${label} ${id}`).then(refresh);
       } catch (e) {
         notices.append(errorBox(e));
       }
@@ -106,12 +116,21 @@ export function nodeActions(node, notices, refresh) {
   return h('div', {class: 'row-actions'},
            act('start', 'Start', `Start TPU VM ${id} in ${zone}?`),
            act('stop', 'Stop', `Stop TPU VM ${id}? Running jobs are cancelled.`),
-           act('delete', 'Delete', `Delete TPU VM ${id} in ${zone}? This cannot be undone.`));
+           act('delete', 'Delete', `Delete TPU VM ${id} in ${zone}? This cannot be undone.`),
+           act('maintenance', 'Maintenance',
+               `Simulate a maintenance event on worker 0 of ${id}? Its running job is interrupted.`),
+           act('preempt', 'Preempt', `Preempt spot TPU VM ${id}? It can then only be deleted.`));
 }
 
-function allowed(state, verb) {
+function allowed(node, verb) {
+  const state = node.state;
   if (verb === 'start') return state === 'STOPPED';
   if (verb === 'stop') return state === 'READY';
+  if (verb === 'maintenance') return state === 'READY' && node.health === 'HEALTHY';
+  if (verb === 'preempt') {
+    const s = node.schedulingConfig || {};
+    return state === 'READY' && Boolean(s.spot || s.preemptible);
+  }
   return state !== 'DELETING';  // the API answers the rest (FAILED_PRECONDITION mid-transition)
 }
 

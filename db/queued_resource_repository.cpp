@@ -1,0 +1,194 @@
+#include "db/queued_resource_repository.h"
+
+namespace tpuemu::db {
+namespace {
+
+#define TPUEMU_QR_INSERT_COLUMNS                                                            \
+  "name, project, zone, queued_resource_id, state, tensorcores, reservation, create_time, " \
+  "update_time, resource_json, pending_operation, due_ms, held_tensorcores"
+#define TPUEMU_QR_COLUMNS TPUEMU_QR_INSERT_COLUMNS ", seq"
+
+QueuedResourceRow ReadRow(const Statement& s) {
+  QueuedResourceRow row;
+  row.name = s.ColumnText(0);
+  row.project = s.ColumnText(1);
+  row.zone = s.ColumnText(2);
+  row.queued_resource_id = s.ColumnText(3);
+  row.state = s.ColumnText(4);
+  row.tensorcores = s.ColumnInt64(5);
+  row.reservation = s.ColumnOptionalText(6);
+  row.create_time = s.ColumnText(7);
+  row.update_time = s.ColumnText(8);
+  row.resource_json = s.ColumnText(9);
+  row.pending_operation = s.ColumnOptionalText(10);
+  row.due_ms = s.ColumnOptionalInt64(11);
+  row.held_tensorcores = s.ColumnInt64(12);
+  row.seq = s.ColumnInt64(13);
+  return row;
+}
+
+// Binds ?2..?13 (every column but name and seq).
+void BindBody(Statement& s, const QueuedResourceRow& row) {
+  s.Bind(2, row.project)
+      .Bind(3, row.zone)
+      .Bind(4, row.queued_resource_id)
+      .Bind(5, row.state)
+      .Bind(6, row.tensorcores)
+      .Bind(7, row.reservation)
+      .Bind(8, row.create_time)
+      .Bind(9, row.update_time)
+      .Bind(10, row.resource_json)
+      .Bind(11, row.pending_operation)
+      .Bind(12, row.due_ms)
+      .Bind(13, row.held_tensorcores);
+}
+
+Result<std::vector<QueuedResourceRow>> CollectRows(Statement& s) {
+  std::vector<QueuedResourceRow> rows;
+  for (;;) {
+    Result<bool> more = s.Step();
+    if (!more.ok()) return more.status();
+    if (!*more) return rows;
+    rows.push_back(ReadRow(s));
+  }
+}
+
+Result<int64_t> SumOne(Txn& txn, const char* sql, std::string_view param) {
+  Result<Statement*> stmt = txn.Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, param);
+  Result<bool> row = (*stmt)->Step();
+  if (!row.ok()) return row.status();
+  return *row ? (*stmt)->ColumnInt64(0) : int64_t{0};
+}
+
+Status Missing(std::string_view name) {
+  return Status::NotFound("queued resource '" + std::string(name) + "' not found");
+}
+
+}  // namespace
+
+Result<int64_t> QueuedResourceRepository::Insert(Txn& txn, const QueuedResourceRow& row) const {
+  Result<Statement*> stmt = txn.Prepare(
+      "INSERT INTO queued_resources (" TPUEMU_QR_INSERT_COLUMNS
+      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING seq");
+  if (!stmt.ok()) return stmt.status();
+  Statement& s = **stmt;
+  s.Bind(1, row.name);
+  BindBody(s, row);
+  Result<bool> inserted = s.Step();
+  if (!inserted.ok()) {
+    if (inserted.status().code() == StatusCode::kAlreadyExists) {
+      return Status::AlreadyExists("queued resource '" + row.name + "' already exists");
+    }
+    return inserted.status();
+  }
+  if (!*inserted) return Status::Internal("insert: RETURNING produced no row");
+  int64_t seq = s.ColumnInt64(0);
+  TPUEMU_RETURN_IF_ERROR(s.Run());
+  return seq;
+}
+
+Status QueuedResourceRepository::Update(Txn& txn, const QueuedResourceRow& row) const {
+  Result<Statement*> stmt = txn.Prepare(
+      "UPDATE queued_resources SET project = ?2, zone = ?3, queued_resource_id = ?4, state = ?5, "
+      "tensorcores = ?6, reservation = ?7, create_time = ?8, update_time = ?9, "
+      "resource_json = ?10, pending_operation = ?11, due_ms = ?12, held_tensorcores = ?13 "
+      "WHERE name = ?1");
+  if (!stmt.ok()) return stmt.status();
+  Statement& s = **stmt;
+  s.Bind(1, row.name);
+  BindBody(s, row);
+  TPUEMU_RETURN_IF_ERROR(s.Run());
+  if (txn.Changes() == 0) return Missing(row.name);
+  return Status::Ok();
+}
+
+Status QueuedResourceRepository::Delete(Txn& txn, std::string_view name) const {
+  Result<Statement*> stmt = txn.Prepare("DELETE FROM queued_resources WHERE name = ?1");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, name);
+  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+  if (txn.Changes() == 0) return Missing(name);
+  return Status::Ok();
+}
+
+Result<QueuedResourceRow> QueuedResourceRepository::Get(Txn& txn, std::string_view name) const {
+  Result<Statement*> stmt =
+      txn.Prepare("SELECT " TPUEMU_QR_COLUMNS " FROM queued_resources WHERE name = ?1");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, name);
+  Result<bool> row = (*stmt)->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return Missing(name);
+  return ReadRow(**stmt);
+}
+
+Result<QueuedResourceRow> QueuedResourceRepository::Get(std::string_view name) const {
+  return store_.ReadResult<QueuedResourceRow>([&](Txn& txn) { return Get(txn, name); });
+}
+
+Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::List(std::string_view project,
+                                                                      std::string_view zone,
+                                                                      int64_t after_seq,
+                                                                      int limit) const {
+  return store_.ReadResult<std::vector<QueuedResourceRow>>(
+      [&](Txn& txn) -> Result<std::vector<QueuedResourceRow>> {
+        const bool all_zones = zone == kAllZones;
+        Result<Statement*> stmt =
+            all_zones ? txn.Prepare("SELECT " TPUEMU_QR_COLUMNS
+                                    " FROM queued_resources WHERE project = ?1 AND seq > ?3 "
+                                    "ORDER BY seq LIMIT ?4")
+                      : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS
+                                    " FROM queued_resources WHERE project = ?1 AND zone = ?2 "
+                                    "AND seq > ?3 ORDER BY seq LIMIT ?4");
+        if (!stmt.ok()) return stmt.status();
+        Statement& s = **stmt;
+        s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : int64_t{-1});
+        if (!all_zones) s.Bind(2, zone);
+        return CollectRows(s);
+      });
+}
+
+Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInZone(
+    Txn& txn, std::string_view zone) const {
+  const bool all_zones = zone == kAllZones;
+  Result<Statement*> stmt =
+      all_zones ? txn.Prepare("SELECT " TPUEMU_QR_COLUMNS " FROM queued_resources ORDER BY seq")
+                : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS
+                              " FROM queued_resources WHERE zone = ?1 ORDER BY seq");
+  if (!stmt.ok()) return stmt.status();
+  if (!all_zones) (*stmt)->Bind(1, zone);
+  return CollectRows(**stmt);
+}
+
+Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInZone(
+    std::string_view zone) const {
+  return store_.ReadResult<std::vector<QueuedResourceRow>>(
+      [&](Txn& txn) { return ListInZone(txn, zone); });
+}
+
+Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInReservation(
+    Txn& txn, std::string_view reservation) const {
+  Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_QR_COLUMNS
+                                        " FROM queued_resources WHERE reservation = ?1 "
+                                        "ORDER BY seq");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, reservation);
+  return CollectRows(**stmt);
+}
+
+Result<int64_t> QueuedResourceRepository::SumTensorCores(Txn& txn, std::string_view project) const {
+  return SumOne(txn,
+                "SELECT COALESCE(SUM(tensorcores), 0) FROM queued_resources WHERE project = ?1",
+                project);
+}
+
+Result<int64_t> QueuedResourceRepository::SumHeldInZone(Txn& txn, std::string_view zone) const {
+  return SumOne(txn,
+                "SELECT COALESCE(SUM(held_tensorcores), 0) FROM queued_resources WHERE zone = ?1 "
+                "AND reservation IS NULL",
+                zone);
+}
+
+}  // namespace tpuemu::db
