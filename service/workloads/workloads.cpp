@@ -29,27 +29,29 @@ void Workload::BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w) 
   w.shards_ = spec.cores;
   w.learning_rate_ = static_cast<float>(spec.learning_rate);
   const int64_t shard_batch = spec.batch / spec.cores;
-  std::vector<float> x = Normal(rng, spec.batch * features, 1.0);
-  std::vector<float> teacher = Normal(rng, features * kClasses, 1.0);
-  std::vector<int32_t> labels(static_cast<size_t>(spec.batch));
-  for (int64_t i = 0; i < spec.batch; ++i) {
-    float best = -1e30f;
-    for (int64_t k = 0; k < kClasses; ++k) {
-      float v = 0;
-      for (int64_t f = 0; f < features; ++f) v += x[i * features + f] * teacher[f * kClasses + k];
-      if (v > best) best = v, labels[static_cast<size_t>(i)] = static_cast<int32_t>(k);
+  if (w.values_) {
+    std::vector<float> x = Normal(rng, w.cancel_, spec.batch * features, 1.0);
+    std::vector<float> teacher = Normal(rng, w.cancel_, features * kClasses, 1.0);
+    std::vector<int32_t> labels(static_cast<size_t>(spec.batch));
+    for (int64_t i = 0; i < spec.batch; ++i) {
+      float best = -1e30f;
+      for (int64_t k = 0; k < kClasses; ++k) {
+        float v = 0;
+        for (int64_t f = 0; f < features; ++f) v += x[i * features + f] * teacher[f * kClasses + k];
+        if (v > best) best = v, labels[static_cast<size_t>(i)] = static_cast<int32_t>(k);
+      }
     }
-  }
-  for (int s = 0; s < w.shards_; ++s) {
-    const auto xb = x.begin() + s * shard_batch * features;
-    std::map<std::string, Tensor> d;
-    d["x"] =
-        Make({shard_batch, kSide, kSide, kIn}, std::vector<float>(xb, xb + shard_batch * features));
-    const auto lb = labels.begin() + s * shard_batch;
-    d["labels"] =
-        std::move(Tensor::FromI32({shard_batch}, std::vector<int32_t>(lb, lb + shard_batch)))
-            .value();
-    w.data_.push_back(std::move(d));
+    for (int s = 0; s < w.shards_; ++s) {
+      const auto xb = x.begin() + s * shard_batch * features;
+      std::map<std::string, Tensor> d;
+      d["x"] = Make({shard_batch, kSide, kSide, kIn},
+                    std::vector<float>(xb, xb + shard_batch * features));
+      const auto lb = labels.begin() + s * shard_batch;
+      d["labels"] =
+          std::move(Tensor::FromI32({shard_batch}, std::vector<int32_t>(lb, lb + shard_batch)))
+              .value();
+      w.data_.push_back(std::move(d));
+    }
   }
   engine::Graph& g = w.graph_;
   g = engine::Graph("cnn_train_step");
@@ -59,10 +61,13 @@ void Workload::BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w) 
   g.Parameter("labels", {shard_batch}, DType::kI32);
   g.Parameter("filter", {3, 3, kIn, c});
   g.Parameter("dense", {kSide * kSide * c, kClasses});
-  w.weights_["filter"] = Make({3, 3, kIn, c}, Normal(rng, 9 * kIn * c, std::sqrt(2.0 / (9 * kIn))));
-  w.weights_["dense"] = Make({kSide * kSide * c, kClasses},
-                             Normal(rng, kSide * kSide * c * kClasses,
-                                    std::sqrt(1.0 / static_cast<double>(kSide * kSide * c))));
+  if (w.values_) {
+    w.weights_["filter"] =
+        Make({3, 3, kIn, c}, Normal(rng, w.cancel_, 9 * kIn * c, std::sqrt(2.0 / (9 * kIn))));
+    w.weights_["dense"] = Make({kSide * kSide * c, kClasses},
+                               Normal(rng, w.cancel_, kSide * kSide * c * kClasses,
+                                      std::sqrt(1.0 / static_cast<double>(kSide * kSide * c))));
+  }
   g.Conv2D("z", "x", "filter", same);
   g.Relu("h", "z");
   g.Reshape("flat", "h", {shard_batch, kSide * kSide * c});
@@ -78,8 +83,19 @@ void Workload::BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w) 
   w.grads_ = {{"dense", "ddense"}, {"filter", "dfilter"}};
 }
 
-Result<Workload> Workload::Build(const JobSpec& spec) {
+Result<Workload> Workload::Build(const JobSpec& spec, const std::atomic<bool>* cancel) {
+  return Build(spec, true, cancel);
+}
+
+Result<Workload> Workload::BuildGraphOnly(const JobSpec& spec) {
+  return Build(spec, false, nullptr);
+}
+
+Result<Workload> Workload::Build(const JobSpec& spec, bool values,
+                                 const std::atomic<bool>* cancel) {
   Workload w;
+  w.values_ = values;
+  w.cancel_ = cancel;
   std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ull + 1);
   switch (spec.kind) {
     case WorkloadKind::kMatmul: {
@@ -107,29 +123,31 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
       w.shards_ = spec.cores;
       w.learning_rate_ = static_cast<float>(spec.learning_rate);
       const int64_t shard_batch = spec.batch / spec.cores;
-      // The dataset and the teacher are fixed by the seed; labels = argmax(x · teacher).
-      std::vector<float> x = Normal(rng, spec.batch * kFeatures, 1.0);
-      std::vector<float> teacher = Normal(rng, kFeatures * kClasses, 1.0);
-      std::vector<int32_t> labels(static_cast<size_t>(spec.batch));
-      for (int64_t i = 0; i < spec.batch; ++i) {
-        float best = -1e30f;
-        for (int64_t c = 0; c < kClasses; ++c) {
-          float v = 0;
-          for (int64_t f = 0; f < kFeatures; ++f)
-            v += x[i * kFeatures + f] * teacher[f * kClasses + c];
-          if (v > best) best = v, labels[static_cast<size_t>(i)] = static_cast<int32_t>(c);
+      if (w.values_) {
+        // The dataset and the teacher are fixed by the seed; labels = argmax(x · teacher).
+        std::vector<float> x = Normal(rng, w.cancel_, spec.batch * kFeatures, 1.0);
+        std::vector<float> teacher = Normal(rng, w.cancel_, kFeatures * kClasses, 1.0);
+        std::vector<int32_t> labels(static_cast<size_t>(spec.batch));
+        for (int64_t i = 0; i < spec.batch; ++i) {
+          float best = -1e30f;
+          for (int64_t c = 0; c < kClasses; ++c) {
+            float v = 0;
+            for (int64_t f = 0; f < kFeatures; ++f)
+              v += x[i * kFeatures + f] * teacher[f * kClasses + c];
+            if (v > best) best = v, labels[static_cast<size_t>(i)] = static_cast<int32_t>(c);
+          }
         }
-      }
-      for (int s = 0; s < w.shards_; ++s) {
-        const auto xb = x.begin() + s * shard_batch * kFeatures;
-        std::map<std::string, Tensor> d;
-        d["x"] =
-            Make({shard_batch, kFeatures}, std::vector<float>(xb, xb + shard_batch * kFeatures));
-        const auto lb = labels.begin() + s * shard_batch;
-        d["labels"] =
-            std::move(Tensor::FromI32({shard_batch}, std::vector<int32_t>(lb, lb + shard_batch)))
-                .value();
-        w.data_.push_back(std::move(d));
+        for (int s = 0; s < w.shards_; ++s) {
+          const auto xb = x.begin() + s * shard_batch * kFeatures;
+          std::map<std::string, Tensor> d;
+          d["x"] =
+              Make({shard_batch, kFeatures}, std::vector<float>(xb, xb + shard_batch * kFeatures));
+          const auto lb = labels.begin() + s * shard_batch;
+          d["labels"] =
+              std::move(Tensor::FromI32({shard_batch}, std::vector<int32_t>(lb, lb + shard_batch)))
+                  .value();
+          w.data_.push_back(std::move(d));
+        }
       }
       engine::Graph& g = w.graph_;
       g = engine::Graph("mlp_train_step");
@@ -146,8 +164,11 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
         const std::string wid = "w" + std::to_string(i);
         g.Parameter(wid, {widths[i], widths[i + 1]});
         // He initialisation keeps the ReLU stack's activations O(1).
-        w.weights_[wid] = Make({widths[i], widths[i + 1]},
-                               Normal(rng, widths[i] * widths[i + 1], std::sqrt(2.0 / widths[i])));
+        if (w.values_) {
+          w.weights_[wid] =
+              Make({widths[i], widths[i + 1]},
+                   Normal(rng, w.cancel_, widths[i] * widths[i + 1], std::sqrt(2.0 / widths[i])));
+        }
         inputs.push_back(h);
         const std::string z = g.Dot("z" + std::to_string(i), h, wid);
         pre.push_back(z);
@@ -171,6 +192,10 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
   }
   if (spec.kind == WorkloadKind::kCnn) BuildCnn(spec, rng, w);
   if (!w.graph().status().ok()) return w.graph().status();
+  if (cancel != nullptr && cancel->load()) {
+    return Status::Cancelled("cancelled while generating the workload's values");
+  }
+  w.cancel_ = nullptr;
   if (w.data_.empty()) w.data_.resize(1);
   return w;
 }

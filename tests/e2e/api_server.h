@@ -20,10 +20,12 @@ class ApiServer {
                                                             .transition_delay_ms = 0},
                      api::HttpServerOptions http = {},
                      // No background sampling by default: tests call SampleNow() themselves.
-                     service::ObservabilityOptions observability = {.utilization_interval_ms = 0}) {
+                     service::ObservabilityOptions observability = {.utilization_interval_ms = 0},
+                     service::JobLimits jobs = {}) {
     http.port = 0;
     Result<std::unique_ptr<daemon::App>> app =
         daemon::App::Start({.nodes = options,
+                            .jobs = jobs,
                             .observability = std::move(observability),
                             .http = http,
                             .writer_threads = 8,
