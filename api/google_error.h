@@ -5,7 +5,7 @@
 //     "domain":"tpu.googleapis.com","metadata":{}}]}}
 //
 // `code` in the body is the HTTP status (inside Operation.error it is the gRPC number instead;
-// that is service/'s business). Mapping: shared/reference/cloud-tpu-api.md §3.
+// that is service/'s business). Mapping: docs/api-fidelity.md §4.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 // Emulator control plane: liveness, readiness and reset (the conventions of LocalStack, moto and
-// the gcloud emulators; reference/anchors.md §1).
+// the gcloud emulators; docs/api-fidelity.md §10).
 #include "api/api_common.h"
 #include "api/google_error.h"
 #include "api/routes.h"

@@ -1,4 +1,4 @@
-// nodes.* of the Cloud TPU API v2 (reference/cloud-tpu-api.md §1).
+// nodes.* of the Cloud TPU API v2 (docs/api-fidelity.md §2).
 #include "api/api_common.h"
 #include "api/google_error.h"
 #include "api/node_codec.h"

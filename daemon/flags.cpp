@@ -1,5 +1,6 @@
 #include "daemon/flags.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
@@ -113,6 +114,18 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_SHUTDOWN_TIMEOUT_MS")
       ->check(CLI::Range(int64_t{100}, int64_t{3600000}))
       ->capture_default_str();
+  app.add_option("--max-hlo-text-bytes", f.max_hlo_text_bytes,
+                 "Largest HLO module an hlo job may submit (400 past it); capped by "
+                 "--body-limit-bytes, which carries it inside the JSON body")
+      ->envname("TPUEMU_MAX_HLO_TEXT_BYTES")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option(
+         "--max-hlo-instructions", f.max_hlo_instructions,
+         "Most instructions of an hlo job's module, all computations together (400 past it)")
+      ->envname("TPUEMU_MAX_HLO_INSTRUCTIONS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--project-quota-tensorcores", f.project_quota_tensorcores,
                  "TensorCores one project may hold (429 RESOURCE_EXHAUSTED past it); 0 = unlimited")
       ->envname("TPUEMU_PROJECT_QUOTA_TENSORCORES")
@@ -164,6 +177,10 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
   o.jobs.max_job_seconds = flags.max_job_seconds;
   o.jobs.max_job_host_memory_bytes = flags.max_job_host_memory_bytes;
   o.jobs.host_memory_budget_bytes = flags.host_memory_budget_bytes;
+  // The text arrives inside the body: a larger limit could never be reached.
+  o.jobs.max_hlo_text_bytes =
+      std::min(flags.max_hlo_text_bytes, static_cast<int64_t>(flags.body_limit_bytes));
+  o.jobs.max_hlo_instructions = flags.max_hlo_instructions;
   o.observability = {.utilization_interval_ms = flags.utilization_interval_ms,
                      .utilization_retention_seconds = flags.utilization_retention_seconds,
                      .event_retention_seconds = flags.events_retention_seconds,

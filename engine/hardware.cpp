@@ -10,7 +10,7 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// Sources: reference/tpu-hardware-and-numerics.md §1 table; clocks are the papers' ([paper]) or,
+// Sources: docs/hardware-model.md §2 table; clocks are the papers' ([paper]) or,
 // where Google publishes none, solved from the published peak (v5p; v6e see below).
 constexpr std::array<ChipSpec, 6> kSpecs = {{
     // v2: 45 TF in the docs, 46 TF in jax tpu_info; the constants give 45.9 TF, so we compare
@@ -39,7 +39,7 @@ constexpr std::array<ChipSpec, 6> kSpecs = {{
      1e11, 8, 128 * kMiB, 918e12},
 }};
 
-// Topologies per documented size: reference/cloud-tpu-api.md §5.
+// Topologies per documented size: docs/api-fidelity.md §6.
 struct SizeRow {
   int size;  // the number in the type name
   std::string_view topology;

@@ -1,6 +1,6 @@
 // TPU hardware: per-generation constants, the catalog of accelerator types, and Slice.
 //
-// Every constant cites ../shared/reference/tpu-hardware-and-numerics.md §1 (which cites Google's
+// Every constant cites docs/hardware-model.md §2 (which cites Google's
 // docs, jax's tpu_info.py and the scaling book). Peak bf16 FLOPS is *derived* from the constants
 // (TensorCores x MXUs x dim² x MACs/cell/cycle x 2 x clock) and a test holds it to the published
 // peak.

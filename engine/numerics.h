@@ -1,6 +1,6 @@
 // TPU numerics: bfloat16 conversions, the matmul precision levels and the bf16 operand splits.
 //
-// Source for every rule here: ../shared/reference/tpu-hardware-and-numerics.md §4 (XLA's
+// Source for every rule here: docs/hardware-model.md §5 (XLA's
 // dot_algorithm_rewriter.cc for the splits, Google's bfloat16 page for the rounding).
 //
 // - f32 -> bf16 (RoundToBf16*) is round-to-nearest-even; values past the bf16 range become ±inf,

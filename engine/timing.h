@@ -2,7 +2,7 @@
 // on a slice's TensorCores (a roofline of MXU / vector-unit compute against HBM traffic, plus ICI
 // all-reduce).
 //
-// Two array models (reference/tpu-hardware-and-numerics.md §2, "Systolic-array timing"):
+// Two array models (docs/hardware-model.md §4, "Systolic-array timing"):
 //  * kScaleSim reproduces SCALE-Sim v2's "Total Cycles" (CALC interface, no stalls) for ws/os/is:
 //      folds · per_fold − 1, per_fold = 2R + C + T − 2 (ws, is) or R + C + T − 2 (os),
 //    where (Sr, Sc, T) = (K, N, M) for ws, (M, N, K) for os, (K, M, N) for is and

@@ -20,6 +20,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/engine/raw_gemm.h"
 #include "engine/compiler.h"
 #include "engine/executor.h"
 #include "engine/gemm.h"
@@ -59,6 +60,7 @@ int Run(int64_t max_n, int reps) {
     std::fprintf(stderr, "%s\n", slice.status().ToString().c_str());
     return 1;
   }
+  std::printf("CPU: %s\n", bench::CpuModel().c_str());
   std::printf("GEMM backend: %s; CPU time of the calling thread, best of %d\n",
               std::string(GemmBackendName(ResolveBackend(GemmBackend::kAuto))).c_str(), reps);
   bool all_ok = true;

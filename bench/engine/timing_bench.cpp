@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/engine/raw_gemm.h"
 #include "engine/hardware.h"
 #include "engine/timing.h"
 
@@ -94,7 +95,8 @@ int main(int argc, char** argv) {
   SummaryReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
-  std::printf("\nTarget %.0f estimates/s; SCALE-Sim v2 needs ~%.0f s for one 1024^3 GEMM.\n",
+  std::printf("\nCPU: %s\n", tpuemu::bench::CpuModel().c_str());
+  std::printf("Target %.0f estimates/s; SCALE-Sim v2 needs ~%.0f s for one 1024^3 GEMM.\n",
               kTargetEstimatesPerSecond, kScaleSimSecondsFor1024Cube);
   for (const auto& [name, rate] : reporter.items_per_second()) {
     std::printf("%-24s %14.0f estimates/s  = %6.2fx the target  = %.3gx faster than SCALE-Sim\n",

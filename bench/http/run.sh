@@ -198,6 +198,7 @@ run_wrk() {  # run_wrk KEY URL SERVER_PID
     'BEGIN { printf "%.1f", (n > 0 ? t * 1e6 / hz / n : 0) }')"
 }
 
+echo "CPU: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo) ($(nproc) cores)"
 echo "bench/http: wrk ${wrk_flags[*]}  (tpuemud $(basename "${tpuemud}") port ${tpuemud_port}, nginx port ${nginx_port})"
 echo "bodies: node $(wc -c <"${tmp}/www/node.json") bytes, list of ${node_count} $(wc -c <"${tmp}/www/nodes.json") bytes"
 run_wrk tpuemud_get "http://127.0.0.1:${tpuemud_port}${node_path}" "${tpuemud_pid}"

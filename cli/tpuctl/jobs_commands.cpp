@@ -94,12 +94,18 @@ int Report(Context& ctx, const json& job) {
   return code;
 }
 
-Result<json> ReadJsonFile(const std::string& path, const std::string& flag) {
-  std::ifstream in(path);
+Result<std::string> ReadTextFile(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Status::InvalidArgument(flag + ": cannot read " + path);
   std::stringstream text;
   text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  return std::move(text).str();
+}
+
+Result<json> ReadJsonFile(const std::string& path, const std::string& flag) {
+  Result<std::string> text = ReadTextFile(path, flag);
+  if (!text.ok()) return text.status();
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     return Status::InvalidArgument(flag + ": " + path + " is not a JSON object");
   }
@@ -127,20 +133,23 @@ Result<int64_t> ParseDurationSeconds(const std::string& text) {
 }
 
 struct SubmitFlags {
-  std::string node, zone, workload, program, spec, precision, labels, request_id, job_id, timeout;
-  std::string dtype;
+  std::string node, zone, workload, program, spec, hlo, precision, labels, request_id, job_id;
+  std::string timeout, dtype;
   int64_t steps = 0, batch = 0, layers = 0, hidden = 0, channels = 0, m = 0, n = 0, k = 0;
   int64_t cores = 0, priority = 0, seed = 0;
   double learning_rate = 0;
-  bool wait = false;
+  bool wait = false, estimate_only = false, allow_unsupported = false;
   std::map<std::string, CLI::Option*> options;  // flag -> option, to know what was given
   bool Given(const std::string& flag) const { return options.at(flag)->count() > 0; }
 };
 
 Result<json> BuildSpec(const SubmitFlags& f) {
-  int sources = !f.workload.empty() + !f.program.empty() + !f.spec.empty();
+  int sources = !f.workload.empty() + !f.program.empty() + !f.spec.empty() + !f.hlo.empty();
   if (sources != 1) {
-    return Status::InvalidArgument("give exactly one of --workload, --program, --spec");
+    return Status::InvalidArgument("give exactly one of --workload, --program, --spec, --hlo");
+  }
+  if ((f.estimate_only || f.allow_unsupported) && f.hlo.empty()) {
+    return Status::InvalidArgument("--estimate-only and --allow-unsupported apply to --hlo only");
   }
   json body = json::object();
   if (!f.spec.empty()) {
@@ -152,6 +161,13 @@ Result<json> BuildSpec(const SubmitFlags& f) {
     Result<json> program = ReadJsonFile(f.program, "--program");
     if (!program.ok()) return program.status();
     body["program"] = *program;
+  }
+  if (!f.hlo.empty()) {
+    Result<std::string> text = ReadTextFile(f.hlo, "--hlo");
+    if (!text.ok()) return text.status();
+    body["hlo"] = {{"text", *std::move(text)}};
+    if (f.estimate_only) body["hlo"]["estimateOnly"] = true;
+    if (f.allow_unsupported) body["hlo"]["allowUnsupported"] = true;
   }
   // Workload flags go inside workload.<kind>; only the ones given (the service has defaults).
   static const std::map<std::string, std::vector<std::string>> kFields = {
@@ -196,7 +212,7 @@ Result<json> BuildSpec(const SubmitFlags& f) {
     }
     return Status::InvalidArgument(
         flag + " does not apply to " +
-        (f.workload.empty() ? std::string("--program/--spec") : "--workload " + f.workload));
+        (f.workload.empty() ? std::string("--program/--spec/--hlo") : "--workload " + f.workload));
   }
   if (f.Given("--precision")) {
     std::string p = f.precision;
@@ -262,6 +278,11 @@ void AddJobsCommands(CLI::App& app, Context& ctx) {
   s->add_option("--workload", f->workload, "matmul | mlp | cnn | transformer");
   s->add_option("--program", f->program, "File with a program (engine IR as JSON)");
   s->add_option("--spec", f->spec, "File with the whole job spec (JSON)");
+  s->add_option("--hlo", f->hlo, "File with an XLA HLO module (text, as JAX or XLA dumps it)");
+  s->add_flag("--estimate-only", f->estimate_only,
+              "With --hlo: price the module without running it (any size)");
+  s->add_flag("--allow-unsupported", f->allow_unsupported,
+              "With --hlo --estimate-only: price unsupported instructions at zero");
   auto opt = [&](const std::string& flag, auto& value, const std::string& help) {
     f->options[flag] = s->add_option(flag, value, help);
   };
@@ -276,7 +297,7 @@ void AddJobsCommands(CLI::App& app, Context& ctx) {
   opt("--k", f->k, "Inner dimension (matmul)");
   opt("--dtype", f->dtype, "bf16 | f32 (matmul)");
   opt("--precision", f->precision, "default | high | highest | f32");
-  opt("--cores", f->cores, "TensorCores to use");
+  opt("--cores", f->cores, "TensorCores to use (--hlo: devices, unless the module gives them)");
   opt("--priority", f->priority, "Higher runs first (-1000..1000)");
   opt("--seed", f->seed, "Random seed");
   opt("--labels", f->labels, "KEY=VALUE,...");

@@ -1,5 +1,5 @@
 // `tpuctl compute tpus tpu-vm create|list|describe|delete|start|stop|update`: gcloud's arguments
-// and flags (reference/cloud-tpu-api.md §7), each on the matching nodes.* REST call. Mutations
+// and flags (docs/api-fidelity.md §9), each on the matching nodes.* REST call. Mutations
 // wait on their Operation (cli/tpuctl/operation_wait.h) unless --async; they print the resource
 // only when --format is given (the Operation with --async), and a status line on stderr.
 #include <unistd.h>

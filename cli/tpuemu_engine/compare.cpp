@@ -15,7 +15,7 @@ using nlohmann::json;
 
 constexpr std::streamsize kMaxFileBytes = std::streamsize{256} << 20;
 
-Result<json> ReadJsonFile(const std::string& flag, const std::string& path) {
+Result<std::string> ReadTextFile(const std::string& flag, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound(flag + ": cannot open '" + path + "'");
   std::ostringstream text;
@@ -23,7 +23,13 @@ Result<json> ReadJsonFile(const std::string& flag, const std::string& path) {
   if (text.tellp() > kMaxFileBytes) {
     return Status::InvalidArgument(flag + ": '" + path + "' is larger than 256 MiB");
   }
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  return std::move(text).str();
+}
+
+Result<json> ReadJsonFile(const std::string& flag, const std::string& path) {
+  Result<std::string> text = ReadTextFile(flag, path);
+  if (!text.ok()) return text.status();
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Status::InvalidArgument(flag + ": '" + path + "' is not JSON");
   return j;
 }
@@ -33,27 +39,38 @@ Result<json> RequestBody(const CompareCliOptions& o) {
   const bool shapes = o.layers || o.d_model || o.heads || o.kv_heads || o.head_dim || o.ffn ||
                       o.vocab || o.seq_len || o.global_batch || o.no_gated_mlp;
   if (!o.request.empty()) {
-    if (!o.model.empty() || shapes || !o.program.empty()) {
-      return Status::InvalidArgument("--request: excludes --model, the shape flags and --program");
+    if (!o.model.empty() || shapes || !o.program.empty() || !o.hlo.empty()) {
+      return Status::InvalidArgument(
+          "--request: excludes --model, the shape flags, --program and --hlo");
     }
     return ReadJsonFile("--request", o.request);
   }
+  if (o.allow_unsupported && o.hlo.empty()) {
+    return Status::InvalidArgument("--allow-unsupported: applies to --hlo only");
+  }
   json body = json::object();
-  if (!o.program.empty()) {
-    if (!o.model.empty() || shapes) {
-      return Status::InvalidArgument("--program: excludes --model and the shape flags");
+  if (!o.program.empty() || !o.hlo.empty()) {
+    if (!o.model.empty() || shapes || (!o.program.empty() && !o.hlo.empty())) {
+      return Status::InvalidArgument(
+          "--program and --hlo: exclude each other, --model and the shape flags");
     }
-    Result<json> program = ReadJsonFile("--program", o.program);
-    if (!program.ok()) return program.status();
-    body["program"] = *program;
+    if (!o.program.empty()) {
+      Result<json> program = ReadJsonFile("--program", o.program);
+      if (!program.ok()) return program.status();
+      body["program"] = *program;
+    } else {
+      Result<std::string> text = ReadTextFile("--hlo", o.hlo);
+      if (!text.ok()) return text.status();
+      body["hlo"] = {{"text", *std::move(text)}, {"allowUnsupported", o.allow_unsupported}};
+    }
     if (o.batch > 0) body["batch"] = o.batch;
   } else {
     if (o.model.empty() && !shapes) {
       return Status::InvalidArgument(
-          "give --model PRESET, the model's shapes (--layers, --d-model, ...), --program or "
-          "--request");
+          "give --model PRESET, the model's shapes (--layers, --d-model, ...), --program, --hlo "
+          "or --request");
     }
-    if (o.batch > 0) return Status::InvalidArgument("--batch: applies to --program only");
+    if (o.batch > 0) return Status::InvalidArgument("--batch: applies to --program and --hlo only");
     json model = json::object();
     if (!o.model.empty()) model["preset"] = o.model;
     for (const auto& [key, value] : {std::pair{"layers", o.layers},
@@ -109,7 +126,11 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCliOptions& o) {
   c->add_option("--global-batch", o.global_batch, "sequences per step");
   c->add_flag("--no-gated-mlp", o.no_gated_mlp, "two MLP matrices instead of SwiGLU's three");
   c->add_option("--program", o.program, "a JSON IR program file (engine/program_json.h)");
-  c->add_option("--batch", o.batch, "the program's global batch (default: its first input's)");
+  c->add_option("--hlo", o.hlo, "an HLO text module file (as JAX or XLA_FLAGS dumps print it)");
+  c->add_flag("--allow-unsupported", o.allow_unsupported,
+              "with --hlo: price unsupported instructions at zero instead of failing");
+  c->add_option("--batch", o.batch,
+                "the program's or module's global batch (default: from its first input)");
   c->add_option("--accelerator-types", o.accelerator_types,
                 "types or generations, comma-separated (default: all)");
   c->add_option("--strategy", o.strategy, "auto|dp|fsdp|tp (default auto: fastest that fits)");

@@ -5,6 +5,7 @@
 //   tpuemu-engine compare --layers 24 --d-model 2048 --heads 16 --ffn 5632 --vocab 32000
 //       --seq-len 2048 --global-batch 256 --accelerator-types v5e,v6e --format csv
 //   tpuemu-engine compare --program mlp.json --batch 512 --strategy dp
+//   tpuemu-engine compare --hlo step.hlo [--allow-unsupported] --accelerator-types v5p,v6e
 //   tpuemu-engine compare --request body.json      (the POST /_emulator/compare body, verbatim)
 //
 // The flags build the same JSON request POST /_emulator/compare takes (engine/cost/
@@ -31,7 +32,9 @@ struct CompareCliOptions {
   int64_t seq_len = 0, global_batch = 0;
   bool no_gated_mlp = false;
   std::string program;  // a JSON IR program file
-  int64_t batch = 0;    // the program's global batch; 0 = its first parameter's leading dimension
+  std::string hlo;      // an HLO text file (engine/cost/program_profile.h: FiguresFromHloModule)
+  bool allow_unsupported = false;  // with hlo: unsupported instructions priced at zero
+  int64_t batch = 0;  // a program's or module's global batch; 0 = from its first (data) input
   std::string accelerator_types;  // "v5e,v5p-128"; empty = all
   std::string strategy = "auto";
   int tp = 0;

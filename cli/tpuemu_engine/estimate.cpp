@@ -1,18 +1,15 @@
 #include "cli/tpuemu_engine/estimate.h"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
-#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <sstream>
 #include <string_view>
 #include <vector>
 
-#include "cli/tpuemu_engine/compare.h"
+#include "cli/tpuemu_engine/report_table.h"
 #include "engine/compiler.h"
 #include "engine/hardware.h"
 #include "engine/numerics.h"
@@ -198,57 +195,6 @@ Report EstimateArray(const GemmWorkload& w, engine::ArrayShape array, double clo
   return r;
 }
 
-std::string FormatNumber(const Report& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
-  if (v.is_number_float()) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v.get<double>());
-    return buf;
-  }
-  return v.dump();
-}
-
-// Scalars as aligned "key  value" lines; an array of objects (the per-op rows) as a column
-// table after them, one row per element, columns padded to their widest cell.
-std::string RenderTable(const Report& report) {
-  size_t width = 0;
-  for (const auto& [key, value] : report.items()) {
-    if (!value.is_array()) width = std::max(width, key.size());
-  }
-  std::ostringstream out;
-  for (const auto& [key, value] : report.items()) {
-    if (value.is_array()) continue;
-    out << std::left << std::setw(static_cast<int>(width) + 2) << key << FormatNumber(value)
-        << "\n";
-  }
-  for (const auto& [key, rows] : report.items()) {
-    if (!rows.is_array() || rows.empty()) continue;
-    std::vector<std::string> columns;
-    for (const auto& [column, cell] : rows.front().items()) columns.push_back(column);
-    std::vector<std::vector<std::string>> cells{columns};
-    for (const Report& row : rows) {
-      std::vector<std::string> line;
-      for (const std::string& column : columns) {
-        line.push_back(row.contains(column) ? FormatNumber(row[column]) : "");
-      }
-      cells.push_back(std::move(line));
-    }
-    std::vector<size_t> widths(columns.size(), 0);
-    for (const auto& line : cells) {
-      for (size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], line[i].size());
-    }
-    out << "\n" << key << ":\n";
-    for (const auto& line : cells) {
-      for (size_t i = 0; i < line.size(); ++i) {
-        out << std::left << std::setw(static_cast<int>(widths[i]) + 2) << line[i];
-      }
-      out << "\n";
-    }
-  }
-  return out.str();
-}
-
 constexpr int64_t kMaxProgramBytes = int64_t{256} << 20;
 
 Result<std::string> ReadProgramFile(const std::string& path) {
@@ -415,45 +361,6 @@ Result<std::string> Estimate(const EstimateOptions& o) {
   }
   if (o.format == "json") return report.dump(2) + "\n";
   return RenderTable(report);
-}
-
-int RunEngineCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
-  CLI::App app{"tpuemu-engine: the tpuemu engine's offline tools"};
-  app.require_subcommand(1);
-  EstimateOptions o;
-  CLI::App* estimate = app.add_subcommand(
-      "estimate", "Cycles, seconds, FLOPs, MXU utilization and HBM bytes of a GEMM or conv");
-  estimate->add_option("--gemm", o.gemm, "GEMM M,N,K ([MxK]·[KxN])");
-  estimate->add_option("--conv", o.conv, "NHWC conv H,W,C,FH,FW,FILTERS[,STRIDE]");
-  estimate->add_option("--program", o.program, "JSON program file");
-  estimate->add_option("--batch", o.batch, "batch size (default 1)");
-  estimate->add_option("--padding", o.padding, "conv padding: same|valid (default valid)");
-  estimate->add_option(
-      "--accelerator-type", o.accelerator_type,
-      std::string("TPU type, e.g. v5litepod-8 (default ") + kDefaultAcceleratorType + ")");
-  estimate->add_option("--array", o.array, "a bare systolic array ROWSxCOLS instead of a TPU");
-  estimate->add_option("--clock-hz", o.clock_hz, "clock of a bare --array (default 1e9)");
-  estimate->add_option("--cores", o.cores, "TensorCores to use (default: all of the type)");
-  estimate->add_option("--timing", o.timing, "tpu|scalesim (default tpu)");
-  estimate->add_option("--dataflow", o.dataflow, "ws|os|is, scalesim only (default ws)");
-  estimate->add_option("--precision", o.precision, "default|high|highest|f32");
-  estimate->add_option("--format", o.format, "table|json (default table)");
-  CompareCliOptions compare_options;
-  CLI::App* compare = AddCompareCommand(app, compare_options);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e, out, err);
-  }
-  const bool comparing = compare->parsed();
-  Result<std::string> text = comparing ? RunCompare(compare_options) : Estimate(o);
-  if (!text.ok()) {
-    err << "tpuemu-engine " << (comparing ? "compare" : "estimate") << ": "
-        << text.status().message() << "\n";
-    return 2;
-  }
-  out << *text;
-  return 0;
 }
 
 }  // namespace tpuemu::cli

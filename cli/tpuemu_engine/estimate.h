@@ -6,19 +6,16 @@
 //   tpuemu-engine estimate --gemm 256,256,256 --array 128x128 --timing scalesim --dataflow os
 //   tpuemu-engine estimate --program mlp.json --accelerator-type v5litepod-4
 //   (engine/program_json.h)
+//   tpuemu-engine estimate --hlo step.hlo.txt --accelerator-type v5p-8  (hlo_commands.h)
 //
 // A --program is parsed (engine/program_json.h) and compiled for the slice (engine/compiler.h);
 // the report has its totals, peak HBM per TensorCore and one row per op.
 // Estimate() validates the options and returns the report (an aligned table or one JSON object);
 // on bad input it returns INVALID_ARGUMENT (NOT_FOUND for an unknown accelerator type) with a
-// one-line message that names the offending flag. RunEngineCli() is the whole program: it parses
-// argv with CLI11, prints the report to `out` or the message to `err`, and returns the exit code
-// (0 success, 2 bad arguments, CLI11's own codes for parse errors); it also runs `compare`
-// (cli/tpuemu_engine/compare.h). Neither throws.
+// one-line message that names the offending flag. It does not throw.
 #pragma once
 
 #include <cstdint>
-#include <iosfwd>
 #include <string>
 
 #include "base/status.h"
@@ -44,7 +41,5 @@ struct EstimateOptions {
 inline constexpr const char* kDefaultAcceleratorType = "v4-8";
 
 Result<std::string> Estimate(const EstimateOptions& options);
-
-int RunEngineCli(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
 }  // namespace tpuemu::cli

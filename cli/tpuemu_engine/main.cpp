@@ -1,9 +1,9 @@
 // tpuemu-engine: offline engine tools (`tpuemu-engine estimate ...`); see
-// cli/tpuemu_engine/estimate.h.
+// cli/tpuemu_engine/app.h.
 #include <exception>
 #include <iostream>
 
-#include "cli/tpuemu_engine/estimate.h"
+#include "cli/tpuemu_engine/app.h"
 
 int main(int argc, char** argv) {
   try {

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "engine/cost/program_profile.h"
+#include "engine/hlo/parser.h"
 #include "engine/program_json.h"
 
 namespace tpuemu::engine::cost {
@@ -31,18 +32,47 @@ Status ReadString(const json& body, const char* key, std::string* out) {
   return Status::Ok();
 }
 
-Result<StepProfile> ProgramProfile(const json& body) {
-  int64_t batch = 0;
-  if (body.contains("batch")) {
-    if (!body["batch"].is_number_integer() || body["batch"].get<int64_t>() < 1) {
-      return Bad("batch", "must be a positive integer");
-    }
-    batch = body["batch"].get<int64_t>();
+Result<int64_t> Batch(const json& body) {
+  if (!body.contains("batch")) return int64_t{0};
+  if (!body["batch"].is_number_integer() || body["batch"].get<int64_t>() < 1) {
+    return Bad("batch", "must be a positive integer");
   }
+  return body["batch"].get<int64_t>();
+}
+
+Result<StepProfile> ProgramProfile(const json& body) {
+  Result<int64_t> batch = Batch(body);
+  if (!batch.ok()) return batch.status();
   Result<Graph> graph = ProgramFromJson(body["program"]);
   if (!graph.ok()) return Status::InvalidArgument("program: " + graph.status().message());
-  Result<ProgramFigures> figures = FiguresFromGraph(*graph, batch);
+  Result<ProgramFigures> figures = FiguresFromGraph(*graph, *batch);
   if (!figures.ok()) return Status::InvalidArgument("program: " + figures.status().message());
+  return ProfileFromFigures(*figures);
+}
+
+// {"hlo": {"text": "HloModule ...", "allowUnsupported": false}, "batch": N}
+Result<StepProfile> HloProfile(const json& body) {
+  Result<int64_t> batch = Batch(body);
+  if (!batch.ok()) return batch.status();
+  const json& hlo = body["hlo"];
+  if (!hlo.is_object()) return Bad("hlo", "must be an object {\"text\": \"HloModule ...\"}");
+  for (const auto& [key, value] : hlo.items()) {
+    if (key != "text" && key != "allowUnsupported") {
+      return Bad("hlo." + key, "is not a known field (text, allowUnsupported)");
+    }
+  }
+  if (!hlo.contains("text") || !hlo["text"].is_string()) {
+    return Bad("hlo.text", "must be the module's HLO text");
+  }
+  bool allow = false;
+  if (auto it = hlo.find("allowUnsupported"); it != hlo.end()) {
+    if (!it->is_boolean()) return Bad("hlo.allowUnsupported", "must be true or false");
+    allow = it->get<bool>();
+  }
+  Result<hlo::Module> module = hlo::ParseModule(hlo["text"].get_ref<const std::string&>());
+  if (!module.ok()) return Status::InvalidArgument("hlo: " + module.status().message());
+  Result<ProgramFigures> figures = FiguresFromHloModule(*module, *batch, allow);
+  if (!figures.ok()) return Status::InvalidArgument("hlo: " + figures.status().message());
   return ProfileFromFigures(*figures);
 }
 
@@ -50,30 +80,34 @@ Result<StepProfile> ProgramProfile(const json& body) {
 
 Result<CompareRequest> ParseCompareRequest(const json& body, const WorkloadPricer& workloads) {
   if (!body.is_object()) return Status::InvalidArgument("the request must be a JSON object");
-  for (const auto& [key, value] : body.items()) {
-    static const char* kKnown[] = {"model",    "program", "workload", "batch",  "acceleratorTypes",
-                                   "strategy", "tp",      "remat",    "prices", "detail"};
+  // Named locals, not structured bindings: clang 14 cannot capture a binding in a lambda.
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    const std::string& key = it.key();
+    static const char* kKnown[] = {"model", "program",          "hlo",      "workload",
+                                   "batch", "acceleratorTypes", "strategy", "tp",
+                                   "remat", "prices",           "detail"};
     if (std::none_of(std::begin(kKnown), std::end(kKnown),
                      [&](const char* k) { return key == k; })) {
       return Bad(key,
-                 "is not a known field (model, program, workload, batch, acceleratorTypes, "
+                 "is not a known field (model, program, hlo, workload, batch, acceleratorTypes, "
                  "strategy, tp, remat, prices, detail)");
     }
   }
-  const int sources = body.contains("model") + body.contains("program") + body.contains("workload");
+  const int sources = body.contains("model") + body.contains("program") + body.contains("hlo") +
+                      body.contains("workload");
   if (sources != 1) {
-    return Status::InvalidArgument("give exactly one of model, program or workload");
+    return Status::InvalidArgument("give exactly one of model, program, hlo or workload");
   }
-  if (body.contains("batch") && !body.contains("program")) {
-    return Bad("batch", "applies to a program only (a model has globalBatch)");
+  if (body.contains("batch") && !body.contains("program") && !body.contains("hlo")) {
+    return Bad("batch", "applies to a program or an HLO module only (a model has globalBatch)");
   }
   CompareRequest r;
   if (body.contains("model")) {
     Result<TransformerShape> shape = ParseTransformerShape(body["model"]);
     if (!shape.ok()) return shape.status();
     r.source = *shape;
-  } else if (body.contains("program")) {
-    Result<StepProfile> p = ProgramProfile(body);
+  } else if (body.contains("program") || body.contains("hlo")) {
+    Result<StepProfile> p = body.contains("program") ? ProgramProfile(body) : HloProfile(body);
     if (!p.ok()) return p.status();
     r.source = std::move(p).value();
   } else {
@@ -128,7 +162,9 @@ Result<CompareRequest> ParseCompareRequest(const json& body, const WorkloadPrice
 Result<json> CompareQueryToJson(const std::vector<std::pair<std::string, std::string>>& query) {
   json body = json::object();
   json model = json::object();
-  for (const auto& [key, value] : query) {
+  for (const auto& field : query) {
+    const std::string& key = field.first;  // not bindings: the lambdas below capture them
+    const std::string& value = field.second;
     auto integer = [&](json* into) -> Status {
       int64_t v = 0;
       const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);

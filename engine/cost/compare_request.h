@@ -2,13 +2,17 @@
 // from its flags) and POST /_emulator/compare (its body; GET takes the same fields flat in the
 // query string), so the CLI and the endpoint cannot disagree on what a request means.
 //
-//   {"model": {...transformer_model.h...}        exactly one of model, program, workload
-//    "program": {...engine/program_json.h...}, "batch": 64     (batch: the program's, optional)
-//    "workload": {...JobSpec workload...}        (tpuemud only: built-in workloads live in
-//    service/) "acceleratorTypes": ["v5e", "v5p-128"],     default: every type "strategy": "auto" |
-//    "dp" | "fsdp" | "tp",  default auto: the fastest that fits "tp": 4, with strategy tp; default:
-//    try 2, 4, 8, 16 "remat": "auto" | "none" | "minimal" | "full",  model only; default auto
-//    "prices": {"prices": [...price_table.h...]},    overrides the built-in price table
+//   {"model": {...transformer_model.h...},      exactly one of model, program, hlo, workload
+//    "program": {...engine/program_json.h...},
+//    "hlo": {"text": "HloModule ...", "allowUnsupported": false},   (program_profile.h:
+//                                                FiguresFromHloModule)
+//    "batch": 64,                                a program's or HLO module's batch (optional)
+//    "workload": {...JobSpec workload...},       tpuemud only (built-in workloads: service/)
+//    "acceleratorTypes": ["v5e", "v5p-128"],     default: every type
+//    "strategy": "auto" | "dp" | "fsdp" | "tp",  default auto: the fastest that fits
+//    "tp": 4,                                    with strategy tp; default: try 2, 4, 8, 16
+//    "remat": "auto" | "none" | "minimal" | "full",   model only; default auto
+//    "prices": {"prices": [...price_table.h...]},     overrides the built-in price table
 //    "detail": false}                            true: every plan evaluated, per type
 // Query form: preset, layers, dModel, heads, kvHeads, headDim, ffn, vocab, seqLen, globalBatch,
 // gatedMlp (the model's fields), acceleratorTypes (comma-separated), strategy, tp, remat, detail.

@@ -1,11 +1,10 @@
 // Programs as a source of a comparison: the JSON IR, the built-in workloads (both as an
-// engine::Graph) and, once the HLO importer lands, HLO modules.
+// engine::Graph) and HLO modules (engine/hlo/).
 //
 // ProgramFigures is the hook every program importer fills: per-step FLOPs, bytes, parameter,
 // gradient and activation bytes, and a cost per instruction. ProfileFromFigures turns it into
-// the StepProfile the estimator prices. For an HLO module the importer (engine/hlo/) only has to
-// produce ProgramFigures — e.g. `FiguresFromHloModule(const hlo::Module&)` next to it — and the
-// comparison, the CLI and the endpoint take it from there (compare.h: CompareSource::kProgram).
+// the StepProfile the estimator prices; the comparison, the CLI and the endpoint take it from
+// there (compare.h: CompareSource::kProgram).
 //
 // FiguresFromGraph prices a Graph with the compiler (engine/compiler.h, DEFAULT precision, one
 // TensorCore of a v5p — the per-op FLOPs, bytes and GEMM shapes do not depend on the
@@ -21,6 +20,7 @@
 
 #include "base/status.h"
 #include "engine/cost/step_profile.h"
+#include "engine/hlo/module.h"
 #include "engine/ir.h"
 
 namespace tpuemu::engine::cost {
@@ -58,5 +58,22 @@ StepProfile ProfileFromFigures(const ProgramFigures& figures);
 // `batch` 0: the first parameter's leading dimension. INVALID_ARGUMENT if the graph does not
 // compile (the compiler's message), or names no parameter and batch is 0.
 Result<ProgramFigures> FiguresFromGraph(const Graph& graph, int64_t batch = 0);
+
+// An HLO module priced by its cost model (engine/hlo/cost_model.h, estimate counts: while bodies
+// times their trip counts, DEFAULT precision). Each MXU or vector row becomes an instruction
+// ("%fusion.12") with its FLOPs, vector ops and HBM bytes times its count, and its GEMM;
+// collectives are left to the comparison (its gradient all-reduce and strategy). Weights: the
+// entry parameter leaves the output leaves mirror in order (each output leaf takes the next
+// parameter leaf of its type and dims: a training step returns its weights updated; their bytes
+// are the gradients), or, when none does (inference), every leaf but the last array of rank >= 1
+// (JAX passes the batch last); plus the non-scalar constants. The
+// other leaves are data: the batch is `batch`, or the first data array's leading dimension. A
+// module of several devices is taken as data parallel: the global batch and every batch-carrying
+// row are the device's times the devices (weights-only rows count once). Activations: the
+// cost model's HBM peak per device less the weights, times the devices.
+// Errors: those of PriceModule (UNIMPLEMENTED for unsupported instructions unless
+// allow_unsupported, which prices them at zero).
+Result<ProgramFigures> FiguresFromHloModule(const hlo::Module& module, int64_t batch = 0,
+                                            bool allow_unsupported = false);
 
 }  // namespace tpuemu::engine::cost

@@ -150,7 +150,8 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
   static const std::array<const char*, 12> kKnown = {"preset",  "layers",      "dModel",   "heads",
                                                      "kvHeads", "headDim",     "ffn",      "vocab",
                                                      "seqLen",  "globalBatch", "gatedMlp", "name"};
-  for (const auto& [key, value] : model.items()) {
+  for (const auto& item : model.items()) {
+    const std::string& key = item.key();
     if (std::find_if(kKnown.begin(), kKnown.end(), [&](const char* k) { return key == k; }) ==
         kKnown.end()) {
       return Bad(key,

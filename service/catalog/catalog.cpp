@@ -17,7 +17,7 @@ struct Offering {
   bool multi_host;  // false: single-host sizes only (v3 pods are only in europe-west4-a)
 };
 
-// reference/cloud-tpu-api.md §5 "Zones".
+// docs/api-fidelity.md §7 "Zones".
 constexpr Offering kOfferings[] = {
     {Generation::kV2, "us-central1-b", true},  {Generation::kV2, "us-central1-c", true},
     {Generation::kV2, "us-central1-f", true},  {Generation::kV2, "europe-west4-a", true},
@@ -33,7 +33,7 @@ constexpr Offering kOfferings[] = {
     {Generation::kV6e, "us-central1-b", true},
 };
 
-// reference/cloud-tpu-api.md §6: current images first, then TensorFlow and older ones.
+// docs/api-fidelity.md §8: current images first, then TensorFlow and older ones.
 constexpr std::string_view kRuntimeVersions[] = {
     "tpu-ubuntu2204-base",
     "v2-alpha-tpuv6e",

@@ -1,5 +1,5 @@
 // The Cloud TPU catalog: which zones exist, which accelerator types each zone offers, which runtime
-// versions exist. Facts from reference/cloud-tpu-api.md §5 (zones per generation) and §6
+// versions exist. Facts from docs/api-fidelity.md §7 (zones per generation) and §8
 // (versions); the hardware behind each type comes from engine/hardware.h.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Validation of client-chosen names and values (reference/cloud-tpu-api.md §4). Each function
+// Validation of client-chosen names and values (docs/api-fidelity.md §5). Each function
 // returns INVALID_ARGUMENT with a message naming the field and the offending value, or OK.
 #pragma once
 

@@ -35,6 +35,19 @@ std::string CompileLine(const CompileFacts& facts) {
   return line;
 }
 
+std::string HloLine(const HloFacts& f) {
+  char tail[256];
+  std::snprintf(
+      tail, sizeof tail,
+      " (%d TensorCore(s) each), estimate %lld cycles (%.3e s) per step, peak HBM %lld of "
+      "%.0f bytes per TensorCore (%s)",
+      f.tensorcores_per_device, static_cast<long long>(f.cycles), f.seconds,
+      static_cast<long long>(f.hbm_peak_bytes_per_tensorcore), f.hbm_capacity_bytes_per_tensorcore,
+      f.fits ? "fits" : "does not fit");
+  return "hlo: module " + f.module + ", " + std::to_string(f.instructions) + " instructions on " +
+         std::to_string(f.devices) + " device(s) of " + f.accelerator_type + tail;
+}
+
 std::string StepLine(const db::JobStepRow& step) {
   char line[256];
   std::snprintf(line, sizeof line,

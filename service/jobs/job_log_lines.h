@@ -34,6 +34,22 @@ struct CompileFacts {
 // "compile: cache miss (1.234 ms), 3 ops on v4-8 x1 TensorCore(s), peak HBM 768 bytes per
 // TensorCore"
 std::string CompileLine(const CompileFacts& facts);
+// What the line of an hlo job's pricing reports (in place of the compile line).
+struct HloFacts {
+  std::string module;
+  int64_t instructions = 0;
+  int64_t devices = 1;
+  int tensorcores_per_device = 1;
+  std::string accelerator_type;
+  int64_t cycles = 0;  // one step, as estimated
+  double seconds = 0;
+  int64_t hbm_peak_bytes_per_tensorcore = 0;
+  double hbm_capacity_bytes_per_tensorcore = 0;
+  bool fits = true;
+};
+// "hlo: module m, 57 instructions on 4 device(s) of v4-8 (2 TensorCore(s) each), estimate 1234
+// cycles (1.234e-06 s) per step, peak HBM 768 of 17179869184 bytes per TensorCore (fits)"
+std::string HloLine(const HloFacts& facts);
 // "step 0 loss=1.386294 step_time=1.234e-06 s cycles=1234 mxu_util=0.123 host=0.456 ms"
 // (loss=n/a for a workload without a loss).
 std::string StepLine(const db::JobStepRow& step);

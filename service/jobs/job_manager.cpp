@@ -89,7 +89,10 @@ Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::
                                       std::string(NodeStateName(node->state)) +
                                       "; only a READY node accepts jobs");
   }
-  if (spec->cores > node->type.tensorcores) {
+  if (spec->hlo) {
+    Status fits = CheckHloJobOnNode(*spec->hlo, node->type, spec->precision);
+    if (!fits.ok()) return fits;
+  } else if (spec->cores > node->type.tensorcores) {
     return Status::InvalidArgument("cores must be 1.." + std::to_string(node->type.tensorcores) +
                                    " (the TensorCores of " + node->type.name + ")");
   }

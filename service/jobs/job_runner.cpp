@@ -1,12 +1,14 @@
 // JobManager::Run: one job's run on a pool task, as a sequence of units — start (QUEUED ->
 // RUNNING), arm the timeout, build the workload from the typed spec, CompileJob, a StepRunner
-// step per step (each stored with its line), AssembleResult, and the terminal write. A run that
-// stops early ends with OutcomeAfterFailure; one interrupted by Shutdown goes back to QUEUED.
+// step per step (each stored with its line), AssembleResult, and the terminal write; an hlo job
+// runs RunHloJob (hlo_job_runner.h) in place of the middle three. A run that stops early ends
+// with OutcomeAfterFailure; one interrupted by Shutdown goes back to QUEUED.
 // Split from job_manager.cpp, which owns the queues and the API.
 #include <utility>
 
 #include "engine/hardware.h"
 #include "service/common/clock.h"
+#include "service/jobs/hlo_job_runner.h"
 #include "service/jobs/job_compile.h"
 #include "service/jobs/job_manager.h"
 #include "service/jobs/job_result.h"
@@ -97,6 +99,13 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   ArmTimeout(active, spec.timeout_seconds);
 
   const engine::Slice slice(target->type);
+  if (spec.hlo) {
+    Result<HloJobEnd> end = RunHloJob(records_, name, spec, slice, active->cancel.flag());
+    if (active->cancel.requested()) return stopped();
+    if (!end.ok()) return fail(Reason(end.status()));
+    Finish(name, Ended(JobState::kSucceeded, end->reason), end->result);
+    return Release(node);
+  }
   // Generating a large workload's values takes seconds: it stops at the cancel flag too.
   Result<Workload> workload = Workload::Build(spec, active->cancel.flag());
   if (active->cancel.requested()) return stopped();

@@ -184,6 +184,8 @@ std::string_view WorkloadKindName(WorkloadKind kind) {
       return "transformer";
     case WorkloadKind::kProgram:
       return "program";
+    case WorkloadKind::kHlo:
+      return "hlo";
   }
   return "?";
 }
@@ -191,14 +193,15 @@ std::string_view WorkloadKindName(WorkloadKind kind) {
 Result<JobSpec> ParseJobSpec(const json& body, const JobLimits& limits) {
   if (!body.is_object()) return Status::InvalidArgument("the job spec must be a JSON object");
   Status known = KnownKeys(body, "",
-                           {"workload", "program", "precision", "cores", "steps", "seed",
+                           {"workload", "program", "hlo", "precision", "cores", "steps", "seed",
                             "timeoutSeconds", "priority", "labels", "requestId"});
   if (!known.ok()) return known;
   JobSpec spec;
   const bool has_workload = body.contains("workload");
   const bool has_program = body.contains("program");
-  if (has_workload == has_program) {
-    return Status::InvalidArgument("exactly one of workload and program must be set");
+  const bool has_hlo = body.contains("hlo");
+  if (has_workload + has_program + has_hlo != 1) {
+    return Status::InvalidArgument("exactly one of workload, program and hlo must be set");
   }
   int64_t steps = spec.steps;
   Status s = Int(body, "steps", "", 1, limits.max_steps, &steps);
@@ -207,7 +210,7 @@ Result<JobSpec> ParseJobSpec(const json& body, const JobLimits& limits) {
   if (has_workload) {
     s = ParseWorkload(body["workload"], limits, &spec);
     if (!s.ok()) return s;
-  } else {
+  } else if (has_program) {
     spec.kind = WorkloadKind::kProgram;
     engine::ParseOptions options;
     options.max_tensor_elements = limits.max_tensor_elements;
@@ -233,6 +236,17 @@ Result<JobSpec> ParseJobSpec(const json& body, const JobLimits& limits) {
   if (!(s = Int(body, "priority", "", -1000, 1000, &spec.priority)).ok()) return s;
   spec.cores = static_cast<int>(cores);
   spec.seed = static_cast<uint64_t>(seed);
+  if (has_hlo) {
+    spec.kind = WorkloadKind::kHlo;
+    Result<std::shared_ptr<const HloJobSpec>> hlo =
+        ParseHloJobSpec(body["hlo"], cores, body.contains("cores"),
+                        {.max_text_bytes = limits.max_hlo_text_bytes,
+                         .max_instructions = limits.max_hlo_instructions,
+                         .max_tensor_elements = limits.max_tensor_elements});
+    if (!hlo.ok()) return hlo.status();
+    spec.hlo = std::move(hlo).value();
+    spec.cores = static_cast<int>(spec.hlo->devices());
+  }
   if ((spec.kind == WorkloadKind::kMlp || spec.kind == WorkloadKind::kCnn ||
        spec.kind == WorkloadKind::kTransformer) &&
       spec.batch % spec.cores != 0) {
@@ -288,6 +302,9 @@ json JobSpecToJson(const JobSpec& spec) {
       break;
     case WorkloadKind::kProgram:
       out["program"] = spec.program;
+      break;
+    case WorkloadKind::kHlo:
+      out["hlo"] = HloJobSpecToJson(*spec.hlo);
       break;
   }
   out["precision"] = engine::PrecisionName(spec.precision);

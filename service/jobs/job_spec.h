@@ -8,12 +8,19 @@
 //              | {"transformer": {"layers": 2, "dModel": 32, "heads": 4, "seqLen": 16,
 //                                 "batch": 8, "steps": 10, "learningRate": 0.05}},
 //    "program": {...engine/program_json.h...},
+//    "hlo": {"text": "HloModule ...", "params": {"0": [1, 2]}, "distinctPerDevice": false,
+//            "estimateOnly": false, "allowUnsupported": false},   (hlo_job_spec.h)
 //    "precision": "DEFAULT", "cores": 1, "steps": 1, "seed": 0, "timeoutSeconds": 0,
 //    "priority": 0, "labels": {"k": "v"}, "requestId": "..."}
-// Errors are INVALID_ARGUMENT naming the field ("workload.mlp.layers must be 1..64"). Checks that
-// need the node (cores <= its TensorCores) are JobManager's. Stateless functions: thread-safe.
-// A spec is decoded once per job: a program's engine graph is built by ParseJobSpec and shared by
-// the spec's copies (immutable), so the workload and the compiler never read the JSON again.
+// Exactly one of workload, program, hlo. An hlo job's `cores` counts the module's devices (JAX
+// devices: a chip's two TensorCores on v4 and v5p); a module whose header gives replica_count x
+// num_partitions > 1 sets it. Each step runs the module once on the same inputs (the job's seed
+// fills what hlo.params leaves); an estimateOnly job prices it without running (no steps).
+// Errors are INVALID_ARGUMENT naming the field ("workload.mlp.layers must be 1..64", "hlo.text:
+// HLO text line 3, column 7: expected ..."). Checks that need the node (cores <= its TensorCores,
+// an hlo job's devices on its chips) are JobManager's. Stateless functions: thread-safe.
+// A spec is decoded once per job: a program's engine graph and an HLO module are built by
+// ParseJobSpec and shared by the spec's copies (immutable), so the run never reads the JSON again.
 #pragma once
 
 #include <cstdint>
@@ -27,10 +34,11 @@
 #include "engine/ir.h"
 #include "engine/numerics.h"
 #include "engine/tensor.h"
+#include "service/jobs/hlo_job_spec.h"
 
 namespace tpuemu::service {
 
-enum class WorkloadKind { kMatmul, kMlp, kCnn, kTransformer, kProgram };
+enum class WorkloadKind { kMatmul, kMlp, kCnn, kTransformer, kProgram, kHlo };
 
 struct JobLimits {
   int64_t max_steps = 10000;
@@ -44,6 +52,11 @@ struct JobLimits {
   // once reserve at most host_memory_budget_bytes between them, the others wait QUEUED.
   int64_t max_job_host_memory_bytes = 0;
   int64_t host_memory_budget_bytes = 0;
+  // hlo jobs (tpuemud --max-hlo-text-bytes, --max-hlo-instructions). The text arrives inside the
+  // JSON body, so a module also has to fit --body-limit-bytes with its JSON escapes (a newline or
+  // a quote takes two bytes): the default leaves a quarter of the default 1 MiB body for them.
+  int64_t max_hlo_text_bytes = 768 << 10;
+  int64_t max_hlo_instructions = 100'000;
 };
 
 struct JobSpec {
@@ -63,6 +76,8 @@ struct JobSpec {
   // ParseJobSpec built from it (never null for a parsed program spec)
   nlohmann::json program;
   std::shared_ptr<const engine::Graph> graph;
+  // hlo: the module and how to feed it, decoded once (never null for a parsed hlo spec)
+  std::shared_ptr<const HloJobSpec> hlo;
   engine::Precision precision = engine::Precision::kDefault;
   int cores = 1;
   int64_t steps = 1;  // workload.<mlp|cnn|transformer>.steps overrides when given
@@ -89,6 +104,6 @@ CanonicalSpec Canonicalize(const JobSpec& spec);
 std::string JobSpecHash(const JobSpec& spec);  // Canonicalize(spec).hash
 
 std::string_view WorkloadKindName(
-    WorkloadKind kind);  // "matmul", "mlp", "cnn", "transformer", "program"
+    WorkloadKind kind);  // "matmul", "mlp", "cnn", "transformer", "program", "hlo"
 
 }  // namespace tpuemu::service

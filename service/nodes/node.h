@@ -3,7 +3,7 @@
 // Client-settable fields (description, labels, networkConfig, ...) are kept as proto3 JSON in
 // `fields` exactly as validated by api/; state, names, ids, endpoints and everything OUTPUT_ONLY
 // are typed members and filled in by RenderNode the way the real server fills them
-// (reference/cloud-tpu-api.md §2 "Node" and the [kcc] golden log).
+// (docs/api-fidelity.md §3 "Resources" and the [kcc] golden log).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The torch_xla metrics report text format (reference/tpu-hardware-and-numerics.md §5; the code
+// The torch_xla metrics report text format (docs/hardware-model.md §6; the code
 // it reproduces is torch_xla/csrc/runtime/metrics.cc and torch/csrc/lazy/core/metrics.cpp:
 // EmitMetricInfo, EmitCounterInfo, MetricFnTime/Bytes/Value).
 //

@@ -17,6 +17,7 @@ constexpr int64_t kClasses = 4;
 
 using workload_data::Make;
 using workload_data::Normal;
+using workload_data::TeacherLabelled;
 
 }  // namespace
 
@@ -30,27 +31,9 @@ void Workload::BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w) 
   w.learning_rate_ = static_cast<float>(spec.learning_rate);
   const int64_t shard_batch = spec.batch / spec.cores;
   if (w.values_) {
-    std::vector<float> x = Normal(rng, w.cancel_, spec.batch * features, 1.0);
-    std::vector<float> teacher = Normal(rng, w.cancel_, features * kClasses, 1.0);
-    std::vector<int32_t> labels(static_cast<size_t>(spec.batch));
-    for (int64_t i = 0; i < spec.batch; ++i) {
-      float best = -1e30f;
-      for (int64_t k = 0; k < kClasses; ++k) {
-        float v = 0;
-        for (int64_t f = 0; f < features; ++f) v += x[i * features + f] * teacher[f * kClasses + k];
-        if (v > best) best = v, labels[static_cast<size_t>(i)] = static_cast<int32_t>(k);
-      }
-    }
-    for (int s = 0; s < w.shards_; ++s) {
-      const auto xb = x.begin() + s * shard_batch * features;
-      std::map<std::string, Tensor> d;
-      d["x"] = Make({shard_batch, kSide, kSide, kIn},
-                    std::vector<float>(xb, xb + shard_batch * features));
-      const auto lb = labels.begin() + s * shard_batch;
-      d["labels"] =
-          std::move(Tensor::FromI32({shard_batch}, std::vector<int32_t>(lb, lb + shard_batch)))
-              .value();
-      w.data_.push_back(std::move(d));
+    for (auto& shard : TeacherLabelled(rng, spec.batch, features, kClasses, w.shards_,
+                                       {kSide, kSide, kIn}, w.cancel_)) {
+      w.data_.push_back(std::move(shard));
     }
   }
   engine::Graph& g = w.graph_;
@@ -107,6 +90,9 @@ Result<Workload> Workload::Build(const JobSpec& spec, bool values,
       w.graph_.MarkOutput(w.graph_.Dot("c", "a", "b"));
       break;
     }
+    case WorkloadKind::kHlo:
+      // An HLO module is no engine graph: JobManager runs it with RunHloJob (hlo_job_runner.h).
+      return Status::InvalidArgument("hlo: an HLO module runs as an hlo job, not as a workload");
     case WorkloadKind::kProgram: {
       if (!spec.graph) {
         return Status::InvalidArgument("program: the spec carries no graph (see ParseJobSpec)");
@@ -125,28 +111,9 @@ Result<Workload> Workload::Build(const JobSpec& spec, bool values,
       const int64_t shard_batch = spec.batch / spec.cores;
       if (w.values_) {
         // The dataset and the teacher are fixed by the seed; labels = argmax(x · teacher).
-        std::vector<float> x = Normal(rng, w.cancel_, spec.batch * kFeatures, 1.0);
-        std::vector<float> teacher = Normal(rng, w.cancel_, kFeatures * kClasses, 1.0);
-        std::vector<int32_t> labels(static_cast<size_t>(spec.batch));
-        for (int64_t i = 0; i < spec.batch; ++i) {
-          float best = -1e30f;
-          for (int64_t c = 0; c < kClasses; ++c) {
-            float v = 0;
-            for (int64_t f = 0; f < kFeatures; ++f)
-              v += x[i * kFeatures + f] * teacher[f * kClasses + c];
-            if (v > best) best = v, labels[static_cast<size_t>(i)] = static_cast<int32_t>(c);
-          }
-        }
-        for (int s = 0; s < w.shards_; ++s) {
-          const auto xb = x.begin() + s * shard_batch * kFeatures;
-          std::map<std::string, Tensor> d;
-          d["x"] =
-              Make({shard_batch, kFeatures}, std::vector<float>(xb, xb + shard_batch * kFeatures));
-          const auto lb = labels.begin() + s * shard_batch;
-          d["labels"] =
-              std::move(Tensor::FromI32({shard_batch}, std::vector<int32_t>(lb, lb + shard_batch)))
-                  .value();
-          w.data_.push_back(std::move(d));
+        for (auto& shard : TeacherLabelled(rng, spec.batch, kFeatures, kClasses, w.shards_,
+                                           {kFeatures}, w.cancel_)) {
+          w.data_.push_back(std::move(shard));
         }
       }
       engine::Graph& g = w.graph_;

@@ -2,11 +2,12 @@
 // tpuemud on an ephemeral port with small non-zero delays (so CREATING is seen): create a TPU VM
 // through the form and see it turn READY, see a duplicate create fail with the API's own message,
 // submit an mlp job and see it SUCCEEDED with its loss chart drawn by Chart.js, log, op table and
-// metrics report, cancel a long job, filter the job lists, see the events on the Overview, compare
+// metrics report, upload an HLO module (a broken one first: the API's line and column) and see its
+// profile name the HLO instructions, cancel a long job, filter the job lists, see the events on the Overview, compare
 // a model's cost on every TPU generation (charts, table, a URL that reproduces it) and delete the VM; then, with --auth-tokens, ask for a token and show a viewer's 403. A screenshot
 // of every page goes to $ARTIFACTS_DIR (build/test-artifacts/browser). Any console error or page
-// error fails the test, except the 409 the duplicate create asks for and the auth case's 401s and
-// 403. Skipped, saying so, only when chromium is not installed.
+// error fails the test, except the 409 the duplicate create asks for, the broken HLO module's 400
+// and the auth case's 401s and 403. Skipped, saying so, only when chromium is not installed.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -225,6 +226,45 @@ test('dashboard in headless chromium', {skip}, async (t) => {
     assert.equal(await page.locator('#op-table th[aria-sort="ascending"]').count(), 1);
     assert.ok(await ops.count() > 1);
     await shot('job-detail');
+  });
+
+  await t.test('runs an uploaded HLO module and profiles its instructions', async () => {
+    // A syntax error first: the API's 400 names the line and column, shown under the form.
+    await go('#/jobs');
+    const form = page.locator('#submit-job');
+    await form.locator('#job-node option[value="' + `${kZone}/${kVm}` + '"]').waitFor({state: 'attached'});
+    await form.getByLabel('TPU VM').selectOption(`${kZone}/${kVm}`);
+    await form.getByLabel('Preset').selectOption('hlo');
+    allowedFailures.push({url: `${base}/v2/projects/my-proj/locations/${kZone}/nodes/${kVm}/jobs`, status: 400});
+    await form.locator('#job-hlo-file').setInputFiles({
+      name: 'broken.txt', mimeType: 'text/plain',
+      buffer: Buffer.from('HloModule m\nENTRY e {\n  x = f32[2] parameter(0\n}\n')});
+    await form.locator('#job-hlo-status:has-text("Read broken.txt")').waitFor();
+    await form.getByRole('button', {name: 'Submit job'}).click();
+    const error = form.locator('.error');
+    await error.waitFor();
+    assert.match(await error.textContent(), /hlo\.text: HLO text line 4, column 1: expected '\)'/);
+    // Then a module file that runs: uploaded, submitted, its profile names the HLO instructions.
+    const dense = `HloModule jit_dense
+ENTRY main {
+  x = f32[8,16]{1,0} parameter(0)
+  w = f32[16,4]{1,0} parameter(1)
+  ROOT y = f32[8,4]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(dense)/dot_general"}
+}
+`;
+    await form.locator('#job-hlo-file').setInputFiles({name: 'dense.hlo', mimeType: 'text/plain', buffer: Buffer.from(dense)});
+    await form.locator('#job-hlo-status:has-text("Read dense.hlo")').waitFor();
+    assert.equal(await form.getByLabel('HLO module (paste it, or choose a file)').inputValue(), dense);
+    await form.getByLabel('Job ID (optional)').fill('hlo-1');
+    await form.getByRole('button', {name: 'Submit job'}).click();
+    await page.waitForURL(`**/#/jobs/${kZone}/${kVm}/hlo-1`);
+    await page.locator('#job-state .badge:text-is("SUCCEEDED")').waitFor();
+    await page.locator('#job-log:has-text("hlo: module jit_dense")').waitFor();
+    const row = page.locator('#op-table tbody tr:has(th:text-is("%y"))');
+    await row.waitFor();
+    assert.match(await row.textContent(), /jit\(dense\)\/dot_general/);
+    assert.equal(await page.locator('#op-table th:has-text("op_name")').count(), 1);
+    await shot('job-detail-hlo');
   });
 
   await t.test('cancels a long job', async () => {

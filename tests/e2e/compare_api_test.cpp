@@ -1,9 +1,11 @@
 // POST|GET /_emulator/compare over real HTTP, and the agreement with `tpuemu-engine compare`:
-// the same request gives the same comparison from the endpoint and from the CLI.
+// the same request gives the same comparison from the endpoint and from the CLI (for an HLO
+// module too: the "hlo" source).
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tests/cli/child_process.h"
@@ -109,6 +111,36 @@ TEST_F(CompareApiTest, TheEndpointAndTheCliAgree) {
   std::remove(path);
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   EXPECT_EQ(json::parse(cli.out), endpoint.Json());
+}
+
+// An HLO module as the source (engine/cost/program_profile.h: FiguresFromHloModule): the endpoint
+// prices it on every type asked for, a syntax error is 400 naming the line and column, and
+// `tpuemu-engine compare --hlo FILE` gives the same comparison.
+TEST_F(CompareApiTest, AnHloModuleIsASourceLikeAProgram) {
+  std::ifstream in(std::string(TPUEMU_HLO_TESTDATA) + "/mlp_train_step.hlo");
+  std::stringstream text;
+  text << in.rdbuf();
+  const json body = {{"hlo", {{"text", text.str()}}}, {"acceleratorTypes", {"v5p-8", "v6e-8"}}};
+  const ClientResponse endpoint = Post(body);
+  ASSERT_EQ(endpoint.status, 200) << endpoint.body.substr(0, 2000);
+  EXPECT_EQ(endpoint.Json()["source"], "hlo");
+  ASSERT_EQ(endpoint.Json()["rows"].size(), 2u);
+  EXPECT_GT(endpoint.Json()["rows"][0]["stepSeconds"].get<double>(), 0);
+
+  const ProcessResult cli =
+      ChildProcess::Run({TPUEMU_ENGINE_BIN, "compare", "--hlo",
+                         std::string(TPUEMU_HLO_TESTDATA) + "/mlp_train_step.hlo",
+                         "--accelerator-types", "v5p-8,v6e-8", "--format", "json"},
+                        {});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(json::parse(cli.out), endpoint.Json());
+
+  const ClientResponse bad =
+      Post({{"hlo", {{"text", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0\n}\n"}}}});
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(bad.Json()["error"]["status"], "INVALID_ARGUMENT");
+  EXPECT_EQ(bad.Json()["error"]["message"],
+            "hlo: HLO text line 4, column 1: expected ')' after the parameter number, found '}'");
 }
 
 }  // namespace

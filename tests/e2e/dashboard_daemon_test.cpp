@@ -122,7 +122,7 @@ TEST_F(DashboardDaemonTest, HardwareOfEveryAcceleratorType) {
   }
 
   // v4-8: 4 chips on 1 host, 2 TensorCores each with 4 MXUs of 128x128 at 1.05 GHz, 32 GiB HBM
-  // per chip, 275 TFLOPS per chip (reference/tpu-hardware-and-numerics.md §1).
+  // per chip, 275 TFLOPS per chip (docs/hardware-model.md §2).
   Result<ClientResponse> v4 = client.Request("GET", "/_emulator/hardware?acceleratorType=v4-8");
   ASSERT_EQ(v4->status, 200);
   ASSERT_EQ(v4->Json()["acceleratorTypes"].size(), 1u);

@@ -5,57 +5,17 @@
 #include <map>
 #include <set>
 
-#include "tests/e2e/api_server.h"
+#include "tests/e2e/jobs_api_fixture.h"
 
 namespace tpuemu::testing {
 namespace {
 
 using nlohmann::json;
 
-constexpr char kParent[] = "/v2/projects/proj/locations/us-central2-b";
 constexpr char kLong[] =
     R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": 10000}}})";
 
-class JobsApiTest : public ::testing::Test {
- protected:
-  ClientResponse Call(const std::string& method, const std::string& target,
-                      const std::string& body = "") {
-    Result<ClientResponse> r = client_.Request(method, target, body);
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? *r : ClientResponse{};
-  }
-  void CreateReady(const std::string& id, const std::string& parent = kParent,
-                   const std::string& type = "v4-8") {
-    ClientResponse r =
-        Call("POST", parent + "/nodes?nodeId=" + id,
-             json{{"acceleratorType", type}, {"runtimeVersion", "tpu-ubuntu2204-base"}}.dump());
-    ASSERT_EQ(r.status, 200) << r.body;
-    ASSERT_FALSE(WaitOperation(client_, r.Json()["name"]).is_null());
-  }
-  json Submit(const std::string& node, const std::string& body, int status = 200) {
-    ClientResponse r = Call("POST", std::string(kParent) + "/nodes/" + node + "/jobs", body);
-    EXPECT_EQ(r.status, status) << r.body;
-    return r.Json();
-  }
-  // :wait long-poll until terminal (each call returns at the latest after `timeout`).
-  json Wait(const std::string& name) {
-    json job;
-    for (int i = 0; i < 30; ++i) {
-      ClientResponse r = Call("GET", "/v2/" + name + ":wait?timeout=2s");
-      EXPECT_EQ(r.status, 200) << r.body;
-      job = r.Json();
-      const std::string state = job.value("state", "");
-      if (state != "QUEUED" && state != "RUNNING") break;
-    }
-    return job;
-  }
-  bool StateIs(const std::string& name, const std::string& state) {
-    return Call("GET", "/v2/" + name).Json().value("state", "") == state;
-  }
-
-  ApiServer server_;
-  HttpClient client_{"127.0.0.1", server_.port(), std::chrono::seconds(30)};
-};
+class JobsApiTest : public JobsApiFixture {};
 
 TEST_F(JobsApiTest, MlpLossFallsWithLogsAndMetrics) {
   CreateReady("tpu-a");

@@ -11,8 +11,9 @@
 //
 // Oracle besides "no crash, leak, UB": the handler never answers 500 — bad input is a 4xx in
 // Google's envelope (DESIGN.md). Jobs run for real but under small limits (tensors of at most
-// 4096 elements, 4 steps) so an input cannot ask for minutes of engine work; event long-polls are
-// capped by their `timeout` parameter, which the fuzzer clamps to 0.
+// 4096 elements, 4 steps, HLO modules of 256 instructions) so an input cannot ask for minutes of
+// engine work (an HLO while loop that would is stopped when the App shuts down); event long-polls
+// are capped by their `timeout` parameter, which the fuzzer clamps to 0.
 //
 // The Beast message -> HttpRequest conversion is the server's own (api/http_message.h).
 #include <cstddef>
@@ -47,7 +48,11 @@ constexpr const char* kTokens = R"({"tokens": [
 std::unique_ptr<daemon::App> StartApp() {
   daemon::AppOptions options;
   options.nodes = {.provisioning_delay_ms = 0, .transition_delay_ms = 0};
-  options.jobs = {.max_steps = 4, .max_timeout_seconds = 60, .max_tensor_elements = 4096};
+  options.jobs = {.max_steps = 4,
+                  .max_timeout_seconds = 60,
+                  .max_tensor_elements = 4096,
+                  .max_hlo_text_bytes = 64 << 10,
+                  .max_hlo_instructions = 256};
   options.observability = {.utilization_interval_ms = 0};
   options.serve_http = false;
   options.writer_threads = 2;

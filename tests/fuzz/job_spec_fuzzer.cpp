@@ -1,7 +1,8 @@
 // Fuzzes the JobSpec parser (service/jobs/job_spec.h) as POST .../jobs uses it: bytes -> JSON ->
 // ParseJobSpec. An accepted spec must round-trip: JobSpecToJson(spec) parses again to a spec
-// with the same hash. The program branch runs engine::ProgramFromJson; the program fuzzer covers
-// compiling and executing.
+// with the same hash. The program branch runs engine::ProgramFromJson (the program fuzzer covers
+// compiling and executing); the hlo branch parses and verifies the module's HLO text
+// (engine/hlo/parser.h) under the job limits (seeds: corpus/job_spec_fuzzer/hlo_*.json).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

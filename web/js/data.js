@@ -62,5 +62,6 @@ export function tensorcoresOf(node, hw) {
 export function workloadOf(job) {
   const spec = job.spec || {};
   if (spec.program) return 'program';
+  if (spec.hlo) return spec.hlo.estimateOnly ? 'hlo (estimate only)' : 'hlo';
   return Object.keys(spec.workload || {})[0] || '—';
 }

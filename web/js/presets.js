@@ -1,5 +1,6 @@
-// Job spec presets for the submit form: one per built-in workload (service/jobs/job_spec.h) and a
-// small engine program (engine/program_json.h). The person edits the JSON before submitting.
+// Job spec presets for the submit form: one per built-in workload (service/jobs/job_spec.h), a
+// small engine program (engine/program_json.h) and an XLA HLO module (its text goes in the form's
+// HLO box: hlo_input.js). The person edits the JSON before submitting.
 export const kPresets = {
   matmul: {
     label: 'matmul — one GEMM per step',
@@ -34,6 +35,11 @@ export const kPresets = {
       },
       steps: 1,
     },
+  },
+  hlo: {
+    label: 'hlo — an XLA HLO module (paste or upload it below)',
+    spec: {hlo: {}, steps: 1},
+    hlo: true,
   },
 };
 

@@ -1,6 +1,6 @@
 // tpuctl jobs against a live tpuemud: submit --wait streams the log and exits with the job's
 // code (SUCCEEDED 0, FAILED 1, TIMED_OUT 124, CANCELLED 130); list/describe/logs/wait/cancel/
-// delete; usage and API errors.
+// delete; an HLO module file (--hlo); usage and API errors.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -106,6 +106,49 @@ TEST_F(TpuctlJobsTest, ProgramAndSpecFiles) {
   EXPECT_EQ(s.out, "SUCCEEDED\t5\n");
 }
 
+// --hlo sends the file's text as hlo.text; --estimate-only prices it without running; a syntax
+// error comes back as the service's INVALID_ARGUMENT naming the line and column.
+TEST_F(TpuctlJobsTest, HloModuleFile) {
+  const std::string path = ::testing::TempDir() + "/dense.hlo";
+  const std::string text = R"(HloModule jit_dense
+ENTRY main {
+  x = f32[8,16]{1,0} parameter(0)
+  w = f32[16,4]{1,0} parameter(1)
+  ROOT y = f32[8,4]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(dense)/dot_general"}
+}
+)";
+  std::ofstream(path) << text;
+  ProcessResult r =
+      Tpuctl(Submit({"--hlo", path, "--steps", "2", "--seed", "3", "--job-id", "hlo-1", "--wait"}));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("hlo: module jit_dense, 3 instructions on 1 device(s) of v4-8"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("step 1 "), std::string::npos) << r.out;
+  json job = TpuctlJson(
+      {"jobs", "describe", "hlo-1", "--node", "my-tpu", "--zone", kZone, "--format", "json"});
+  EXPECT_EQ(job["spec"]["hlo"]["text"], text);
+  EXPECT_EQ(job["spec"]["seed"], 3);
+  EXPECT_EQ(job["result"]["outputs"]["out_0"]["shape"], json({8, 4}));
+
+  ProcessResult estimate = Tpuctl(Submit({"--hlo", path, "--estimate-only", "--wait", "--format",
+                                          "value(state,result.estimate.fits)"}));
+  EXPECT_EQ(estimate.exit_code, 0) << Describe(estimate);
+  EXPECT_EQ(estimate.out, "SUCCEEDED\tTrue\n") << Describe(estimate);
+
+  std::ofstream(path) << "HloModule m\nENTRY e {\n  x = f32[2] parameter(0\n}\n";
+  ProcessResult bad = Tpuctl(Submit({"--hlo", path}));
+  EXPECT_EQ(bad.exit_code, 3) << Describe(bad);
+  EXPECT_NE(bad.err.find("INVALID_ARGUMENT: hlo.text: HLO text line 4, column 1: expected ')'"),
+            std::string::npos)
+      << bad.err;
+  ProcessResult alone = Tpuctl(Submit({"--workload", "mlp", "--estimate-only"}));
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("--estimate-only and --allow-unsupported apply to --hlo only"),
+            std::string::npos)
+      << alone.err;
+}
+
 TEST_F(TpuctlJobsTest, FailedJobExits1WithTheReason) {
   // 160 f32 parameters of 4096x4096 (10 GiB) overflow a v2-8 TensorCore's HBM; the compiler's
   // HBM accounting fails the job before anything is allocated.
@@ -159,7 +202,8 @@ TEST_F(TpuctlJobsTest, CancelledJobExits130) {
 TEST_F(TpuctlJobsTest, SubmitErrors) {
   ProcessResult none = Tpuctl(Submit({"--wait"}));
   EXPECT_EQ(none.exit_code, 2);
-  EXPECT_NE(none.err.find("exactly one of --workload, --program, --spec"), std::string::npos);
+  EXPECT_NE(none.err.find("exactly one of --workload, --program, --spec, --hlo"),
+            std::string::npos);
   ProcessResult wrong = Tpuctl(Submit({"--workload", "matmul", "--layers", "2"}));
   EXPECT_EQ(wrong.exit_code, 2);
   EXPECT_NE(wrong.err.find("--layers does not apply to --workload matmul"), std::string::npos);

@@ -1,11 +1,7 @@
 // Runs the real tpuemu-engine binary: exit codes, JSON fields, and that its numbers are the
 // timing model's.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -14,43 +10,10 @@
 
 #include "engine/hardware.h"
 #include "engine/timing.h"
+#include "tests/cli/tpuemu_engine/engine_cli.h"
 
 namespace tpuemu::cli {
 namespace {
-
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs `tpuemu-engine <args>` through the shell; args are trusted test literals.
-RunResult RunEngine(const std::string& args) {
-  char err_path[] = "/tmp/tpuemu_engine_err_XXXXXX";
-  const int fd = mkstemp(err_path);
-  if (fd >= 0) close(fd);
-  const std::string cmd = std::string(TPUEMU_ENGINE_BIN) + " " + args + " 2>" + err_path;
-  RunResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err_file(err_path);
-  std::stringstream ss;
-  ss << err_file.rdbuf();
-  r.err = ss.str();
-  std::remove(err_path);
-  return r;
-}
-
-nlohmann::json RunJson(const std::string& args) {
-  const RunResult r = RunEngine(args + " --format json");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-}
 
 TEST(EngineEstimate, GemmOnDefaultSliceReportsTheCostModel) {
   const nlohmann::json j = RunJson("estimate --gemm 4096,4096,4096");

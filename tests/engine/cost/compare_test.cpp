@@ -74,7 +74,7 @@ TEST(Compare, TheNamedPlanIsTheOneUsed) {
 TEST(Compare, RequestErrorsNameTheField) {
   auto error = [](const json& body) { return ParseCompareRequest(body).status().message(); };
   EXPECT_EQ(error({{"acceleratorTypes", {"v4-8"}}}),
-            "give exactly one of model, program or workload");
+            "give exactly one of model, program, hlo or workload");
   EXPECT_EQ(error({{"model", {{"preset", "llama2-7b"}}}, {"strategy", "zero"}}),
             "strategy: unknown strategy 'zero' (expected auto, dp, fsdp or tp)");
   EXPECT_EQ(error({{"model", {{"preset", "llama2-7b"}}}, {"tp", 0}}),

@@ -28,6 +28,23 @@ TEST(JobLogLinesTest, CompileLine) {
   EXPECT_TRUE(CompileLine({.cache_hit = true}).starts_with("compile: cache hit (0.000 ms)"));
 }
 
+TEST(JobLogLinesTest, HloLine) {
+  EXPECT_EQ(HloLine({.module = "jit_step",
+                     .instructions = 57,
+                     .devices = 4,
+                     .tensorcores_per_device = 2,
+                     .accelerator_type = "v4-8",
+                     .cycles = 1234,
+                     .seconds = 1.234e-6,
+                     .hbm_peak_bytes_per_tensorcore = 768,
+                     .hbm_capacity_bytes_per_tensorcore = 17179869184.0,
+                     .fits = true}),
+            "hlo: module jit_step, 57 instructions on 4 device(s) of v4-8 (2 TensorCore(s) each), "
+            "estimate 1234 cycles (1.234e-06 s) per step, peak HBM 768 of 17179869184 bytes per "
+            "TensorCore (fits)");
+  EXPECT_TRUE(HloLine({.fits = false}).ends_with("(does not fit)"));
+}
+
 TEST(JobLogLinesTest, StepLineWithAndWithoutLoss) {
   db::JobStepRow step{.step = 4,
                       .loss = 0.5,

@@ -1,5 +1,5 @@
 // The torch_xla report format (service/observability/metrics_report.h) against the worked examples
-// of reference/tpu-hardware-and-numerics.md §5 and torch's EmitMetricInfo rules.
+// of docs/hardware-model.md §6 and torch's EmitMetricInfo rules.
 #include "service/observability/metrics_report.h"
 
 #include <gtest/gtest.h>

@@ -13,6 +13,7 @@ const kMetricsEveryMs = 2500;  // a running job's metrics (steps) are re-read th
 const kOpColumns = [
   {key: 'id', label: 'Op', text: true},
   {key: 'op', label: 'Kind', text: true},
+  {key: 'opName', label: 'op_name', text: true, optional: true},
   {key: 'unit', label: 'Unit', text: true},
   {key: 'cycles', label: 'Cycles'},
   {key: 'emulatedSeconds', label: 'Time', format: formatSeconds},
@@ -73,7 +74,9 @@ export default {
     let sort = {key: 'emulatedSeconds', descending: true};
 
     function renderOps() {
-      mount(opsHead, kOpColumns.map((c) => {
+      // Optional columns (an HLO job's op_name) only when some op has a value for them.
+      const columns = kOpColumns.filter((c) => !c.optional || ops.some((op) => op[c.key]));
+      mount(opsHead, columns.map((c) => {
         const active = sort.key === c.key;
         return h('th', {scope: 'col', 'aria-sort': active ? (sort.descending ? 'descending' : 'ascending') : 'none',
                         class: c.text ? '' : 'num'},
@@ -82,16 +85,16 @@ export default {
                    renderOps();
                  }}, c.label, active ? (sort.descending ? ' ▼' : ' ▲') : ''));
       }));
-      const column = kOpColumns.find((c) => c.key === sort.key);
+      const column = columns.find((c) => c.key === sort.key) || columns[0];
       const rows = [...ops].sort((a, b) => {
         const x = a[sort.key], y = b[sort.key];
         const order = column.text ? String(x ?? '').localeCompare(String(y ?? '')) : (x ?? 0) - (y ?? 0);
         return sort.descending ? -order : order;
       });
-      mount(opsBody, rows.length ? rows.map((op) => h('tr', {dataset: {seconds: op.emulatedSeconds ?? 0}}, kOpColumns.map((c) => h(
+      mount(opsBody, rows.length ? rows.map((op) => h('tr', {dataset: {seconds: op.emulatedSeconds ?? 0}}, columns.map((c) => h(
           c.key === 'id' ? 'th' : 'td', {class: c.text ? '' : 'num', scope: c.key === 'id' ? 'row' : null},
           c.format ? c.format(op[c.key]) : (op[c.key] ?? '—')))))
-        : emptyRow(kOpColumns.length, terminalSeen ? 'No per-op profile for this job.' : 'The op profile appears when the job has run.'));
+        : emptyRow(columns.length, terminalSeen ? 'No per-op profile for this job.' : 'The op profile appears when the job has run.'));
     }
     renderOps();
 
@@ -127,7 +130,7 @@ export default {
                                    : (sum.steps ? sum.emulatedSecondsTotal / sum.steps : undefined);
       const hw = await data.hardware().catch(() => null);
       const peak = hw?.byType.get(sum.acceleratorType)?.peakBf16Tflops;
-      const cores = j.spec?.cores || 1;
+      const cores = sum.tensorcores || j.spec?.cores || 1;  // an hlo job's cores count devices
       const tcs = hw?.byType.get(sum.acceleratorType)?.tensorcores;
       const flopsUtil = peak && tcs && sum.emulatedTflops !== undefined ? sum.emulatedTflops / (peak * cores / tcs) : undefined;
       mount(stats, card('Average step time', formatSeconds(avgStep)),

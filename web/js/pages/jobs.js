@@ -1,7 +1,9 @@
 // Jobs: the queue (QUEUED, RUNNING) and the history, filtered by state and TPU VM; a submit form
-// with a preset per built-in workload and a JSON editor for the spec; cancel with confirmation.
+// with a preset per built-in workload, a JSON editor for the spec and, for the hlo preset, a box
+// for a pasted or uploaded HLO module; cancel with confirmation.
 import * as api from '../api.js';
 import * as data from '../data.js';
+import {hloInput} from '../hlo_input.js';
 import {kPresets, presetText} from '../presets.js';
 import {badge, confirmDialog, durationBetween, emptyRow, errorBox, field, formatTime, h,
         kJobStates, kTerminalJobStates, mount, select} from '../dom.js';
@@ -13,7 +15,8 @@ export async function cancelJob(job) {
   return true;
 }
 
-function submitForm(nodes) {
+// `previous`: the form this one replaces (what was typed in it is kept).
+function submitForm(nodes, previous) {
   const node = h('select', {id: 'job-node', name: 'node', required: true},
                  nodes.map((n) => h('option', {value: `${n._.zone}/${n._.node}`},
                                     `${n._.node} (${n._.zone}, ${n.acceleratorType}, ${n.state})`)));
@@ -27,6 +30,8 @@ function submitForm(nodes) {
                                 class: 'code', 'aria-describedby': 'job-spec-status'});
   editor.value = presetText('mlp');
   const status = h('span', {id: 'job-spec-status', class: 'hint', 'aria-live': 'polite'}, 'Valid JSON');
+  const hlo = hloInput();
+  hlo.show(false);
   const submit = h('button', {type: 'submit'}, 'Submit job');
   const message = h('div', {class: 'form-message'});
 
@@ -50,8 +55,16 @@ function submitForm(nodes) {
   editor.addEventListener('input', validate);
   preset.addEventListener('change', () => {
     editor.value = presetText(preset.value);
+    hlo.show(Boolean(kPresets[preset.value].hlo));
     validate();
   });
+  if (previous) {
+    editor.value = previous.querySelector('#job-spec').value;
+    preset.value = previous.querySelector('#job-preset').value;
+    jobId.value = previous.querySelector('#job-id').value;
+    hlo.copyFrom(previous);
+    hlo.show(Boolean(kPresets[preset.value]?.hlo));
+  }
   const format = h('button', {type: 'button', class: 'secondary small', onclick: () => {
     const value = validate();
     if (value) editor.value = JSON.stringify(value, null, 2);
@@ -60,8 +73,9 @@ function submitForm(nodes) {
   return h('form', {id: 'submit-job', 'aria-labelledby': 'submit-title', onsubmit: async (event) => {
     event.preventDefault();
     mount(message);
-    const spec = validate();
-    if (!spec) return;
+    const edited = validate();
+    if (!edited) return;
+    const spec = hlo.apply(edited);
     if (!node.value) {
       mount(message, errorBox({message: 'Create a TPU VM first: jobs run on one.'}));
       return;
@@ -81,7 +95,8 @@ function submitForm(nodes) {
   h('h2', {id: 'submit-title'}, 'Submit a job'),
   h('div', {class: 'fields'}, field('TPU VM', node), field('Preset', preset),
     field('Job ID (optional)', jobId)),
-  field('Job spec (JSON)', editor), h('div', {class: 'form-row'}, status, format, submit), message);
+  field('Job spec (JSON)', editor), hlo.element, h('div', {class: 'form-row'}, status, format, submit),
+  message);
 }
 
 function jobRow(j, onCancel) {
@@ -160,15 +175,8 @@ export default {
       // Rebuild the submit form only when the set of TPU VMs changed (keeps what was typed).
       const key = nodes.map((n) => `${n.name}:${n.state === 'READY'}`).join(',');
       if (key !== formNodes) {
-        const old = formHolder.querySelector('#job-spec');
         formNodes = key;
-        const form = submitForm(nodes);
-        if (old) {
-          form.querySelector('#job-spec').value = old.value;
-          form.querySelector('#job-preset').value = formHolder.querySelector('#job-preset').value;
-          form.querySelector('#job-id').value = formHolder.querySelector('#job-id').value;
-        }
-        mount(formHolder, form);
+        mount(formHolder, submitForm(nodes, formHolder.querySelector('#submit-job')));
       }
       const chosen = nodeFilter.value || params.node || '';
       mount(nodeFilter, h('option', {value: ''}, 'Any TPU VM'),

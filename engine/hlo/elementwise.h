@@ -1,0 +1,48 @@
+// Elementwise arithmetic with XLA's CPU-reference semantics, on single elements (Scalar) and on
+// whole arrays. Floats compute in f32 and round to the result type after every op (what XLA's
+// evaluator does with Eigen's bf16/f16); integers wrap at their width; division by zero and
+// INT_MIN / -1 give XLA's results (x / 0 = -1, x % 0 = x, INT_MIN / -1 = INT_MIN,
+// INT_MIN % -1 = 0); shifts by the bit width or more give 0 (or the sign fill); maximum/minimum
+// propagate NaN; compare type=TOTALORDER orders -NaN < -inf < -0 < +0 < inf < NaN.
+// Transcendentals use the C library in f32 (within a few ulp of XLA CPU's polynomials).
+// Pure functions; thread-safe. Callers pass operands the verifier accepted.
+#pragma once
+
+#include "base/status.h"
+#include "engine/hlo/array.h"
+#include "engine/hlo/module.h"
+
+namespace tpuemu::engine::hlo {
+
+// One element of any evaluable type: f for f16/bf16/f32 (already rounded), i for the others.
+struct Scalar {
+  PrimitiveType type = PrimitiveType::kF32;
+  float f = 0;
+  int64_t i = 0;
+};
+
+Scalar GetScalar(const Array& a, int64_t k);
+void SetScalar(Array& a, int64_t k, const Scalar& s);  // s.type must be a's kind
+
+struct ElementwiseOp {
+  Opcode opcode = Opcode::kAdd;
+  PrimitiveType out_type = PrimitiveType::kF32;
+  Direction direction = Direction::kEq;  // compare
+  CompareType compare_type = CompareType::kDefault;
+  int64_t exponent_bits = 8, mantissa_bits = 23;  // reduce-precision
+};
+
+// Unary maps, convert, bitcast-convert and reduce-precision.
+Scalar ApplyUnary(const ElementwiseOp& op, const Scalar& x);
+// Binary maps and compare (both operands of one kind; mixed float precisions allowed).
+Scalar ApplyBinary(const ElementwiseOp& op, const Scalar& a, const Scalar& b);
+// select(pred, on_true, on_false) and clamp(min, x, max) read operands per element; scalars
+// broadcast.
+Array ApplyUnary(const ElementwiseOp& op, const Array& x);
+Array ApplyBinary(const ElementwiseOp& op, const Array& a, const Array& b);
+Array Select(const Array& pred, const Array& on_true, const Array& on_false);
+Array Clamp(const Array& lo, const Array& x, const Array& hi, PrimitiveType out_type);
+// compare(a, b) for sorting/reducers: the boolean of `direction` under compare_type.
+bool Compare(Direction direction, CompareType type, const Scalar& a, const Scalar& b);
+
+}  // namespace tpuemu::engine::hlo

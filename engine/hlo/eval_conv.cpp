@@ -1,0 +1,150 @@
+// convolution on the MXU path: the input and kernel are brought to [batch, spatial..., feature]
+// and [window..., in, out], every output position's window is laid out as one row (im2col), and
+// each feature/batch group is one GEMM at the instruction's precision (engine/gemm.h).
+#include <algorithm>
+
+#include "engine/hlo/eval_internal.h"
+
+namespace tpuemu::engine::hlo::internal {
+
+Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array& rhs,
+                          Precision precision) {
+  const Attributes& a = inst.a();
+  const ConvDims& cd = a.conv;
+  const size_t n = cd.input_spatial.size();
+  const int64_t fgc = a.feature_group_count, bgc = a.batch_group_count;
+  if (fgc > 1 && bgc > 1) {
+    return Status::Unimplemented(inst.Describe() +
+                                 ": feature_group_count and batch_group_count both above 1");
+  }
+  // Canonical layouts.
+  std::vector<int64_t> lperm{cd.input_batch};
+  lperm.insert(lperm.end(), cd.input_spatial.begin(), cd.input_spatial.end());
+  lperm.push_back(cd.input_feature);
+  std::vector<int64_t> kperm(cd.kernel_spatial.begin(), cd.kernel_spatial.end());
+  kperm.push_back(cd.kernel_input_feature);
+  kperm.push_back(cd.kernel_output_feature);
+  const Array x = Transpose(lhs, lperm);
+  Array w = Transpose(rhs, kperm);
+  std::vector<int64_t> reversed;
+  for (size_t i = 0; i < n; ++i) {
+    if (a.window[i].reversal) reversed.push_back(static_cast<int64_t>(i));
+  }
+  if (!reversed.empty()) w = Reverse(w, reversed);
+  const int64_t batch = x.dims[0];
+  const int64_t cin = x.dims[n + 1];
+  const int64_t cout = w.dims[n + 1];
+  std::vector<int64_t> in_sp(x.dims.begin() + 1, x.dims.begin() + 1 + static_cast<long>(n));
+  std::vector<int64_t> win(w.dims.begin(), w.dims.begin() + static_cast<long>(n));
+  std::vector<int64_t> out_sp(n);
+  for (size_t i = 0; i < n; ++i) out_sp[i] = a.window[i].OutputSize(in_sp[i]);
+  const int64_t out_batch = batch / bgc;
+  const int64_t groups = std::max(fgc, bgc);
+  const int64_t cin_g = cin / fgc;  // kernel input features
+  const int64_t cout_g = cout / groups;
+  const int64_t positions = Product(out_sp);
+  const int64_t window = Product(win);
+  const int64_t rows = out_batch * positions;
+  const int64_t cols = window * cin_g;
+  if (rows * cols > int64_t{1} << 28) {
+    return Status::InvalidArgument(inst.Describe() + ": the im2col matrix (" +
+                                   std::to_string(rows) + " x " + std::to_string(cols) +
+                                   ") is too large to evaluate");
+  }
+  const std::vector<int64_t> xs = Strides(x.dims);
+  // canonical output [out_batch, out_sp..., cout]
+  std::vector<int64_t> canon_dims{out_batch};
+  canon_dims.insert(canon_dims.end(), out_sp.begin(), out_sp.end());
+  canon_dims.push_back(cout);
+  Array canon = Array::Zeros(inst.shape.type, canon_dims);
+  const bool floating = x.floating();
+  std::vector<float> col_f, ker_f, res_f;
+  std::vector<int64_t> col_i, ker_i;
+  if (floating) {
+    col_f.assign(static_cast<size_t>(rows * cols), 0.0f);
+    ker_f.assign(static_cast<size_t>(cols * cout_g), 0.0f);
+    res_f.assign(static_cast<size_t>(rows * cout_g), 0.0f);
+  } else {
+    col_i.assign(static_cast<size_t>(rows * cols), 0);
+    ker_i.assign(static_cast<size_t>(cols * cout_g), 0);
+  }
+  std::vector<int64_t> opos(n), wpos(n);
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t feat0 = fgc > 1 ? g * cin_g : 0;  // input feature offset of this group
+    const int64_t batch0 = bgc > 1 ? g * out_batch : 0;
+    // im2col rows: (b, output position); cols: (window position, input feature)
+    for (int64_t b = 0; b < out_batch; ++b) {
+      std::fill(opos.begin(), opos.end(), 0);
+      for (int64_t p = 0; p < positions; ++p) {
+        const int64_t row = b * positions + p;
+        std::fill(wpos.begin(), wpos.end(), 0);
+        for (int64_t q = 0; q < window; ++q) {
+          int64_t off = (batch0 + b) * xs[0];
+          bool inside = true;
+          for (size_t i = 0; i < n && inside; ++i) {
+            const WindowDim& wd = a.window[i];
+            const int64_t t = opos[i] * wd.stride + wpos[i] * wd.window_dilation - wd.pad_low;
+            inside = t >= 0 && t % wd.base_dilation == 0 && t / wd.base_dilation < in_sp[i];
+            off += (inside ? t / wd.base_dilation : 0) * xs[i + 1];
+          }
+          const int64_t base = (row * window + q) * cin_g;
+          for (int64_t c = 0; c < cin_g; ++c) {
+            const auto dst = static_cast<size_t>(base + c);
+            const auto src = static_cast<size_t>(off + feat0 + c);
+            if (floating) {
+              col_f[dst] = inside ? x.f[src] : 0.0f;
+            } else {
+              col_i[dst] = inside ? x.i[src] : 0;
+            }
+          }
+          NextIndex(wpos, win);
+        }
+        NextIndex(opos, out_sp);
+      }
+    }
+    // kernel matrix [(window, cin_g), cout_g] for this group's output features
+    for (int64_t q = 0; q < window; ++q) {
+      for (int64_t c = 0; c < cin_g; ++c) {
+        for (int64_t o = 0; o < cout_g; ++o) {
+          const auto src = static_cast<size_t>((q * cin_g + c) * cout + g * cout_g + o);
+          const auto dst = static_cast<size_t>((q * cin_g + c) * cout_g + o);
+          if (floating) {
+            ker_f[dst] = w.f[src];
+          } else {
+            ker_i[dst] = w.i[src];
+          }
+        }
+      }
+    }
+    if (floating) Gemm(col_f.data(), ker_f.data(), res_f.data(), rows, cout_g, cols, precision);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t o = 0; o < cout_g; ++o) {
+        const int64_t dst = r * cout + g * cout_g + o;
+        if (floating) {
+          canon.SetDouble(dst, res_f[static_cast<size_t>(r * cout_g + o)]);
+          continue;
+        }
+        uint64_t acc = 0;
+        for (int64_t k = 0; k < cols; ++k) {
+          acc += static_cast<uint64_t>(col_i[static_cast<size_t>(r * cols + k)]) *
+                 static_cast<uint64_t>(ker_i[static_cast<size_t>(k * cout_g + o)]);
+        }
+        if (canon.floating()) {
+          canon.SetDouble(dst, static_cast<double>(static_cast<int64_t>(acc)));
+        } else {
+          canon.i[static_cast<size_t>(dst)] = CanonicalInt(canon.type, static_cast<int64_t>(acc));
+        }
+      }
+    }
+  }
+  // canonical [b, spatial..., f] -> the output's dimension order
+  std::vector<int64_t> perm(n + 2);
+  perm[static_cast<size_t>(cd.output_batch)] = 0;
+  perm[static_cast<size_t>(cd.output_feature)] = static_cast<int64_t>(n) + 1;
+  for (size_t i = 0; i < n; ++i) {
+    perm[static_cast<size_t>(cd.output_spatial[i])] = static_cast<int64_t>(i) + 1;
+  }
+  return Transpose(canon, perm);
+}
+
+}  // namespace tpuemu::engine::hlo::internal

@@ -1,0 +1,56 @@
+// Runs an HLO module with XLA's semantics (docs/operation_semantics.md) on host arrays, once per
+// emulated device, in lockstep: every instruction is evaluated for all devices before the next,
+// so a collective sees every participant's operand and computes the group's result
+// deterministically on one thread. Control flow runs the devices that take the same path
+// together (a while loop keeps iterating the devices whose condition is still true; a
+// conditional runs each branch for the devices that chose it); a collective whose group is not
+// fully present (devices diverged) is an error, as it would hang on a real TPU.
+//
+// Numerics: dot and convolution on the MXU path (engine/gemm.h) at the instruction's
+// operand_precision/algorithm, else options.precision; everything else with the CPU-reference
+// semantics of elementwise.h. Elided constants are filled from options.seed (docs/hlo.md).
+//
+// Errors (before anything runs): UNIMPLEMENTED naming every unsupported instruction's name,
+// opcode (custom_call_target for custom-call) and line; UNIMPLEMENTED for element types other
+// than pred, s8-s64, u8-u64, f16, bf16, f32 (f64 and complex included). While running:
+// INVALID_ARGUMENT when a while loop exceeds limits.max_while_trips or an array exceeds
+// limits.max_tensor_elements, CANCELLED when *options.cancel becomes true.
+// Evaluate is a pure function of its arguments: thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/hlo/array.h"
+#include "engine/hlo/limits.h"
+#include "engine/hlo/module.h"
+#include "engine/numerics.h"
+
+namespace tpuemu::engine::hlo {
+
+struct EvalOptions {
+  Precision precision = Precision::kDefault;  // dots/convolutions that name no precision
+  uint64_t seed = 0;                          // elided constants, rng and rng-get-and-update-state
+  Limits limits;
+  const std::atomic<bool>* cancel = nullptr;  // not owned
+};
+
+struct EvalResult {
+  std::vector<Value> outputs;  // the entry's result, one per device
+  // executions[c][i]: how many lockstep steps ran instruction i of computation c (a while body
+  // instruction counts once per iteration of the longest-running device).
+  std::vector<std::vector<int64_t>> executions;
+};
+
+// args[device][parameter]: the entry parameters of each of module.devices() devices.
+// INVALID_ARGUMENT when the argument count or a shape does not match the entry's parameters.
+Result<EvalResult> Evaluate(const Module& module, const std::vector<std::vector<Value>>& args,
+                            const EvalOptions& options = {});
+
+// UNIMPLEMENTED listing every instruction reachable from the entry that the evaluator cannot
+// run (opcode, custom_call_target or element type), each with its name and line; OK otherwise.
+Status CheckEvaluable(const Module& module);
+
+}  // namespace tpuemu::engine::hlo

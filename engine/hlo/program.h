@@ -1,0 +1,60 @@
+// The HLO entry points the CLI and the job service use: import text, price it without running
+// (estimate), or run it on the emulated devices and price the run (run).
+//
+// Estimate: ParseModule + PriceModule. Run: ParseModule, MakeArguments (inputs.h), Evaluate
+// (evaluator.h) with the seed for elided constants and rng ops, then PriceModule with the run's
+// execution counts. Errors are those of the pieces (INVALID_ARGUMENT for bad text, shapes and
+// limits; UNIMPLEMENTED for what cannot run or be priced; CANCELLED). Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/hardware.h"
+#include "engine/hlo/cost_model.h"
+#include "engine/hlo/inputs.h"
+#include "engine/hlo/limits.h"
+#include "engine/hlo/module.h"
+
+namespace tpuemu::engine::hlo {
+
+struct EstimateOptions {
+  CostOptions cost;
+  Limits limits;
+};
+
+Result<ModuleCost> EstimateHlo(std::string_view text, const Slice& slice,
+                               const EstimateOptions& options = {});
+
+struct RunOptions {
+  Precision precision = Precision::kDefault;  // dots/convolutions that name none
+  InputOptions inputs;                        // inputs.seed also seeds elided constants and rng
+  Limits limits;
+  bool allow_unsupported_pricing = false;
+  const std::atomic<bool>* cancel = nullptr;  // not owned
+};
+
+struct RunResult {
+  ModuleCost cost;             // priced with the run's execution counts
+  std::vector<Value> outputs;  // the entry's result on each device
+  int64_t host_ns = 0;         // wall time of the evaluation
+};
+
+Result<RunResult> RunHlo(std::string_view text, const Slice& slice, const RunOptions& options = {});
+Result<RunResult> RunModule(const Module& module, const Slice& slice, const RunOptions& options);
+
+// A one-line description of each array of a value (its leaves in order).
+struct ArraySummary {
+  std::string shape;  // "f32[2,3]"
+  int64_t elements = 0;
+  double min = 0, max = 0, mean = 0;
+  int64_t nans = 0, infs = 0;
+  std::vector<double> first;  // up to 8 leading values
+};
+std::vector<ArraySummary> Summarize(const Value& value);
+
+}  // namespace tpuemu::engine::hlo

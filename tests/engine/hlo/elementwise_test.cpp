@@ -1,0 +1,193 @@
+// Elementwise semantics against hand-computed values: float rounding per type, integer
+// wrap-around and XLA's division/shift rules, comparisons (total order), converts, and
+// reduce-precision.
+#include "engine/hlo/elementwise.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "tests/engine/hlo/hlo_test_util.h"
+
+namespace tpuemu::engine::hlo {
+namespace {
+
+Scalar F(float v, PrimitiveType t = PrimitiveType::kF32) { return Scalar{t, RoundToType(t, v), 0}; }
+Scalar I(int64_t v, PrimitiveType t) { return Scalar{t, 0, CanonicalInt(t, v)}; }
+
+int64_t Bin(Opcode op, PrimitiveType t, int64_t a, int64_t b) {
+  return ApplyBinary(ElementwiseOp{op, t}, I(a, t), I(b, t)).i;
+}
+
+TEST(HloElementwise, Bf16AndF16RoundToNearestEvenKeepingSubnormals) {
+  EXPECT_EQ(RoundToType(PrimitiveType::kBF16, 1.00390625f), 1.0f);       // tie -> even
+  EXPECT_EQ(RoundToType(PrimitiveType::kBF16, 1.01171875f), 1.015625f);  // tie -> even (up)
+  EXPECT_EQ(RoundToType(PrimitiveType::kBF16, 3.0e38f), 3.00405527e38f);
+  EXPECT_TRUE(std::isinf(RoundToType(PrimitiveType::kBF16, 3.4e38f)));
+  EXPECT_EQ(RoundToType(PrimitiveType::kBF16, 1e-39f), 1.01019046e-39f);  // subnormal kept
+  EXPECT_EQ(RoundToType(PrimitiveType::kF16, 65519.0f), 65504.0f);
+  EXPECT_TRUE(std::isinf(RoundToType(PrimitiveType::kF16, 65520.0f)));
+  EXPECT_EQ(RoundToType(PrimitiveType::kF16, 0.1f), 0.0999755859375f);
+  EXPECT_EQ(RoundToType(PrimitiveType::kF16, 6e-8f), 5.96046448e-08f);  // smallest subnormal
+  EXPECT_EQ(RoundToType(PrimitiveType::kF16, 2e-8f), 0.0f);
+  EXPECT_EQ(F16BitsToF32(0x3c00), 1.0f);
+  EXPECT_EQ(F32ToF16Bits(-2.0f), 0xc000);
+}
+
+TEST(HloElementwise, Bf16ArithmeticRoundsAfterEveryOp) {
+  const PrimitiveType bf16 = PrimitiveType::kBF16;
+  // 1 + 2^-8 is not a bf16: the sum rounds back to 1.
+  EXPECT_EQ(ApplyBinary(ElementwiseOp{Opcode::kAdd, bf16}, F(1, bf16), F(0.00390625f, bf16)).f,
+            1.0f);
+  EXPECT_EQ(ApplyBinary(ElementwiseOp{Opcode::kMultiply, bf16}, F(3, bf16), F(1.0078125f, bf16)).f,
+            3.03125f);
+}
+
+TEST(HloElementwise, IntegerWrapDivisionAndRemainderRules) {
+  const PrimitiveType s8 = PrimitiveType::kS8, u8 = PrimitiveType::kU8, s32 = PrimitiveType::kS32;
+  EXPECT_EQ(Bin(Opcode::kAdd, s8, 127, 1), -128);
+  EXPECT_EQ(Bin(Opcode::kMultiply, u8, 16, 17), 16);  // 272 mod 256
+  EXPECT_EQ(Bin(Opcode::kSubtract, u8, 0, 1), 255);
+  EXPECT_EQ(Bin(Opcode::kDivide, s32, 7, -2), -3);     // truncates toward zero
+  EXPECT_EQ(Bin(Opcode::kRemainder, s32, -7, 2), -1);  // sign of the dividend
+  EXPECT_EQ(Bin(Opcode::kDivide, s32, 5, 0), -1);
+  EXPECT_EQ(Bin(Opcode::kRemainder, s32, 5, 0), 5);
+  EXPECT_EQ(Bin(Opcode::kDivide, s8, -128, -1), -128);
+  EXPECT_EQ(Bin(Opcode::kRemainder, s8, -128, -1), 0);
+  EXPECT_EQ(Bin(Opcode::kDivide, u8, 5, 0), 255);
+  EXPECT_EQ(Bin(Opcode::kPower, s32, 3, 4), 81);
+  EXPECT_EQ(Bin(Opcode::kPower, s32, 2, -1), 0);
+  EXPECT_EQ(Bin(Opcode::kMaximum, u8, 200, 100), 200);
+  EXPECT_EQ(Bin(Opcode::kMinimum, s8, -100, 100), -100);
+}
+
+TEST(HloElementwise, ShiftsByTheWidthOrMore) {
+  const PrimitiveType s8 = PrimitiveType::kS8, u32 = PrimitiveType::kU32;
+  EXPECT_EQ(Bin(Opcode::kShiftLeft, s8, 1, 7), -128);
+  EXPECT_EQ(Bin(Opcode::kShiftLeft, s8, 1, 8), 0);
+  EXPECT_EQ(Bin(Opcode::kShiftRightArithmetic, s8, -16, 2), -4);
+  EXPECT_EQ(Bin(Opcode::kShiftRightArithmetic, s8, -16, 9), -1);
+  EXPECT_EQ(Bin(Opcode::kShiftRightLogical, s8, -16, 2), 60);  // 0xf0 >> 2
+  EXPECT_EQ(Bin(Opcode::kShiftRightLogical, u32, 0x80000000LL, 31), 1);
+  EXPECT_EQ(Bin(Opcode::kShiftRightLogical, u32, 0x80000000LL, 32), 0);
+}
+
+TEST(HloElementwise, UnaryIntegerOps) {
+  auto un = [](Opcode op, PrimitiveType t, int64_t x) {
+    return ApplyUnary(ElementwiseOp{op, t}, I(x, t)).i;
+  };
+  EXPECT_EQ(un(Opcode::kClz, PrimitiveType::kU32, 1), 31);
+  EXPECT_EQ(un(Opcode::kClz, PrimitiveType::kS8, 0), 8);
+  EXPECT_EQ(un(Opcode::kPopulationCount, PrimitiveType::kS8, -1), 8);
+  EXPECT_EQ(un(Opcode::kNot, PrimitiveType::kU8, 0x0f), 0xf0);
+  EXPECT_EQ(un(Opcode::kNot, PrimitiveType::kPred, 1), 0);
+  EXPECT_EQ(un(Opcode::kAbs, PrimitiveType::kS8, -128), -128);
+  EXPECT_EQ(un(Opcode::kNegate, PrimitiveType::kS32, INT32_MIN), INT32_MIN);
+  EXPECT_EQ(un(Opcode::kSign, PrimitiveType::kS32, -9), -1);
+}
+
+TEST(HloElementwise, FloatOps) {
+  auto un = [](Opcode op, float x) {
+    return ApplyUnary(ElementwiseOp{op, PrimitiveType::kF32}, F(x)).f;
+  };
+  auto bin = [](Opcode op, float a, float b) {
+    return ApplyBinary(ElementwiseOp{op, PrimitiveType::kF32}, F(a), F(b)).f;
+  };
+  EXPECT_EQ(un(Opcode::kRoundNearestEven, 2.5f), 2.0f);
+  EXPECT_EQ(un(Opcode::kRoundNearestAfz, 2.5f), 3.0f);
+  EXPECT_EQ(un(Opcode::kRoundNearestAfz, -2.5f), -3.0f);
+  EXPECT_EQ(un(Opcode::kSign, -0.0f), -0.0f);
+  EXPECT_TRUE(std::signbit(un(Opcode::kSign, -0.0f)));
+  EXPECT_FLOAT_EQ(un(Opcode::kLogistic, 0.0f), 0.5f);
+  EXPECT_FLOAT_EQ(un(Opcode::kRsqrt, 4.0f), 0.5f);
+  EXPECT_FLOAT_EQ(un(Opcode::kExpm1, 0.0f), 0.0f);
+  EXPECT_FLOAT_EQ(un(Opcode::kLog1p, 0.0f), 0.0f);
+  EXPECT_NEAR(un(Opcode::kErf, 1.0f), 0.8427008f, 1e-6);
+  EXPECT_NEAR(un(Opcode::kTanh, 0.5f), 0.46211716f, 1e-6);
+  EXPECT_TRUE(std::isnan(bin(Opcode::kMaximum, std::nanf(""), 1.0f)));
+  EXPECT_TRUE(std::isnan(bin(Opcode::kMinimum, 1.0f, std::nanf(""))));
+  EXPECT_EQ(bin(Opcode::kRemainder, 7.5f, 2.0f), 1.5f);
+  EXPECT_EQ(bin(Opcode::kRemainder, -7.5f, 2.0f), -1.5f);
+  EXPECT_FLOAT_EQ(bin(Opcode::kAtan2, 1.0f, 1.0f), 0.78539816f);
+  EXPECT_EQ(bin(Opcode::kPower, 2.0f, 10.0f), 1024.0f);
+  EXPECT_EQ(ApplyUnary(ElementwiseOp{Opcode::kIsFinite, PrimitiveType::kPred},
+                       F(std::numeric_limits<float>::infinity()))
+                .i,
+            0);
+}
+
+TEST(HloElementwise, CompareDirectionsAndTotalOrder) {
+  const float nan = std::nanf("");
+  EXPECT_FALSE(Compare(Direction::kLt, CompareType::kFloat, F(nan), F(1)));
+  EXPECT_TRUE(Compare(Direction::kNe, CompareType::kFloat, F(nan), F(nan)));
+  EXPECT_TRUE(Compare(Direction::kLt, CompareType::kTotalOrder, F(1), F(nan)));
+  EXPECT_TRUE(Compare(Direction::kLt, CompareType::kTotalOrder, F(-nan), F(-1e30f)));
+  EXPECT_TRUE(Compare(Direction::kLt, CompareType::kTotalOrder, F(-0.0f), F(0.0f)));
+  EXPECT_FALSE(Compare(Direction::kLt, CompareType::kFloat, F(-0.0f), F(0.0f)));
+  EXPECT_TRUE(Compare(Direction::kGt, CompareType::kDefault, I(-1, PrimitiveType::kU32),
+                      I(1, PrimitiveType::kU32)));  // 0xffffffff > 1 unsigned
+  EXPECT_TRUE(Compare(Direction::kLt, CompareType::kDefault, I(-1, PrimitiveType::kS32),
+                      I(1, PrimitiveType::kS32)));
+  EXPECT_TRUE(Compare(Direction::kGe, CompareType::kDefault, I(-1, PrimitiveType::kU64),
+                      I(INT64_MAX, PrimitiveType::kU64)));
+}
+
+TEST(HloElementwise, ConvertSaturatesAndRounds) {
+  auto cv = [](Scalar x, PrimitiveType to) {
+    return ApplyUnary(ElementwiseOp{Opcode::kConvert, to}, x);
+  };
+  EXPECT_EQ(cv(F(1e10f), PrimitiveType::kS32).i, INT32_MAX);
+  EXPECT_EQ(cv(F(-1e10f), PrimitiveType::kS32).i, INT32_MIN);
+  EXPECT_EQ(cv(F(std::nanf("")), PrimitiveType::kS32).i, 0);
+  EXPECT_EQ(cv(F(-3.9f), PrimitiveType::kS32).i, -3);
+  EXPECT_EQ(cv(F(-1.0f), PrimitiveType::kU8).i, 0);
+  EXPECT_EQ(cv(F(300.0f), PrimitiveType::kU8).i, 255);
+  EXPECT_EQ(cv(I(300, PrimitiveType::kS32), PrimitiveType::kU8).i, 44);  // wraps
+  EXPECT_EQ(cv(I(-1, PrimitiveType::kS8), PrimitiveType::kU16).i, 65535);
+  EXPECT_EQ(cv(I(16777217, PrimitiveType::kS32), PrimitiveType::kF32).f, 16777216.0f);
+  EXPECT_EQ(cv(I(-1, PrimitiveType::kU64), PrimitiveType::kF32).f, 18446744073709551616.0f);
+  EXPECT_EQ(cv(F(0.3f), PrimitiveType::kBF16).f, 0.30078125f);
+  EXPECT_EQ(cv(F(2.0f), PrimitiveType::kPred).i, 1);
+  EXPECT_EQ(cv(I(1, PrimitiveType::kPred), PrimitiveType::kF32).f, 1.0f);
+}
+
+TEST(HloElementwise, BitcastConvertReinterpretsBits) {
+  auto bc = [](Scalar x, PrimitiveType to) {
+    return ApplyUnary(ElementwiseOp{Opcode::kBitcastConvert, to}, x);
+  };
+  EXPECT_EQ(bc(F(1.0f), PrimitiveType::kS32).i, 0x3f800000);
+  EXPECT_EQ(bc(F(-2.0f), PrimitiveType::kU32).i, 0xc0000000LL);
+  EXPECT_EQ(bc(I(0x3f80, PrimitiveType::kU16), PrimitiveType::kBF16).f, 1.0f);
+  EXPECT_EQ(bc(F(1.0f, PrimitiveType::kF16), PrimitiveType::kS16).i, 0x3c00);
+}
+
+TEST(HloElementwise, ReducePrecisionToBf16AndF16Ranges) {
+  auto rp = [](float x, int e, int m) {
+    ElementwiseOp op{Opcode::kReducePrecision, PrimitiveType::kF32};
+    op.exponent_bits = e;
+    op.mantissa_bits = m;
+    return ApplyUnary(op, F(x)).f;
+  };
+  EXPECT_EQ(rp(0.3f, 8, 7), RoundToType(PrimitiveType::kBF16, 0.3f));
+  EXPECT_EQ(rp(1.00390625f, 8, 7), 1.0f);
+  EXPECT_TRUE(std::isinf(rp(70000.0f, 5, 10)));  // above f16's range
+  EXPECT_EQ(rp(1e-9f, 5, 10), 0.0f);             // below it
+  EXPECT_EQ(rp(0.1f, 5, 10), 0.0999755859375f);
+  EXPECT_TRUE(std::isnan(rp(std::nanf(""), 5, 10)));
+}
+
+TEST(HloElementwise, SelectAndClampBroadcastScalars) {
+  Array pred = Array::Zeros(PrimitiveType::kPred, {3});
+  pred.i = {1, 0, 1};
+  const Array a = *testing::F32({3}, {1, 2, 3}).array;
+  const Array b = *testing::F32({3}, {-1, -2, -3}).array;
+  EXPECT_EQ(Select(pred, a, b).f, (std::vector<float>{1, -2, 3}));
+  const Array lo = *testing::F32({}, {0}).array;
+  const Array hi = *testing::F32({}, {2.5f}).array;
+  const Array x = *testing::F32({4}, {-1, 1, 2, 9}).array;
+  EXPECT_EQ(Clamp(lo, x, hi, PrimitiveType::kF32).f, (std::vector<float>{0, 1, 2, 2.5f}));
+}
+
+}  // namespace
+}  // namespace tpuemu::engine::hlo
