@@ -1,9 +1,12 @@
 // GET /_emulator/hardware[?acceleratorType=v4-8]: the engine's figures behind every accelerator
 // type (chips, hosts, TensorCores, MXUs, clock, HBM, peak bf16 TFLOPS of the slice, zones that
-// offer it), for the dashboard's Catalog page. An emulator extension, not part of Cloud TPU v2.
+// offer it), for the dashboard's Catalog page, and "gemmKernel": the host kernel this process runs
+// the MXU ops on (engine::GemmKernelName, chosen at run time from the CPU). An emulator extension,
+// not part of Cloud TPU v2.
 #include "api/api_common.h"
 #include "api/google_error.h"
 #include "api/routes.h"
+#include "engine/gemm.h"
 
 namespace tpuemu::api {
 namespace {
@@ -45,6 +48,7 @@ void RegisterHardwareRoutes(Router& router, const service::Catalog& catalog,
                  }
                }
                return JsonResponse(200, json{{"zoneCapacityTensorcores", zone_capacity_tensorcores},
+                                             {"gemmKernel", engine::GemmKernelName()},
                                              {"acceleratorTypes", types}});
              });
 }

@@ -14,3 +14,16 @@ stop_pid() {
   fi
   wait "${pid}" 2>/dev/null || true
 }
+
+# ready_port OUT PID: waits at most 10 s for tpuemud (PID) to print "tpuemud ready on port N" in
+# the file OUT; prints N, or nothing when it exited or did not get ready in time.
+ready_port() {
+  local port=""
+  for _ in $(seq 200); do
+    port="$(sed -n 's/^tpuemud ready on port \([0-9]\+\).*/\1/p' "$1")"
+    [[ -n "${port}" ]] && break
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "${port}"
+}

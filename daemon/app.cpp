@@ -202,9 +202,11 @@ Status App::Stop(std::chrono::milliseconds drain) {
   stopped_ = true;
   Graph& g = *graph_;
   g.ready = false;
+  // Jobs start stopping (cooperatively, within a tile of work) while HTTP drains; none starts.
+  if (g.jobs) g.jobs->Interrupt();
   if (g.server) g.server->Stop(drain);
   g.scheduler.Stop();
-  if (g.jobs) g.jobs->Shutdown();  // running jobs stay RUNNING in the store: re-run on restart
+  if (g.jobs) g.jobs->Shutdown();  // interrupted jobs go back to QUEUED: re-run on restart
   if (g.obs) g.obs->Stop();        // after everything that notifies it; writes the last events
   return g.store ? g.store->Close() : Status::Ok();
 }

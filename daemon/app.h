@@ -5,8 +5,8 @@
 // Start order: open the store, build the managers and the router (every route), serve HTTP
 // (/healthz answers at once), recover nodes and jobs from the store, start the background
 // observers, then /readyz turns 200. Stop order is the reverse: stop accepting and drain in-flight
-// requests, stop the timers, cancel running jobs (they stay RUNNING in the store and re-run after
-// a restart), flush the observers, close the store.
+// requests while running jobs stop (interrupted, not cancelled: they go back to QUEUED in the
+// store and re-run after a restart), stop the timers, flush the observers, close the store.
 //
 // Threads: Start/Stop from one thread (main or a test); everything else is thread-safe as the
 // objects it exposes are. The App owns every object it builds; references it returns are valid

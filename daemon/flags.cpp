@@ -110,6 +110,24 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_MAX_JOB_SECONDS")
       ->check(CLI::Range(int64_t{0}, int64_t{31536000}))
       ->capture_default_str();
+  app.add_option("--max-job-host-memory-bytes", f.max_job_host_memory_bytes,
+                 "Largest planned peak host memory of one job (400 at submit past it); 0 = the "
+                 "budget")
+      ->envname("TPUEMU_MAX_JOB_HOST_MEMORY_BYTES")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--host-memory-budget-bytes", f.host_memory_budget_bytes,
+                 "Host memory the running jobs may plan between them (the others wait QUEUED); "
+                 "default half of MemTotal, 0 = unlimited")
+      ->envname("TPUEMU_HOST_MEMORY_BUDGET_BYTES")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--shutdown-timeout-ms", f.shutdown_timeout_ms,
+                 "Longest SIGTERM/SIGINT shutdown (running jobs re-queued, requests drained); "
+                 "past it the process exits anyway")
+      ->envname("TPUEMU_SHUTDOWN_TIMEOUT_MS")
+      ->check(CLI::Range(int64_t{100}, int64_t{3600000}))
+      ->capture_default_str();
   app.add_option("--max-hlo-text-bytes", f.max_hlo_text_bytes,
                  "Largest HLO module an hlo job may submit (400 past it); capped by "
                  "--body-limit-bytes, which carries it inside the JSON body")
@@ -176,6 +194,8 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
               .preemption_rate_per_hour = flags.preemption_rate_per_hour,
               .maintenance_duration_ms = flags.maintenance_duration_ms};
   o.jobs.max_job_seconds = flags.max_job_seconds;
+  o.jobs.max_job_host_memory_bytes = flags.max_job_host_memory_bytes;
+  o.jobs.host_memory_budget_bytes = flags.host_memory_budget_bytes;
   // The text arrives inside the body: a larger limit could never be reached.
   o.jobs.max_hlo_text_bytes =
       std::min(flags.max_hlo_text_bytes, static_cast<int64_t>(flags.body_limit_bytes));

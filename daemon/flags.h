@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "daemon/app.h"
+#include "service/jobs/host_memory_budget.h"
 
 namespace CLI {
 class App;
@@ -35,6 +36,9 @@ struct Flags {
   int64_t idle_timeout_ms = 60000;
   int max_connections = 1024;
   int64_t max_job_seconds = 86400;
+  int64_t max_job_host_memory_bytes = 0;  // 0: only the budget limits a job
+  int64_t host_memory_budget_bytes = service::DefaultHostMemoryBudgetBytes();
+  int64_t shutdown_timeout_ms = 10000;
   int64_t max_hlo_text_bytes = 768 << 10;
   int64_t max_hlo_instructions = 100'000;
   int64_t project_quota_tensorcores = 0;

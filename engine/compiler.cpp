@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "engine/gemm.h"
+#include "engine/host_memory.h"
 
 namespace tpuemu::engine {
 namespace {
@@ -280,6 +281,7 @@ Result<std::shared_ptr<const CompiledProgram>> Compile(const Graph& graph, const
     live -= release[static_cast<size_t>(i)];
   }
   program->peak_hbm_bytes_per_tensorcore = peak;
+  program->peak_host_bytes = PeakHostBytes(graph, program->plans, options.precision);
   program->hbm_capacity_bytes_per_tensorcore = spec.HbmBytesPerTensorCore();
   const double capacity = program->hbm_capacity_bytes_per_tensorcore;
   if (static_cast<double>(peak) > capacity) {

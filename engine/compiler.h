@@ -81,6 +81,8 @@ struct CompiledProgram {
   int64_t peak_hbm_bytes_per_tensorcore = 0;
   double hbm_capacity_bytes_per_tensorcore = 0;
   int peak_op_index = 0;  // where the peak is reached
+  // Upper bound of the host bytes one Execute holds at its peak (engine/host_memory.h).
+  int64_t peak_host_bytes = 0;
   double compile_seconds = 0;
   // What this process runs the MXU ops on (GemmKernelName()), for a job's compile line.
   std::string gemm_kernel;

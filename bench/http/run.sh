@@ -62,13 +62,8 @@ start_tpuemud() {
     --provisioning-delay-ms 0 --transition-delay-ms 0 --log-level warn --io-threads "${BENCH_IO_THREADS:-2}" \
     --zone-capacity-tensorcores 2000000000 >"${tmp}/tpuemud.out" 2>"${tmp}/tpuemud.err" &
   tpuemud_pid=$!
-  local port=""
-  for _ in $(seq 200); do
-    port="$(sed -n 's/^tpuemud ready on port \([0-9]\+\).*/\1/p' "${tmp}/tpuemud.out")"
-    [[ -n "${port}" ]] && break
-    kill -0 "${tpuemud_pid}" 2>/dev/null || break
-    sleep 0.05
-  done
+  local port
+  port="$(ready_port "${tmp}/tpuemud.out" "${tpuemud_pid}")"
   if [[ -z "${port}" ]]; then
     cat "${tmp}/tpuemud.err" >&2
     die "tpuemud did not report ready within 10 s"

@@ -65,13 +65,7 @@ mkdir -p "${tmp}/data"
 "${tpuemud}" --host 127.0.0.1 --port 0 --data-dir "${tmp}/data" --provisioning-delay-ms 0 \
   --transition-delay-ms 0 --log-level warn >"${tmp}/tpuemud.out" 2>"${tmp}/tpuemud.err" &
 tpuemud_pid=$!
-port=""
-for _ in $(seq 200); do
-  port="$(sed -n 's/^tpuemud ready on port \([0-9]\+\).*/\1/p' "${tmp}/tpuemud.out")"
-  [[ -n "${port}" ]] && break
-  kill -0 "${tpuemud_pid}" 2>/dev/null || break
-  sleep 0.05
-done
+port="$(ready_port "${tmp}/tpuemud.out" "${tpuemud_pid}")"
 [[ -n "${port}" ]] || {
   cat "${tmp}/tpuemud.err" >&2
   die "tpuemud did not report ready within 10 s"

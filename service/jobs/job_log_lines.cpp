@@ -14,6 +14,16 @@ std::string RunningLine(int64_t attempt) {
   return "running (attempt " + std::to_string(attempt) + ")";
 }
 
+std::string HostMemoryWaitLine(int64_t needed, int64_t reserved, int64_t budget) {
+  return "waiting for host memory: needs " + std::to_string(needed) + " bytes at its peak; " +
+         std::to_string(reserved) + " of the " + std::to_string(budget) +
+         "-byte budget reserved by running jobs";
+}
+
+std::string ShutdownRequeuedLine() {
+  return "interrupted by the shutdown of tpuemud; re-queued to run after the restart";
+}
+
 std::string CompileLine(const CompileFacts& facts) {
   char line[256];
   std::snprintf(line, sizeof line,

@@ -16,6 +16,11 @@ std::string QueuedLine(const std::string& node_name);
 std::string RequeuedLine(int64_t attempt);
 // "running (attempt 1)"
 std::string RunningLine(int64_t attempt);
+// "waiting for host memory: needs 123 bytes at its peak; 456 of the 789-byte budget reserved by
+// running jobs"
+std::string HostMemoryWaitLine(int64_t needed, int64_t reserved, int64_t budget);
+// "interrupted by the shutdown of tpuemud; re-queued to run after the restart"
+std::string ShutdownRequeuedLine();
 
 // What the compile line reports.
 struct CompileFacts {

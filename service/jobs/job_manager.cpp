@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <random>
+#include <utility>
 
 #include "service/common/clock.h"
 
@@ -25,20 +26,27 @@ JobManager::JobManager(db::Store& store, NodeManager& nodes, Scheduler& schedule
       pool_(pool),
       cache_(cache),
       limits_(limits),
-      records_(store) {
+      records_(store),
+      budget_(limits.host_memory_budget_bytes) {
   std::random_device rd;
   next_id_ = (uint64_t{rd()} << 20) & 0xffffffffffull;
 }
 
 JobManager::~JobManager() { Shutdown(); }
 
-void JobManager::Shutdown() {
-  std::unique_lock lock(mu_);
+void JobManager::Interrupt() {
+  std::lock_guard lock(mu_);
   stopping_ = true;
   for (auto& [name, active] : active_) active->cancel.Interrupt();
+}
+
+void JobManager::Shutdown() {
+  Interrupt();
+  std::unique_lock lock(mu_);
   idle_.wait(lock, [&] { return running_tasks_ == 0; });
   queues_.clear();
   active_.clear();
+  memory_waiting_.clear();
 }
 
 Status JobManager::Recover() {
@@ -52,15 +60,21 @@ Status JobManager::Recover() {
   if (!queued.ok()) return queued.status();
   // Each queued job's spec is decoded once, here, from the canonical JSON Submit stored.
   std::vector<Result<JobSpec>> specs;
+  std::vector<int64_t> host_bytes;
   specs.reserve(queued->size());
   for (const Job& job : *queued) {
     specs.push_back(ParseJobSpec(json::parse(job.spec_json, nullptr, false), limits_));
+    Result<Node> node = nodes_.Get(NodeKey{job.project, job.zone, job.node_id});
+    host_bytes.push_back(specs.back().ok() && node.ok() ? PlanHostBytes(*specs.back(), *node) : 0);
   }
-  std::lock_guard lock(mu_);
-  for (size_t i = 0; i < queued->size(); ++i) {
-    EnqueueLocked((*queued)[i].NodeName(), (*queued)[i], std::move(specs[i]));
+  {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < queued->size(); ++i) {
+      EnqueueLocked((*queued)[i].NodeName(), (*queued)[i], std::move(specs[i]), host_bytes[i]);
+    }
+    for (auto& [node, q] : queues_) PumpLocked(node);
   }
-  for (auto& [node, q] : queues_) PumpLocked(node);
+  FlushLines();
   return Status::Ok();
 }
 
@@ -82,6 +96,8 @@ Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::
     return Status::InvalidArgument("cores must be 1.." + std::to_string(node->type.tensorcores) +
                                    " (the TensorCores of " + node->type.name + ")");
   }
+  const int64_t host_bytes = PlanHostBytes(*spec, *node);
+  if (Status fits = CheckJobHostBytes(host_bytes, limits_); !fits.ok()) return fits;
   Job job;
   job.project = key.project;
   job.zone = key.zone;
@@ -109,18 +125,23 @@ Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::
   if (created) *created = inserted;
   if (inserted) {
     NotifyTransition(*stored, std::nullopt);
-    std::lock_guard lock(mu_);
-    if (!stopping_) {
-      EnqueueLocked(key.Name(), *stored, std::move(spec));
-      PumpLocked(key.Name());
+    {
+      std::lock_guard lock(mu_);
+      if (!stopping_) {
+        EnqueueLocked(key.Name(), *stored, std::move(spec), host_bytes);
+        PumpLocked(key.Name());
+      }
     }
+    FlushLines();
   }
   return stored;
 }
 
-void JobManager::EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec) {
+void JobManager::EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec,
+                               int64_t host_bytes) {
   if (active_.count(job.name)) return;
   auto active = std::make_shared<Active>();
+  active->host_bytes = host_bytes;
   if (spec.ok()) {
     // The run needs a program's graph, not its JSON (the job keeps the canonical text): drop the
     // DOM, which costs far more memory per value than the graph, while the job waits.
@@ -135,15 +156,21 @@ void JobManager::EnqueueLocked(const std::string& node, const Job& job, Result<J
 
 void JobManager::PumpLocked(const std::string& node) {
   NodeQueue& q = queues_[node];
+  // The node's waiting entry, if any, is re-made below for its current next job.
+  std::erase_if(memory_waiting_, [&](const auto& waiter) { return waiter.second == node; });
   if (stopping_ || !q.running.empty() || q.queued.empty()) return;
-  std::string name = q.queued.begin()->second;
-  q.queued.erase(q.queued.begin());
+  const auto next = q.queued.begin();
+  std::string name = next->second;
+  if (!AdmitLocked(node, name, next->first.second)) return;
+  q.queued.erase(next);
   q.running = name;
+  q.running_bytes = active_.count(name) ? active_[name]->host_bytes : 0;
   ++running_tasks_;
   Status s = pool_.Submit(node, [this, node, name] { Run(node, name); });
   if (!s.ok()) {
     --running_tasks_;
     q.running.clear();
+    budget_.Release(std::exchange(q.running_bytes, 0));
   }
 }
 
@@ -187,18 +214,24 @@ Status JobManager::CancelLocked(const std::string& name, const std::string& reas
   auto it = active_.find(name);
   if (it == active_.end()) return Status::Ok();  // terminal or unknown: nothing to do
   it->second->cancel.Request(state, reason);
-  // A queued job is finished here; a running one by its task at the next op boundary.
+  // A queued job is finished here (even while it waits for host memory); a running one by its
+  // task at the next op boundary.
   for (auto& [node, q] : queues_) {
     for (auto qi = q.queued.begin(); qi != q.queued.end(); ++qi) {
       if (qi->second != name) continue;
+      const bool was_next = qi == q.queued.begin();
       q.queued.erase(qi);
-      ++running_tasks_;  // Finish below runs outside the lock; keep Shutdown waiting for it
-      Status s = pool_.Submit("job-cancel", [this, name, reason, state] {
+      // Finish writes the store: outside the lock. Then a job that waited for host memory no
+      // longer holds back its node or the younger waiters.
+      SubmitTaskLocked([this, name, reason, state, was_next, node_name = std::string(node)] {
         Finish(name, Ended(state, reason), json());
-        std::lock_guard lock(mu_);
-        if (--running_tasks_ == 0) idle_.notify_all();
+        {
+          std::lock_guard lock(mu_);
+          if (was_next) PumpLocked(node_name);
+          PumpMemoryWaitersLocked();
+        }
+        FlushLines();
       });
-      if (!s.ok()) --running_tasks_;
       return Status::Ok();
     }
   }

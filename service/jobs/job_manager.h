@@ -9,6 +9,11 @@
 // Scheduling: a node runs one job at a time; its queue is ordered by priority (higher first) then
 // submission order. Different nodes run concurrently on the shared engine::Pool (each running job
 // occupies one pool task and splits its matmuls over the pool under its own fairness group).
+// Host memory (host_memory_budget.h): when limits set one, Submit compiles the job's graph (no
+// values generated) to plan its peak host bytes, rejects a job above max_job_host_memory_bytes
+// (INVALID_ARGUMENT naming both figures), and a node starts its next job only once the job's bytes
+// fit in the daemon-wide budget; until then the job stays QUEUED with the reason in its log, and
+// the oldest waiting job is admitted first. Cancel works while it waits.
 // Only a READY node accepts jobs (FAILED_PRECONDITION otherwise); a node turning STOPPING or
 // DELETING cancels its jobs (OnNodeStateChanged, to be hooked to NodeManager's observer).
 // Idempotency: a requestId with the same spec returns the existing job; with another spec,
@@ -17,7 +22,8 @@
 // with every write through JobRecords (one transaction per change, with its log line).
 // Threads: every public method may be called from any thread. In-memory scheduling state is
 // guarded by mu_; the store, pool, cache, node manager and scheduler are borrowed and must outlive
-// the manager; Shutdown() (or the destructor) interrupts running jobs and waits for their tasks.
+// the manager; Shutdown() (or the destructor) interrupts running jobs and waits for their tasks;
+// each interrupted job is written back to QUEUED so the next start runs it.
 #pragma once
 
 #include <atomic>
@@ -39,6 +45,7 @@
 #include "engine/compile_cache.h"
 #include "engine/pool.h"
 #include "service/common/scheduler.h"
+#include "service/jobs/host_memory_budget.h"
 #include "service/jobs/job.h"
 #include "service/jobs/job_outcome.h"
 #include "service/jobs/job_records.h"
@@ -63,6 +70,10 @@ struct JobListRequest {
   std::map<std::string, std::string> labels;  // every pair must match
   PageRequest page;
 };
+
+// OK when a job planned at `host_bytes` may run under `limits` (host memory); else
+// INVALID_ARGUMENT naming both figures and the flag that sets the limit (job_admission.cpp).
+Status CheckJobHostBytes(int64_t host_bytes, const JobLimits& limits);
 
 class JobManager {
  public:
@@ -96,9 +107,14 @@ class JobManager {
   // or FAILED) with `reason`: a fault took the node away under them (preemption, maintenance).
   // A running job stops at its next op boundary.
   void EndNodeJobs(const std::string& node_name, JobState state, const std::string& reason);
+  // Raises every queued and running job's interrupt flag and stops starting jobs, without
+  // waiting (the first half of Shutdown: App::Stop calls it before draining HTTP).
+  void Interrupt();
   // Interrupts running jobs, waits for them, forgets every queue (POST /_emulator/reset,
-  // shutdown). An interrupted job stays RUNNING in the store and re-runs after a restart.
+  // shutdown). An interrupted job goes back to QUEUED in the store and re-runs after a restart.
   void Shutdown();
+  // Bytes the running jobs reserve of the host-memory budget (0 when there is no budget).
+  int64_t ReservedHostBytes() const { return budget_.reserved_bytes(); }
 
   // Called after each committed job state change — QUEUED (submit: previous nullopt, or a
   // re-queue after a restart), RUNNING, terminal — with the job as stored, on the thread that
@@ -114,13 +130,30 @@ class JobManager {
     CancelRequest cancel;
     std::shared_ptr<const JobSpec> spec;  // null when the stored spec did not decode:
     Status spec_error;                    // then why (the run fails with it)
+    int64_t host_bytes = 0;               // planned peak (JobHostBytes); 0 = not planned
+    bool wait_logged = false;             // its host-memory wait line is written; guarded by mu_
   };
   struct NodeQueue {
     std::set<std::pair<std::pair<int64_t, int64_t>, std::string>> queued;  // (-prio, seq), name
     std::string running;
+    int64_t running_bytes = 0;  // the running job's reservation of budget_
   };
-  void EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec);
+  void EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec,
+                     int64_t host_bytes);
   void PumpLocked(const std::string& node);
+  // The planned peak host bytes of `spec` on `node` (0 when no host-memory limit is set or the
+  // graph does not compile: the run then reports that error).
+  int64_t PlanHostBytes(const JobSpec& spec, const Node& node);
+  // Whether the queued job `name` (submission `seq`) of `node` may start now: reserves its bytes
+  // unless an older job waits for memory or they do not fit; else logs the wait (once).
+  bool AdmitLocked(const std::string& node, const std::string& name, int64_t seq);
+  // Pumps the nodes whose next job waits for host memory, oldest job first.
+  void PumpMemoryWaitersLocked();
+  // Runs `fn` on a pool task that Shutdown waits for (store writes kept out of mu_).
+  void SubmitTaskLocked(std::function<void()> fn);
+  // Writes the log lines AdmitLocked left in pending_lines_; called without mu_ held by every
+  // path that pumps (the writes stay out of mu_, and happen before that path returns).
+  void FlushLines();
   // The job's run on a pool task (job_runner.cpp).
   void Run(const std::string& node, const std::string& name);
   // Arms the job's timer (EffectiveTimeout); it requests TIMED_OUT if the job still runs then.
@@ -150,7 +183,10 @@ class JobManager {
   std::map<std::string, std::shared_ptr<Active>> active_;  // queued or running; guarded by mu_
   std::map<std::string, std::vector<std::function<void(Result<Job>)>>> waiters_;  // guarded by mu_
   int running_tasks_ = 0;                                                         // guarded by mu_
-  bool stopping_ = false;                                                         // guarded by mu_
+  HostMemoryBudget budget_;
+  std::set<std::pair<int64_t, std::string>> memory_waiting_;  // (job seq, node); guarded by mu_
+  std::vector<std::pair<std::string, std::string>> pending_lines_;  // (job, line); guarded by mu_
+  bool stopping_ = false;                                           // guarded by mu_
   std::atomic<uint64_t> next_id_{0};
   std::mutex observers_mu_;
   std::vector<TransitionObserver> observers_;  // guarded by observers_mu_

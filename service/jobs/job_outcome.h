@@ -4,7 +4,7 @@
 // CancelRequest is shared by the job's queue entry, its run and its timeout timer: the first
 // request with a state wins (a user or node cancel -> CANCELLED, the timer -> TIMED_OUT), later
 // ones only keep the flag set. JobManager::Shutdown only raises the flag (Interrupt): the job is
-// interrupted, not cancelled, and stays RUNNING in the store to re-run after the restart.
+// interrupted, not cancelled, and goes back to QUEUED in the store to re-run after the restart.
 // Thread-safe: the state and reason are guarded by mu_; the flag is an atomic the executor polls
 // between ops. Lock order: JobManager::mu_ before CancelRequest's.
 #pragma once
@@ -54,7 +54,7 @@ class CancelRequest {
 // (the node vanished because it is being deleted) reports the cancel and its reason instead —
 // unless the only request was a shutdown's interrupt.
 JobOutcome OutcomeAfterFailure(const CancelRequest& cancel, bool shutting_down, JobOutcome failure);
-// True when the run stopped only because tpuemud is shutting down: the job stays RUNNING.
+// True when the run stopped only because tpuemud is shutting down: the job is re-queued, not ended.
 bool InterruptedByShutdown(const CancelRequest& cancel, bool shutting_down);
 
 // The limit a job runs under: its own timeoutSeconds, or the server's --max-job-seconds when that

@@ -94,6 +94,32 @@ Status JobRecords::Requeue(Job& job) {
       [&](db::Txn& txn) { return Update(txn, job, RequeuedLine(job.attempt)); });
 }
 
+Status JobRecords::AppendLine(const std::string& name, const std::string& line) {
+  return store_.Transaction([&](db::Txn& txn) { return jobs_.AppendLog(txn, name, line); });
+}
+
+Result<Job> JobRecords::RequeueInterrupted(const std::string& name, bool* requeued) {
+  *requeued = false;
+  Job job;
+  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+    Result<Job> current = Get(txn, name);
+    if (!current.ok()) return current.status();
+    job = std::move(current).value();
+    if (job.state != JobState::kRunning) return Status::Ok();
+    job.state = JobState::kQueued;
+    job.attempt += 1;
+    job.start_time.reset();
+    TPUEMU_RETURN_IF_ERROR(Update(txn, job, ShutdownRequeuedLine()));
+    *requeued = true;
+    return Status::Ok();
+  });
+  if (!s.ok()) {
+    *requeued = false;
+    return s;
+  }
+  return job;
+}
+
 Result<Job> JobRecords::MarkRunning(const std::string& name, bool* began) {
   *began = false;
   Job job;

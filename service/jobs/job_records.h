@@ -42,6 +42,11 @@ class JobRecords {
   Result<Job> InsertOrReplay(Job job, bool* inserted);
   // A job a restart interrupted: back to QUEUED, attempt + 1, no start time; its line.
   Status Requeue(Job& job);
+  // Appends `line` to the job's log (a state it waits in, e.g. for host memory).
+  Status AppendLine(const std::string& name, const std::string& line);
+  // A job interrupted by shutdown back to QUEUED (attempt + 1, no start time) with
+  // ShutdownRequeuedLine. Returns the job as stored; *requeued is false when it was not RUNNING.
+  Result<Job> RequeueInterrupted(const std::string& name, bool* requeued);
   // QUEUED -> RUNNING with the start time and the running line. Returns the job as stored;
   // *began tells whether this call started it (false: it was not QUEUED).
   Result<Job> MarkRunning(const std::string& name, bool* began);

@@ -1,9 +1,11 @@
 // JobManager::Run: one job's run on a pool task, as a sequence of units — start (QUEUED ->
 // RUNNING), arm the timeout, build the workload from the typed spec, CompileJob, a StepRunner
 // step per step (each stored with its line), AssembleResult, and the terminal write; an hlo job
-// runs RunHloJob (hlo_job_runner.h) in place of the middle three. A run that
-// stops early ends with OutcomeAfterFailure; one interrupted by Shutdown stays RUNNING.
+// runs RunHloJob (hlo_job_runner.h) in place of the middle three. A run that stops early ends
+// with OutcomeAfterFailure; one interrupted by Shutdown goes back to QUEUED.
 // Split from job_manager.cpp, which owns the queues and the API.
+#include <utility>
+
 #include "engine/hardware.h"
 #include "service/common/clock.h"
 #include "service/jobs/hlo_job_runner.h"
@@ -25,9 +27,16 @@ std::string Reason(const Status& s) {
 }  // namespace
 
 void JobManager::Release(const std::string& node) {
+  {
+    std::lock_guard lock(mu_);
+    NodeQueue& q = queues_[node];
+    q.running.clear();
+    budget_.Release(std::exchange(q.running_bytes, 0));
+    PumpLocked(node);
+    PumpMemoryWaitersLocked();  // the memory this job held may let waiting jobs start
+  }
+  FlushLines();  // before the task count drops: Shutdown waits for these writes too
   std::lock_guard lock(mu_);
-  queues_[node].running.clear();
-  PumpLocked(node);
   if (--running_tasks_ == 0) idle_.notify_all();
 }
 
@@ -56,6 +65,8 @@ void JobManager::Run(const std::string& node, const std::string& name) {
     std::lock_guard lock(mu_);
     if (auto it = active_.find(name); it != active_.end()) active = it->second;
   }
+  // Interrupted by Shutdown before it started: it is still QUEUED in the store.
+  if (active && Interrupted(*active)) return Release(node);
   bool began = false;
   Result<Job> job = records_.MarkRunning(name, &began);
   if (began) NotifyTransition(*job, JobState::kQueued);
@@ -69,6 +80,18 @@ void JobManager::Run(const std::string& node, const std::string& name) {
     Finish(name, AfterFailure(*active, Ended(JobState::kFailed, reason)), json());
     Release(node);
   };
+  // A cancel, timeout or shutdown stopped the run: its terminal state, or back to QUEUED after
+  // a shutdown (were that write to fail, it stays RUNNING and Recover() re-queues it anyway).
+  auto stopped = [&] {
+    if (!Interrupted(*active)) {
+      Finish(name, active->cancel.Outcome(), json());
+    } else {
+      bool requeued = false;
+      Result<Job> queued = records_.RequeueInterrupted(name, &requeued);
+      if (requeued) NotifyTransition(*queued, JobState::kRunning);
+    }
+    Release(node);
+  };
   if (!active->spec) return fail("stored spec: " + Reason(active->spec_error));
   const JobSpec& spec = *active->spec;
   Result<Node> target = nodes_.Get(NodeKey{job->project, job->zone, job->node_id});
@@ -76,12 +99,6 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   ArmTimeout(active, spec.timeout_seconds);
 
   const engine::Slice slice(target->type);
-  // Stopped at the cancel flag: a cancel or timeout ends the job; Shutdown's interrupt leaves it
-  // RUNNING in the store, and Recover() re-queues it.
-  auto stopped = [&] {
-    if (!Interrupted(*active)) Finish(name, active->cancel.Outcome(), json());
-    Release(node);
-  };
   if (spec.hlo) {
     Result<HloJobEnd> end = RunHloJob(records_, name, spec, slice, active->cancel.flag());
     if (active->cancel.requested()) return stopped();
@@ -89,7 +106,9 @@ void JobManager::Run(const std::string& node, const std::string& name) {
     Finish(name, Ended(JobState::kSucceeded, end->reason), end->result);
     return Release(node);
   }
-  Result<Workload> workload = Workload::Build(spec);
+  // Generating a large workload's values takes seconds: it stops at the cancel flag too.
+  Result<Workload> workload = Workload::Build(spec, active->cancel.flag());
+  if (active->cancel.requested()) return stopped();
   if (!workload.ok()) return fail(Reason(workload.status()));
   Result<CompiledJob> compiled = CompileJob(cache_, name, spec, *workload, slice);
   if (!compiled.ok()) return fail(Reason(compiled.status()));

@@ -47,6 +47,11 @@ struct JobLimits {
   // Server-wide run-time cap (tpuemud --max-job-seconds); 0 = none. It replaces a job's
   // timeoutSeconds when that is 0 or larger, and the job ends TIMED_OUT naming the limit.
   int64_t max_job_seconds = 0;
+  // Host memory (README "Host memory"; 0 = none). A job whose planned peak host bytes exceed
+  // max_job_host_memory_bytes (or the whole budget) is rejected at submit; the jobs that run at
+  // once reserve at most host_memory_budget_bytes between them, the others wait QUEUED.
+  int64_t max_job_host_memory_bytes = 0;
+  int64_t host_memory_budget_bytes = 0;
   // hlo jobs (tpuemud --max-hlo-text-bytes, --max-hlo-instructions). The text arrives inside the
   // JSON body, so a module also has to fit --body-limit-bytes with its JSON escapes (a newline or
   // a quote takes two bytes): the default leaves a quarter of the default 1 MiB body for them.

@@ -3,6 +3,8 @@
 // over the shards. Header-only; stateless apart from the caller's rng.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -14,12 +16,23 @@
 
 namespace tpuemu::service::workload_data {
 
-// n samples of N(0, stddev²), drawn from `rng` (so a seed fixes the data).
-inline std::vector<float> Normal(std::mt19937_64& rng, int64_t n, double stddev) {
+// n samples of N(0, stddev²), drawn from `rng` (so a seed fixes the data). Stops early once
+// *cancel is set (the rest zero: the caller then discards what it made); it looks every 64K
+// samples (~1 ms), so a cancel or timeout is not held up by generating a large workload.
+inline std::vector<float> Normal(std::mt19937_64& rng, const std::atomic<bool>* cancel, int64_t n,
+                                 double stddev) {
+  constexpr int64_t kGrain = int64_t{1} << 16;
   std::normal_distribution<float> dist(0.0f, static_cast<float>(stddev));
   std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
+  for (int64_t begin = 0; begin < n; begin += kGrain) {
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) break;
+    const int64_t end = std::min(n, begin + kGrain);
+    for (int64_t i = begin; i < end; ++i) v[static_cast<size_t>(i)] = dist(rng);
+  }
   return v;
+}
+inline std::vector<float> Normal(std::mt19937_64& rng, int64_t n, double stddev) {
+  return Normal(rng, nullptr, n, stddev);
 }
 
 // An f32 tensor; the caller guarantees values.size() == shape's element count.
@@ -33,12 +46,14 @@ using ShardData = std::map<std::string, engine::Tensor>;
 // A classification batch whose labels come from a fixed random teacher (so there is something to
 // learn): x ~ N(0, 1) [batch, features], teacher ~ N(0, 1) [features, classes], label =
 // argmax(x · teacher). Shard s gets rows [s·b, (s+1)·b), b = batch / shards, as "x" of shape
-// {b, x_dims...} (x_dims multiply to features) and "labels" int32[b].
+// {b, x_dims...} (x_dims multiply to features) and "labels" int32[b]. Drawing stops early once
+// *cancel is set (Normal): the caller then discards the batch.
 inline std::vector<ShardData> TeacherLabelled(std::mt19937_64& rng, int64_t batch, int64_t features,
                                               int64_t classes, int shards,
-                                              const std::vector<int64_t>& x_dims) {
-  const std::vector<float> x = Normal(rng, batch * features, 1.0);
-  const std::vector<float> teacher = Normal(rng, features * classes, 1.0);
+                                              const std::vector<int64_t>& x_dims,
+                                              const std::atomic<bool>* cancel = nullptr) {
+  const std::vector<float> x = Normal(rng, cancel, batch * features, 1.0);
+  const std::vector<float> teacher = Normal(rng, cancel, features * classes, 1.0);
   std::vector<int32_t> labels(static_cast<size_t>(batch));
   for (int64_t i = 0; i < batch; ++i) {
     float best = -1e30f;

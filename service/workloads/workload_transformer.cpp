@@ -45,34 +45,36 @@ void Workload::BuildTransformer(const JobSpec& spec, std::mt19937_64& rng, Workl
   const int64_t b = spec.batch / spec.cores;  // sequences per shard
   const int64_t t = b * s;                    // tokens per shard
 
-  // Data: x ~ N(0, 1); labels from the teacher on (token + its sequence mean).
-  std::vector<float> x = Normal(rng, spec.batch * s * d, 1.0);
-  std::vector<float> teacher = Normal(rng, d * kClasses, 1.0);
-  std::vector<int32_t> labels(static_cast<size_t>(spec.batch * s));
-  std::vector<float> mean(static_cast<size_t>(d));
-  for (int64_t i = 0; i < spec.batch; ++i) {
-    std::fill(mean.begin(), mean.end(), 0.0f);
-    for (int64_t j = 0; j < s; ++j) {
-      for (int64_t f = 0; f < d; ++f) mean[f] += x[(i * s + j) * d + f] / static_cast<float>(s);
-    }
-    for (int64_t j = 0; j < s; ++j) {
-      float best = -1e30f;
-      for (int64_t c = 0; c < kClasses; ++c) {
-        float v = 0;
-        for (int64_t f = 0; f < d; ++f) {
-          v += (x[(i * s + j) * d + f] + mean[f]) * teacher[f * kClasses + c];
+  if (w.values_) {
+    // Data: x ~ N(0, 1); labels from the teacher on (token + its sequence mean).
+    std::vector<float> x = Normal(rng, w.cancel_, spec.batch * s * d, 1.0);
+    std::vector<float> teacher = Normal(rng, w.cancel_, d * kClasses, 1.0);
+    std::vector<int32_t> labels(static_cast<size_t>(spec.batch * s));
+    std::vector<float> mean(static_cast<size_t>(d));
+    for (int64_t i = 0; i < spec.batch; ++i) {
+      std::fill(mean.begin(), mean.end(), 0.0f);
+      for (int64_t j = 0; j < s; ++j) {
+        for (int64_t f = 0; f < d; ++f) mean[f] += x[(i * s + j) * d + f] / static_cast<float>(s);
+      }
+      for (int64_t j = 0; j < s; ++j) {
+        float best = -1e30f;
+        for (int64_t c = 0; c < kClasses; ++c) {
+          float v = 0;
+          for (int64_t f = 0; f < d; ++f) {
+            v += (x[(i * s + j) * d + f] + mean[f]) * teacher[f * kClasses + c];
+          }
+          if (v > best) best = v, labels[static_cast<size_t>(i * s + j)] = static_cast<int32_t>(c);
         }
-        if (v > best) best = v, labels[static_cast<size_t>(i * s + j)] = static_cast<int32_t>(c);
       }
     }
-  }
-  for (int shard = 0; shard < w.shards_; ++shard) {
-    const auto xb = x.begin() + shard * t * d;
-    std::map<std::string, Tensor> data;
-    data["x"] = Make({b, s, d}, std::vector<float>(xb, xb + t * d));
-    const auto lb = labels.begin() + shard * t;
-    data["labels"] = std::move(Tensor::FromI32({t}, std::vector<int32_t>(lb, lb + t))).value();
-    w.data_.push_back(std::move(data));
+    for (int shard = 0; shard < w.shards_; ++shard) {
+      const auto xb = x.begin() + shard * t * d;
+      std::map<std::string, Tensor> data;
+      data["x"] = Make({b, s, d}, std::vector<float>(xb, xb + t * d));
+      const auto lb = labels.begin() + shard * t;
+      data["labels"] = std::move(Tensor::FromI32({t}, std::vector<int32_t>(lb, lb + t))).value();
+      w.data_.push_back(std::move(data));
+    }
   }
 
   Graph& g = w.graph_;
@@ -84,7 +86,9 @@ void Workload::BuildTransformer(const JobSpec& spec, std::mt19937_64& rng, Workl
   const double branch = 1.0 / std::sqrt(2.0 * static_cast<double>(layers));
   auto weight = [&](const std::string& id, int64_t in, int64_t out, double extra = 1.0) {
     g.Parameter(id, {in, out});
-    w.weights_[id] = Make({in, out}, Normal(rng, in * out, extra / std::sqrt(double(in))));
+    if (w.values_)
+      w.weights_[id] =
+          Make({in, out}, Normal(rng, w.cancel_, in * out, extra / std::sqrt(double(in))));
     return id;
   };
   // [t, d] -> [b·h, s, dh] and back.

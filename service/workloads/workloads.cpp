@@ -30,9 +30,11 @@ void Workload::BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w) 
   w.shards_ = spec.cores;
   w.learning_rate_ = static_cast<float>(spec.learning_rate);
   const int64_t shard_batch = spec.batch / spec.cores;
-  for (auto& shard :
-       TeacherLabelled(rng, spec.batch, features, kClasses, w.shards_, {kSide, kSide, kIn})) {
-    w.data_.push_back(std::move(shard));
+  if (w.values_) {
+    for (auto& shard : TeacherLabelled(rng, spec.batch, features, kClasses, w.shards_,
+                                       {kSide, kSide, kIn}, w.cancel_)) {
+      w.data_.push_back(std::move(shard));
+    }
   }
   engine::Graph& g = w.graph_;
   g = engine::Graph("cnn_train_step");
@@ -42,10 +44,13 @@ void Workload::BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w) 
   g.Parameter("labels", {shard_batch}, DType::kI32);
   g.Parameter("filter", {3, 3, kIn, c});
   g.Parameter("dense", {kSide * kSide * c, kClasses});
-  w.weights_["filter"] = Make({3, 3, kIn, c}, Normal(rng, 9 * kIn * c, std::sqrt(2.0 / (9 * kIn))));
-  w.weights_["dense"] = Make({kSide * kSide * c, kClasses},
-                             Normal(rng, kSide * kSide * c * kClasses,
-                                    std::sqrt(1.0 / static_cast<double>(kSide * kSide * c))));
+  if (w.values_) {
+    w.weights_["filter"] =
+        Make({3, 3, kIn, c}, Normal(rng, w.cancel_, 9 * kIn * c, std::sqrt(2.0 / (9 * kIn))));
+    w.weights_["dense"] = Make({kSide * kSide * c, kClasses},
+                               Normal(rng, w.cancel_, kSide * kSide * c * kClasses,
+                                      std::sqrt(1.0 / static_cast<double>(kSide * kSide * c))));
+  }
   g.Conv2D("z", "x", "filter", same);
   g.Relu("h", "z");
   g.Reshape("flat", "h", {shard_batch, kSide * kSide * c});
@@ -61,8 +66,19 @@ void Workload::BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w) 
   w.grads_ = {{"dense", "ddense"}, {"filter", "dfilter"}};
 }
 
-Result<Workload> Workload::Build(const JobSpec& spec) {
+Result<Workload> Workload::Build(const JobSpec& spec, const std::atomic<bool>* cancel) {
+  return Build(spec, true, cancel);
+}
+
+Result<Workload> Workload::BuildGraphOnly(const JobSpec& spec) {
+  return Build(spec, false, nullptr);
+}
+
+Result<Workload> Workload::Build(const JobSpec& spec, bool values,
+                                 const std::atomic<bool>* cancel) {
   Workload w;
+  w.values_ = values;
+  w.cancel_ = cancel;
   std::mt19937_64 rng(spec.seed * 0x9E3779B97F4A7C15ull + 1);
   switch (spec.kind) {
     case WorkloadKind::kMatmul: {
@@ -93,10 +109,12 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
       w.shards_ = spec.cores;
       w.learning_rate_ = static_cast<float>(spec.learning_rate);
       const int64_t shard_batch = spec.batch / spec.cores;
-      // The dataset and the teacher are fixed by the seed; labels = argmax(x · teacher).
-      for (auto& shard :
-           TeacherLabelled(rng, spec.batch, kFeatures, kClasses, w.shards_, {kFeatures})) {
-        w.data_.push_back(std::move(shard));
+      if (w.values_) {
+        // The dataset and the teacher are fixed by the seed; labels = argmax(x · teacher).
+        for (auto& shard : TeacherLabelled(rng, spec.batch, kFeatures, kClasses, w.shards_,
+                                           {kFeatures}, w.cancel_)) {
+          w.data_.push_back(std::move(shard));
+        }
       }
       engine::Graph& g = w.graph_;
       g = engine::Graph("mlp_train_step");
@@ -113,8 +131,11 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
         const std::string wid = "w" + std::to_string(i);
         g.Parameter(wid, {widths[i], widths[i + 1]});
         // He initialisation keeps the ReLU stack's activations O(1).
-        w.weights_[wid] = Make({widths[i], widths[i + 1]},
-                               Normal(rng, widths[i] * widths[i + 1], std::sqrt(2.0 / widths[i])));
+        if (w.values_) {
+          w.weights_[wid] =
+              Make({widths[i], widths[i + 1]},
+                   Normal(rng, w.cancel_, widths[i] * widths[i + 1], std::sqrt(2.0 / widths[i])));
+        }
         inputs.push_back(h);
         const std::string z = g.Dot("z" + std::to_string(i), h, wid);
         pre.push_back(z);
@@ -138,6 +159,10 @@ Result<Workload> Workload::Build(const JobSpec& spec) {
   }
   if (spec.kind == WorkloadKind::kCnn) BuildCnn(spec, rng, w);
   if (!w.graph().status().ok()) return w.graph().status();
+  if (cancel != nullptr && cancel->load()) {
+    return Status::Cancelled("cancelled while generating the workload's values");
+  }
+  w.cancel_ = nullptr;
   if (w.data_.empty()) w.data_.resize(1);
   return w;
 }

@@ -19,6 +19,7 @@
 // shard and Feeds(shard) gives each shard its slice of the data. Not thread-safe; one per job.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,7 +39,12 @@ class Workload {
  public:
   // INVALID_ARGUMENT naming the op if the graph does not build, or for a program spec without
   // its graph (a spec not made by ParseJobSpec).
-  static Result<Workload> Build(const JobSpec& spec);
+  // CANCELLED when *cancel is set while it generates the values (a job's cancel, timeout or
+  // shutdown: generating a large workload's values takes seconds).
+  static Result<Workload> Build(const JobSpec& spec, const std::atomic<bool>* cancel = nullptr);
+  // The same graph without generating any value (Feeds are empty, GradientBytes 0): cheap
+  // whatever the sizes, for planning a job at submit (its host memory) before it runs.
+  static Result<Workload> BuildGraphOnly(const JobSpec& spec);
 
   const engine::Graph& graph() const { return program_ ? *program_ : graph_; }
   int shards() const { return shards_; }
@@ -52,13 +58,16 @@ class Workload {
   void ApplySgd(const std::vector<engine::ExecutionResult>& shard_results);
 
  private:
+  static Result<Workload> Build(const JobSpec& spec, bool values, const std::atomic<bool>* cancel);
   static void BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w);
   static void BuildTransformer(const JobSpec& spec, std::mt19937_64& rng, Workload& w);
 
   engine::Graph graph_;                           // a built-in workload's graph
   std::shared_ptr<const engine::Graph> program_;  // a program job's graph, or null
   int shards_ = 1;
-  std::map<std::string, engine::Tensor> weights_;            // parameter id -> value (trained)
+  bool values_ = true;                             // false: the graph only (BuildGraphOnly)
+  const std::atomic<bool>* cancel_ = nullptr;      // while Build generates the values
+  std::map<std::string, engine::Tensor> weights_;  // parameter id -> value (trained)
   std::vector<std::pair<std::string, std::string>> grads_;   // weight id, gradient output id
   std::vector<std::map<std::string, engine::Tensor>> data_;  // per shard: data parameters
   std::optional<std::string> loss_id_;

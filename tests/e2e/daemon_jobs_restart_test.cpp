@@ -1,8 +1,12 @@
 // The real tpuemud process with jobs: a job RUNNING when the process is killed is re-queued
 // (attempt 2) and runs again after the restart; its earlier log survives, and a finished job's
-// metrics (steps, summary, per-op profile) read back the same.
+// metrics (steps, summary, per-op profile) read back the same. SIGTERM (issue 18 item 3) ends
+// the process within --shutdown-timeout-ms even in the middle of a large op, and the running job
+// goes back to QUEUED in the store (not left RUNNING for the next start to find).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 
 #include "tests/e2e/daemon_process.h"
@@ -83,6 +87,65 @@ TEST(DaemonJobsTest, RunningJobIsRequeuedAndRunsAgainAfterKill9) {
   }
   EXPECT_TRUE(requeued) << logs.dump();
   second.Kill(SIGTERM);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DaemonJobsTest, SigtermStopsALargeOpWithinTheBoundAndRequeuesTheJob) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tpuemu-e2e-sigterm-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  // tpuemud exits 1 when its shutdown outlives this bound (the watchdog in daemon/main.cpp), so
+  // exit code 0 is the proof that it finished within it.
+  const std::vector<std::string> args =
+      TestDaemonArgs({"--data-dir", dir.string()}, {"--shutdown-timeout-ms", "10000"});
+  const std::string node = "/v2/projects/p/locations/us-central2-b/nodes/r";
+  std::string job;
+  {
+    DaemonProcess first;
+    ASSERT_TRUE(first.Start(args));
+    HttpClient c("127.0.0.1", first.port(), std::chrono::seconds(30));
+    ASSERT_EQ(c.Request("POST", "/v2/projects/p/locations/us-central2-b/nodes?nodeId=r",
+                        R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})")
+                  ->status,
+              200);
+    ASSERT_TRUE(WaitFor([&] { return c.Request("GET", node)->Json()["state"] == "READY"; }));
+    // The issue's probe: one 4096^3 f32 HIGHEST matmul takes tens of seconds per step here.
+    Result<ClientResponse> r = c.Request(
+        "POST", node + "/jobs?jobId=big",
+        R"({"workload": {"matmul": {"m": 4096, "n": 4096, "k": 4096}}, "precision": "HIGHEST",
+            "steps": 100})");
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->status, 200) << r->body;
+    job = r->Json()["name"];
+    ASSERT_TRUE(WaitFor([&] {
+      const json logs = c.Request("GET", "/v2/" + job + "/logs")->Json();
+      for (const json& l : logs["lines"]) {
+        if (l.get<std::string>().starts_with("compile:")) return true;  // the op is under way
+      }
+      return false;
+    }));
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(first.Kill(SIGTERM), 0) << "shutdown outlived --shutdown-timeout-ms";
+    std::printf(
+        "SIGTERM to exit during a 4096^3 HIGHEST matmul: %.0f ms\n",
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  DaemonProcess second;
+  ASSERT_TRUE(second.Start(args));
+  HttpClient c("127.0.0.1", second.port(), std::chrono::seconds(30));
+  const json after = c.Request("GET", "/v2/" + job)->Json();
+  EXPECT_EQ(after["attempt"], 2) << after.dump();
+  bool by_shutdown = false, by_recovery = false;
+  const json logs = c.Request("GET", "/v2/" + job + "/logs")->Json();
+  for (const json& l : logs["lines"]) {
+    const std::string line = l.get<std::string>();
+    by_shutdown |= line.find("interrupted by the shutdown of tpuemud; re-queued") != line.npos;
+    by_recovery |= line.find("re-queued after a restart") != line.npos;
+  }
+  EXPECT_TRUE(by_shutdown) << "the shutdown wrote the job back to QUEUED";
+  EXPECT_FALSE(by_recovery) << "the store held it QUEUED, not RUNNING";
+  EXPECT_EQ(c.Request("POST", "/v2/" + job + ":cancel")->status, 200);
+  EXPECT_EQ(second.Kill(SIGTERM), 0);
   std::filesystem::remove_all(dir);
 }
 

@@ -108,6 +108,9 @@ TEST_F(DashboardDaemonTest, HardwareOfEveryAcceleratorType) {
   ASSERT_EQ(all->status, 200) << all->body;
   json body = all->Json();
   EXPECT_EQ(body["zoneCapacityTensorcores"], 4096);
+  // The host GEMM kernel chosen at run time from the CPU, e.g. "eigen (avx2+fma)".
+  ASSERT_TRUE(body["gemmKernel"].is_string()) << body;
+  EXPECT_FALSE(body["gemmKernel"].get<std::string>().empty());
   ASSERT_GT(body["acceleratorTypes"].size(), 40u);
   for (const json& t : body["acceleratorTypes"]) {
     EXPECT_GT(t["chips"].get<int>(), 0) << t;
