@@ -25,13 +25,11 @@ struct RequestIdRow {
 
 class RequestIdRepository {
  public:
-  explicit RequestIdRepository(Store& store) : store_(store) {}
+  // Stateless: every call runs in the caller's transaction.
+  RequestIdRepository() = default;
 
   Status Insert(Txn& txn, const RequestIdRow& row) const;
   Result<RequestIdRow> Get(Txn& txn, std::string_view scope, std::string_view request_id) const;
-
- private:
-  Store& store_;
 };
 
 }  // namespace tpuemu::db

@@ -52,8 +52,7 @@ QueuedResourceManager::QueuedResourceManager(db::Store& store, NodeManager& node
       catalog_(catalog),
       options_(options),
       queued_resources_(store),
-      node_rows_(store),
-      request_ids_(store) {}
+      node_rows_(store) {}
 
 Status QueuedResourceManager::Recover() {
   Result<std::vector<db::QueuedResourceRow>> rows = queued_resources_.ListInZone("-");
