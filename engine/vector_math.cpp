@@ -19,6 +19,7 @@ inline float ExpF(float x) {
   constexpr float kRound = 12582912.0f;  // 1.5·2^23: adding it rounds to an integer
   float xc = x > 88.75f ? 88.75f : x;
   xc = xc < -104.0f ? -104.0f : xc;
+  xc = x != x ? 0.0f : xc;  // NaN: a finite stand-in (converting NaN to int is undefined)
   const float n = (xc * kLog2e + kRound) - kRound;
   float r = xc - n * kLn2Hi;
   r = r - n * kLn2Lo;

@@ -11,7 +11,12 @@ foreach(object IN LISTS OBJECTS)
   string(REPLACE "\n" ";" lines "${symbols}")
   foreach(line IN LISTS lines)
     if(line MATCHES " [WVu] " AND NOT line MATCHES "Eigen_(baseline|avx2|avx512)::"
-       AND NOT line MATCHES "DW\\.ref\\.__gxx_personality_v0")
+       AND NOT line MATCHES "DW\\.ref\\.__gxx_personality_v0"
+       # Emitted by clang's sanitizer builds, with no arithmetic in them, so the copy the linker
+       # keeps does not matter: libstdc++'s inline exception constructor, and the function-type
+       # typeinfo UBSan's -fsanitize=function checks calls with (data).
+       AND NOT line MATCHES " std::bad_alloc::bad_alloc\\(\\)$"
+       AND NOT line MATCHES " V typeinfo (name )?for ")
       message(FATAL_ERROR "${object} defines a weak symbol outside its Eigen namespace: ${line}")
     endif()
   endforeach()

@@ -116,8 +116,8 @@ TEST(PoolTest, ParallelForFromInsideATaskDoesNotDeadlock) {
 }
 
 TEST(PoolTest, ParallelForOnASingleThreadPoolWithBusyWorker) {
+  Gate gate;  // declared first: it must outlive the pool's worker, which may still be inside Wait()
   Pool pool(1);
-  Gate gate;
   std::promise<void> blocked;
   ASSERT_TRUE(pool.Submit("other",
                           [&] {
@@ -135,8 +135,8 @@ TEST(PoolTest, ParallelForOnASingleThreadPoolWithBusyWorker) {
 TEST(PoolTest, DestructorRunsPendingWork) {
   std::atomic<int> ran{0};
   {
+    Gate gate;  // outlives the pool's worker (declared first, destroyed last)
     Pool pool(1);
-    Gate gate;
     std::promise<void> blocked;
     ASSERT_TRUE(pool.Submit("g",
                             [&] {
