@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <random>
 
 #include <time.h>
@@ -16,15 +15,6 @@ extern "C" void omp_set_num_threads(int num_threads);
 #endif
 
 namespace tpuemu::bench {
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown CPU";
-}
 
 namespace {
 double ProcessCpuSeconds() {

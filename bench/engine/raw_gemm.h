@@ -11,12 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/cpu_model.h"
 #include "engine/numerics.h"
 
 namespace tpuemu::bench {
-
-// "model name" of /proc/cpuinfo.
-std::string CpuModel();
 
 // Wall time and the process's CPU time (all its threads) of one call. On a machine shared with
 // other work, cpu_s / T estimates what a call on T evenly busy threads takes on T idle cores

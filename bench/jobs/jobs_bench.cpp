@@ -10,11 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/cpu_model.h"
 #include "tests/e2e/daemon_process.h"
 #include "tests/support/http_client.h"
 
@@ -99,15 +99,7 @@ int main(int argc, char** argv) {
   std::sort(all.begin(), all.end());
   auto pct = [&](double p) { return all[static_cast<size_t>(p * (all.size() - 1))]; };
   const int total = clients * per_client;
-  std::string cpu = "unknown";
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      cpu = line.substr(line.find(':') + 2);
-      break;
-    }
-  }
-  std::printf("CPU: %s\n", cpu.c_str());
+  std::printf("CPU: %s\n", tpuemu::bench::CpuModel().c_str());
   std::printf("store=%s clients=%d jobs=%d failed=%d wall=%.2fs\n", file ? "file" : "memory",
               clients, total, failed, seconds);
   std::printf("jobs/s (submit -> terminal -> metrics stored): %.0f\n", total / seconds);

@@ -14,24 +14,26 @@ namespace {
 
 constexpr int kDefaultPageSize = 100;
 
-// The Operation a retried request gets back, when `request_id` was seen in the zone before.
-// nullopt when it is new; ALREADY_EXISTS when it named another target or verb.
-Result<std::optional<Operation>> Replay(db::Txn& txn, const db::RequestIdRepository& ids,
-                                        OperationManager& operations, const QrKey& key,
-                                        const std::string& request_id, std::string_view verb) {
-  if (request_id.empty()) return std::optional<Operation>();
+// A retried request: true when `request_id` was seen in the zone before, with `*op` set to the
+// Operation that request started; false when it is new; ALREADY_EXISTS when it named another
+// target or verb.
+Result<bool> Replayed(db::Txn& txn, const db::RequestIdRepository& ids,
+                      OperationManager& operations, const QrKey& key, const std::string& request_id,
+                      std::string_view verb, Operation* op) {
+  if (request_id.empty()) return false;
   Result<db::RequestIdRow> seen = ids.Get(txn, key.Parent(), request_id);
   if (!seen.ok()) {
-    if (seen.status().code() == StatusCode::kNotFound) return std::optional<Operation>();
+    if (seen.status().code() == StatusCode::kNotFound) return false;
     return seen.status();
   }
   if (seen->target != key.Name() || seen->verb != verb) {
     return Status::AlreadyExists("requestId '" + request_id + "' was already used to " +
                                  seen->verb + " " + seen->target + ".");
   }
-  Result<Operation> op = operations.Load(txn, seen->operation);
-  if (!op.ok()) return op.status();
-  return std::optional<Operation>(std::move(op).value());
+  Result<Operation> started = operations.Load(txn, seen->operation);
+  if (!started.ok()) return started.status();
+  *op = std::move(started).value();
+  return true;
 }
 
 Status Remember(db::Txn& txn, const db::RequestIdRepository& ids, const QrKey& key,
@@ -81,13 +83,10 @@ Result<Operation> QueuedResourceManager::Create(const QrKey& key, const QueuedRe
   bool created = false;
   Status s = nodes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
-        Result<std::optional<Operation>> replay =
-            Replay(txn, request_ids_, operations, key, request_id, "create");
-        if (!replay.ok()) return replay.status();
-        if (replay->has_value()) {
-          op = **replay;
-          return Status::Ok();
-        }
+        Result<bool> replayed =
+            Replayed(txn, request_ids_, operations, key, request_id, "create", &op);
+        if (!replayed.ok()) return replayed.status();
+        if (*replayed) return Status::Ok();
         Result<db::QueuedResourceRow> existing = queued_resources_.Get(txn, key.Name());
         if (existing.ok()) {
           return Status::AlreadyExists("Resource '" + key.Name() + "' already exists");
@@ -168,13 +167,10 @@ Result<Operation> QueuedResourceManager::Delete(const QrKey& key, bool force,
   OperationManager& operations = nodes_.operations();
   Status s = nodes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
-        Result<std::optional<Operation>> replay =
-            Replay(txn, request_ids_, operations, key, request_id, "delete");
-        if (!replay.ok()) return replay.status();
-        if (replay->has_value()) {
-          op = **replay;
-          return Status::Ok();
-        }
+        Result<bool> replayed =
+            Replayed(txn, request_ids_, operations, key, request_id, "delete", &op);
+        if (!replayed.ok()) return replayed.status();
+        if (*replayed) return Status::Ok();
         Result<db::QueuedResourceRow> row = queued_resources_.Get(txn, key.Name());
         if (!row.ok()) return NotFoundAs(row.status(), key.Name());
         Result<QueuedResource> loaded = QueuedResourceFromRow(*row);
