@@ -40,6 +40,7 @@ struct App::Graph {
   engine::CompileCache compile_cache;
   std::unique_ptr<service::JobManager> jobs;
   std::unique_ptr<service::Observability> obs;
+  std::unique_ptr<service::RetentionPruner> pruner;
   std::unique_ptr<api::WorkerThreads> writers;
   api::Router router;
   std::unique_ptr<api::StaticFiles> web;
@@ -68,11 +69,10 @@ Status App::Build() {
   g.store = std::move(store).value();
   const service::Catalog& catalog = service::Catalog::Default();
   g.nodes = std::make_unique<service::NodeManager>(*g.store, g.scheduler, catalog, options_.nodes);
-  // Faults report to the events feed (built below; nothing faults before Build ends).
   // A maintenance event interrupts the job running on the node (docs/faults.md); preemption
   // reaches the jobs through the node's PREEMPTED state instead.
+  // Each injector wrote the fault's event with its change (service/faults/fault_event.h).
   service::FaultListener on_fault = [&g](const service::FaultEvent& e) {
-    if (g.obs) g.obs->events().OnFault(e);
     if (g.jobs && e.kind == "MAINTENANCE_STARTED") {
       g.jobs->EndNodeJobs(e.resource, service::JobState::kFailed,
                           "interrupted by host maintenance: " + e.message);
@@ -112,12 +112,12 @@ Status App::Build() {
         qr->OnNodeStateChanged(node, previous);
       });
   // Events, utilization history, Prometheus and the torch_xla-style reports (hooks observers).
+  // It becomes the nodes' and jobs' EventSink; queued resources and faults write through the
+  // nodes'.
   g.obs = std::make_unique<service::Observability>(*g.store, *g.nodes, *g.jobs, *g.pool,
                                                    g.compile_cache, options_.observability);
-  g.queued_resources->AddStateObserver(
-      [events = &g.obs->events()](const service::QueuedResource& qr, service::QrState previous) {
-        events->OnQueuedResourceStateChanged(qr, previous);
-      });
+  g.capacity->SetEventSink(&g.obs->events());
+  g.pruner = std::make_unique<service::RetentionPruner>(*g.store, options_.retention);
 
   // Mutations block until their group commit: they run on writer threads, never on IO threads.
   g.writers = std::make_unique<api::WorkerThreads>(options_.writer_threads);
@@ -157,7 +157,12 @@ Status App::Build() {
   }
   // Chaos rules fail API calls before they reach the router; auth wraps both, so that no route
   // can be reached around it (api/auth.h) and unauthenticated calls never count as chaos hits.
-  api::AsyncHandlerFn routed = api::WithChaos(*g.chaos, on_fault, g.router.AsHandler());
+  // A chaos rule firing changes nothing stored: its event is a transaction of its own.
+  service::FaultListener on_chaos = [&g, on_fault](const service::FaultEvent& e) {
+    (void)g.obs->events().Record(service::FaultEventRow(e));
+    on_fault(e);
+  };
+  api::AsyncHandlerFn routed = api::WithChaos(*g.chaos, on_chaos, g.router.AsHandler());
   g.handler = options_.auth ? api::RequireAuth(*options_.auth, std::move(routed)) : routed;
 
   if (options_.serve_http) {
@@ -193,6 +198,7 @@ Status App::Build() {
   }
   g.preempter->Start();
   g.obs->Start();
+  g.pruner->Start();
   g.ready = true;
   return Status::Ok();
 }
@@ -206,8 +212,9 @@ Status App::Stop(std::chrono::milliseconds drain) {
   if (g.jobs) g.jobs->Interrupt();
   if (g.server) g.server->Stop(drain);
   g.scheduler.Stop();
+  if (g.pruner) g.pruner->Stop();  // within its current transaction
   if (g.jobs) g.jobs->Shutdown();  // interrupted jobs go back to QUEUED: re-run on restart
-  if (g.obs) g.obs->Stop();        // after everything that notifies it; writes the last events
+  if (g.obs) g.obs->Stop();        // after everything that notifies it
   return g.store ? g.store->Close() : Status::Ok();
 }
 

@@ -4,9 +4,10 @@
 //
 // Start order: open the store, build the managers and the router (every route), serve HTTP
 // (/healthz answers at once), recover nodes and jobs from the store, start the background
-// observers, then /readyz turns 200. Stop order is the reverse: stop accepting and drain in-flight
-// requests while running jobs stop (interrupted, not cancelled: they go back to QUEUED in the
-// store and re-run after a restart), stop the timers, flush the observers, close the store.
+// observers and the retention pruner, then /readyz turns 200. Stop order is the reverse: stop
+// accepting and drain in-flight requests while running jobs stop (interrupted, not cancelled: they
+// go back to QUEUED in the store and re-run after a restart), stop the timers, flush the observers,
+// close the store.
 //
 // Threads: Start/Stop from one thread (main or a test); everything else is thread-safe as the
 // objects it exposes are. The App owns every object it builds; references it returns are valid
@@ -30,6 +31,7 @@
 #include "service/nodes/node_manager.h"
 #include "service/observability/observability.h"
 #include "service/queued_resources/queued_resource_manager.h"
+#include "service/retention/retention_pruner.h"
 
 namespace tpuemu::db {
 class Store;
@@ -55,7 +57,8 @@ struct AppOptions {
   FaultOptions faults;
   service::JobLimits jobs;
   service::ObservabilityOptions observability;
-  api::HttpServerOptions http;  // port 0 = any free port (see App::port())
+  service::RetentionOptions retention;  // what the background pruner deletes, and how often
+  api::HttpServerOptions http;          // port 0 = any free port (see App::port())
   // false: no socket at all (the HTTP fuzzer calls Handle() directly).
   bool serve_http = true;
   // Threads that run mutations while they wait for their group commit (never IO threads).

@@ -159,13 +159,38 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--events-retention-seconds", f.events_retention_seconds,
-                 "How long node and job events are kept")
+                 "How long events are kept; 0 = forever")
       ->envname("TPUEMU_EVENTS_RETENTION_SECONDS")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--events-max", f.events_max, "Most events kept (oldest pruned first)")
+  app.add_option("--events-max", f.events_max, "Most events kept (oldest pruned first); 0 = any")
       ->envname("TPUEMU_EVENTS_MAX")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--jobs-retention-seconds", f.jobs_retention_seconds,
+                 "How long a finished job (with its logs, steps, program) is kept; 0 = forever")
+      ->envname("TPUEMU_JOBS_RETENTION_SECONDS")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--job-logs-retention-seconds", f.job_logs_retention_seconds,
+                 "How long a finished job's log lines are kept; 0 = as long as the job")
+      ->envname("TPUEMU_JOB_LOGS_RETENTION_SECONDS")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--job-steps-retention-seconds", f.job_steps_retention_seconds,
+                 "How long a finished job's per-step metrics are kept; 0 = as long as the job")
+      ->envname("TPUEMU_JOB_STEPS_RETENTION_SECONDS")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--operations-retention-seconds", f.operations_retention_seconds,
+                 "How long a done operation (and a requestId) is kept; 0 = forever")
+      ->envname("TPUEMU_OPERATIONS_RETENTION_SECONDS")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--retention-interval-ms", f.retention_interval_ms,
+                 "Period of the background retention pruner; 0 = never prune")
+      ->envname("TPUEMU_RETENTION_INTERVAL_MS")
+      ->check(CLI::Range(int64_t{0}, int64_t{86400000}))
       ->capture_default_str();
   app.add_option("--web-dir", f.web_dir,
                  "Dashboard files served at / (default: the web folder of the source tree)")
@@ -201,9 +226,14 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
       std::min(flags.max_hlo_text_bytes, static_cast<int64_t>(flags.body_limit_bytes));
   o.jobs.max_hlo_instructions = flags.max_hlo_instructions;
   o.observability = {.utilization_interval_ms = flags.utilization_interval_ms,
-                     .utilization_retention_seconds = flags.utilization_retention_seconds,
-                     .event_retention_seconds = flags.events_retention_seconds,
-                     .max_events = flags.events_max};
+                     .utilization_retention_seconds = flags.utilization_retention_seconds};
+  o.retention = {.interval_ms = flags.retention_interval_ms,
+                 .jobs_seconds = flags.jobs_retention_seconds,
+                 .job_logs_seconds = flags.job_logs_retention_seconds,
+                 .job_steps_seconds = flags.job_steps_retention_seconds,
+                 .operations_seconds = flags.operations_retention_seconds,
+                 .events_seconds = flags.events_retention_seconds,
+                 .max_events = flags.events_max};
   o.http.host = flags.host;
   o.http.port = static_cast<uint16_t>(flags.port);
   o.http.io_threads = flags.io_threads;

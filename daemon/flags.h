@@ -47,6 +47,11 @@ struct Flags {
   int64_t utilization_retention_seconds = 86400;
   int64_t events_retention_seconds = 7 * 86400;
   int64_t events_max = 100000;
+  int64_t jobs_retention_seconds = 7 * 86400;
+  int64_t job_logs_retention_seconds = 7 * 86400;
+  int64_t job_steps_retention_seconds = 7 * 86400;
+  int64_t operations_retention_seconds = 7 * 86400;
+  int64_t retention_interval_ms = 60000;
   std::string web_dir;  // default: DefaultWebDir()
   std::string chartjs_dir = "/usr/share/javascript/chart.js";
 };

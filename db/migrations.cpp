@@ -204,11 +204,22 @@ CREATE TABLE zone_capacity (
   tensorcores INTEGER NOT NULL
 ) WITHOUT ROWID;
 )sql";
+// v5: retention (service/retention/). auto_vacuum = INCREMENTAL lets the pruner give the pages
+// of deleted rows back (PRAGMA incremental_vacuum) instead of the file only ever growing; on a
+// database created before it, it takes effect through one VACUUM. The indexes let the pruner
+// find the oldest finished jobs and operations without scanning the tables.
+constexpr std::string_view kV5Before = "PRAGMA auto_vacuum = INCREMENTAL; VACUUM;";
+constexpr std::string_view kV5 = R"sql(
+CREATE INDEX jobs_by_end_time ON jobs (end_time) WHERE end_time IS NOT NULL;
+CREATE INDEX operations_by_end_time ON operations (end_time) WHERE done = 1;
+)sql";
+
 constexpr std::array kMigrations = {
     Migration{1, kV1},
     Migration{2, kV2},
     Migration{3, kV3},
     Migration{4, kV4},
+    Migration{5, kV5, kV5Before},
 };
 
 Result<int> UserVersion(sqlite3* db) {
@@ -235,6 +246,10 @@ Status NewerSchema(int found, int latest) {
 // One migration and its user_version bump, atomically. The version is re-read under the write
 // lock so two processes opening a fresh file at once do not both apply it.
 Status ApplyOne(sqlite3* db, const Migration& m, int latest) {
+  if (!m.before.empty()) {
+    TPUEMU_RETURN_IF_ERROR(Exec(db, std::string(m.before),
+                                "before migration to schema version " + std::to_string(m.version)));
+  }
   TPUEMU_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE", "begin migration"));
   const std::string context = "migration to schema version " + std::to_string(m.version);
   Status status;

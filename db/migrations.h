@@ -18,6 +18,9 @@ namespace tpuemu::db {
 struct Migration {
   int version;           // 1, 2, 3, ... consecutive
   std::string_view sql;  // one or more statements
+  // Run first, outside any transaction (VACUUM cannot run in one); must be safe to run again, as
+  // it is when the process stops before the migration commits.
+  std::string_view before = {};
 };
 
 // tpuemud's migrations, oldest first.

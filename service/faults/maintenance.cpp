@@ -41,6 +41,17 @@ std::vector<int> AllWorkers(const Node& node) {
   return workers;
 }
 
+FaultEvent StartedFault(const Node& node) {
+  return {node.key.project, node.key.zone, node.key.Name(), "MAINTENANCE_STARTED",
+          "maintenance (" + node.maintenance.value("kind", std::string()) + ") started on node " +
+              node.key.node_id + " workers " + Workers(node.maintenance["workers"]) +
+              "; health UNHEALTHY_MAINTENANCE until " +
+              node.maintenance.value("until", std::string())};
+}
+
+// Amend's fault event for a maintenance event that started with the change.
+db::EventRow StartedEvent(const Node& node) { return FaultEventRow(StartedFault(node)); }
+
 }  // namespace
 
 MaintenanceManager::MaintenanceManager(NodeManager& nodes, QueuedResourceManager& queued_resources,
@@ -106,24 +117,21 @@ Status MaintenanceManager::Begin(Node& node, const std::vector<int>& workers,
 
 void MaintenanceManager::Started(const Node& node) {
   ScheduleTimers(node);
-  if (listener_) {
-    listener_({node.key.project, node.key.zone, node.key.Name(), "MAINTENANCE_STARTED",
-               "maintenance (" + node.maintenance.value("kind", std::string()) +
-                   ") started on node " + node.key.node_id + " workers " +
-                   Workers(node.maintenance["workers"]) + "; health UNHEALTHY_MAINTENANCE until " +
-                   node.maintenance.value("until", std::string())});
-  }
+  if (listener_) listener_(StartedFault(node));
 }
 
 Result<Operation> MaintenanceManager::Simulate(const NodeKey& key,
                                                const std::vector<std::string>& worker_ids) {
   Operation op = NewOperation(key.project, key.zone, key.Name(), "simulateMaintenanceEvent");
-  Result<Node> node = nodes_.Amend(key, [&](Node& n, db::Txn& txn) -> Status {
-    Result<std::vector<int>> workers = ParseWorkers(n, worker_ids);
-    if (!workers.ok()) return workers.status();
-    TPUEMU_RETURN_IF_ERROR(Begin(n, *workers, "simulateMaintenanceEvent", op.name));
-    return nodes_.operations().Insert(txn, op);
-  });
+  Result<Node> node = nodes_.Amend(
+      key,
+      [&](Node& n, db::Txn& txn) -> Status {
+        Result<std::vector<int>> workers = ParseWorkers(n, worker_ids);
+        if (!workers.ok()) return workers.status();
+        TPUEMU_RETURN_IF_ERROR(Begin(n, *workers, "simulateMaintenanceEvent", op.name));
+        return nodes_.operations().Insert(txn, op);
+      },
+      StartedEvent);
   if (!node.ok()) return node.status();
   Started(*node);
   return op;
@@ -131,10 +139,13 @@ Result<Operation> MaintenanceManager::Simulate(const NodeKey& key,
 
 Result<Operation> MaintenanceManager::Perform(const NodeKey& key) {
   Operation op = NewOperation(key.project, key.zone, key.Name(), "performMaintenance");
-  Result<Node> node = nodes_.Amend(key, [&](Node& n, db::Txn& txn) -> Status {
-    TPUEMU_RETURN_IF_ERROR(Begin(n, AllWorkers(n), "performMaintenance", op.name));
-    return nodes_.operations().Insert(txn, op);
-  });
+  Result<Node> node = nodes_.Amend(
+      key,
+      [&](Node& n, db::Txn& txn) -> Status {
+        TPUEMU_RETURN_IF_ERROR(Begin(n, AllWorkers(n), "performMaintenance", op.name));
+        return nodes_.operations().Insert(txn, op);
+      },
+      StartedEvent);
   if (!node.ok()) return node.status();
   Started(*node);
   return op;
@@ -173,9 +184,12 @@ Result<Operation> MaintenanceManager::PerformOnQueuedResource(
   if (!inserted.ok()) return inserted;
   std::vector<Node> started;
   for (const NodeKey& target : targets) {
-    Result<Node> node = nodes_.Amend(target, [&](Node& n, db::Txn&) {
-      return Begin(n, AllWorkers(n), "performMaintenanceQueuedResource", op.name);
-    });
+    Result<Node> node = nodes_.Amend(
+        target,
+        [&](Node& n, db::Txn&) {
+          return Begin(n, AllWorkers(n), "performMaintenanceQueuedResource", op.name);
+        },
+        StartedEvent);
     if (!node.ok()) {
       if (started.empty()) {
         // Nothing started: the Operation reports why.
@@ -203,64 +217,77 @@ Result<Node> MaintenanceManager::Schedule(const NodeKey& key, int64_t start_in_m
     return Status::InvalidArgument("Invalid value for field 'startIn': it must not be negative.");
   }
   const int64_t start = NowUnixMs() + start_in_ms;
-  Result<Node> node = nodes_.Amend(key, [&](Node& n, db::Txn&) -> Status {
-    if (n.UnderMaintenance()) {
-      return Status::FailedPrecondition("Node '" + key.Name() + "' is under maintenance now.");
-    }
-    n.upcoming_maintenance = {{"type", type},
-                              {"canReschedule", can_reschedule},
-                              {"windowStartTime", TimeOf(start)},
-                              {"windowEndTime", TimeOf(start + options_.duration_ms)},
-                              {"latestWindowStartTime", TimeOf(start)},
-                              {"maintenanceStatus", "PENDING"},
-                              {"startMs", start}};
-    return Status::Ok();
-  });
+  const FaultEvent fault{
+      key.project, key.zone, key.Name(), "MAINTENANCE_SCHEDULED",
+      "maintenance (" + type + ") scheduled on node " + key.node_id + " at " + TimeOf(start)};
+  Result<Node> node = nodes_.Amend(
+      key,
+      [&](Node& n, db::Txn&) -> Status {
+        if (n.UnderMaintenance()) {
+          return Status::FailedPrecondition("Node '" + key.Name() + "' is under maintenance now.");
+        }
+        n.upcoming_maintenance = {{"type", type},
+                                  {"canReschedule", can_reschedule},
+                                  {"windowStartTime", TimeOf(start)},
+                                  {"windowEndTime", TimeOf(start + options_.duration_ms)},
+                                  {"latestWindowStartTime", TimeOf(start)},
+                                  {"maintenanceStatus", "PENDING"},
+                                  {"startMs", start}};
+        return Status::Ok();
+      },
+      [&](const Node&) { return FaultEventRow(fault); });
   if (!node.ok()) return node.status();
   ScheduleTimers(*node);
-  if (listener_) {
-    listener_(
-        {key.project, key.zone, key.Name(), "MAINTENANCE_SCHEDULED",
-         "maintenance (" + type + ") scheduled on node " + key.node_id + " at " + TimeOf(start)});
-  }
+  if (listener_) listener_(fault);
   return node;
 }
 
 void MaintenanceManager::StartScheduled(const NodeKey& key) {
-  Result<Node> node = nodes_.Amend(key, [&](Node& n, db::Txn&) -> Status {
-    // Gone, already started by performMaintenance, or moved: nothing to do.
-    if (!n.upcoming_maintenance.is_object() ||
-        n.upcoming_maintenance.value("maintenanceStatus", "") != "PENDING" ||
-        n.upcoming_maintenance.value("startMs", int64_t{0}) > NowUnixMs()) {
-      return Status::Cancelled("nothing scheduled now");
-    }
-    return Begin(n, AllWorkers(n), "scheduled maintenance", "");
-  });
+  Result<Node> node = nodes_.Amend(
+      key,
+      [&](Node& n, db::Txn&) -> Status {
+        // Gone, already started by performMaintenance, or moved: nothing to do.
+        if (!n.upcoming_maintenance.is_object() ||
+            n.upcoming_maintenance.value("maintenanceStatus", "") != "PENDING" ||
+            n.upcoming_maintenance.value("startMs", int64_t{0}) > NowUnixMs()) {
+          return Status::Cancelled("nothing scheduled now");
+        }
+        return Begin(n, AllWorkers(n), "scheduled maintenance", "");
+      },
+      StartedEvent);
   if (node.ok()) Started(*node);
 }
 
 void MaintenanceManager::End(const NodeKey& key) {
   std::string operation;
   json workers;
-  Result<Node> node = nodes_.Amend(key, [&](Node& n, db::Txn& txn) -> Status {
-    if (!n.UnderMaintenance() || n.maintenance.value("untilMs", int64_t{0}) > NowUnixMs()) {
-      return Status::Cancelled("not due");  // ended already, or a newer event
-    }
-    operation = n.maintenance.value("operation", "");
-    workers = n.maintenance["workers"];
-    n.maintenance = nullptr;
-    n.upcoming_maintenance = nullptr;
-    if (operation.empty()) return Status::Ok();
-    Result<Operation> op = nodes_.operations().Load(txn, operation);
-    if (!op.ok() || op->done) return Status::Ok();
-    if (op->target == key.Name()) {
-      json response = RenderNode(n, {.for_operation = true, .v2alpha1 = true});
-      response["@type"] = kNodeType;
-      CompleteOperation(*op, std::move(response));
-      return nodes_.operations().Update(txn, *op);
-    }
-    return Status::Ok();
-  });
+  auto ended = [&] {
+    return FaultEvent{key.project, key.zone, key.Name(), "MAINTENANCE_ENDED",
+                      "maintenance ended on node " + key.node_id + " workers " + Workers(workers) +
+                          "; health HEALTHY"};
+  };
+  Result<Node> node = nodes_.Amend(
+      key,
+      [&](Node& n, db::Txn& txn) -> Status {
+        if (!n.UnderMaintenance() || n.maintenance.value("untilMs", int64_t{0}) > NowUnixMs()) {
+          return Status::Cancelled("not due");  // ended already, or a newer event
+        }
+        operation = n.maintenance.value("operation", "");
+        workers = n.maintenance["workers"];
+        n.maintenance = nullptr;
+        n.upcoming_maintenance = nullptr;
+        if (operation.empty()) return Status::Ok();
+        Result<Operation> op = nodes_.operations().Load(txn, operation);
+        if (!op.ok() || op->done) return Status::Ok();
+        if (op->target == key.Name()) {
+          json response = RenderNode(n, {.for_operation = true, .v2alpha1 = true});
+          response["@type"] = kNodeType;
+          CompleteOperation(*op, std::move(response));
+          return nodes_.operations().Update(txn, *op);
+        }
+        return Status::Ok();
+      },
+      [&](const Node&) { return FaultEventRow(ended()); });
   if (!node.ok()) return;
   if (!operation.empty() && node->queued_resource.size() > 0) {
     // A queued resource's Operation completes when the last of its events ended.
@@ -286,11 +313,7 @@ void MaintenanceManager::End(const NodeKey& key) {
       });
     }
   }
-  if (listener_) {
-    listener_({key.project, key.zone, key.Name(), "MAINTENANCE_ENDED",
-               "maintenance ended on node " + key.node_id + " workers " + Workers(workers) +
-                   "; health HEALTHY"});
-  }
+  if (listener_) listener_(ended());
 }
 
 }  // namespace tpuemu::service

@@ -16,30 +16,35 @@ Preempter::Preempter(NodeManager& nodes, Scheduler& scheduler, PreemptionOptions
       listener_(std::move(listener)) {}
 
 Result<Node> Preempter::Preempt(const NodeKey& key, const std::string& reason) {
-  Result<Node> node = nodes_.Amend(key, [&](Node& n, db::Txn&) -> Status {
-    if (!n.Preemptible()) {
-      return Status::FailedPrecondition(
-          "Node '" + key.Name() +
-          "' is not preemptible: only spot or preemptible nodes (schedulingConfig.spot or "
-          ".preemptible, or a queued resource of the spot or bestEffort tier) can be preempted.");
-    }
-    if (n.state != NodeState::kReady || n.pending_operation) {
-      return Status::FailedPrecondition("Cannot preempt node '" + key.Name() + "' in state " +
-                                        std::string(NodeStateName(n.state)) +
-                                        (n.pending_operation ? " with an operation running" : "") +
-                                        ": only a READY node is preempted.");
-    }
-    n.state = NodeState::kPreempted;
-    n.capacity_released = true;
-    n.maintenance = nullptr;
-    n.upcoming_maintenance = nullptr;
-    return Status::Ok();
-  });
+  const FaultEvent fault{key.project, key.zone, key.Name(), "PREEMPTED",
+                         "node " + key.node_id + " was preempted: " + reason};
+  auto event = [&](const Node&) { return FaultEventRow(fault); };
+  Result<Node> node = nodes_.Amend(
+      key,
+      [&](Node& n, db::Txn&) -> Status {
+        if (!n.Preemptible()) {
+          return Status::FailedPrecondition(
+              "Node '" + key.Name() +
+              "' is not preemptible: only spot or preemptible nodes (schedulingConfig.spot or "
+              ".preemptible, or a queued resource of the spot or bestEffort tier) can be "
+              "preempted.");
+        }
+        if (n.state != NodeState::kReady || n.pending_operation) {
+          return Status::FailedPrecondition(
+              "Cannot preempt node '" + key.Name() + "' in state " +
+              std::string(NodeStateName(n.state)) +
+              (n.pending_operation ? " with an operation running" : "") +
+              ": only a READY node is preempted.");
+        }
+        n.state = NodeState::kPreempted;
+        n.capacity_released = true;
+        n.maintenance = nullptr;
+        n.upcoming_maintenance = nullptr;
+        return Status::Ok();
+      },
+      event);
   if (!node.ok()) return node.status();
-  if (listener_) {
-    listener_({key.project, key.zone, key.Name(), "PREEMPTED",
-               "node " + key.node_id + " was preempted: " + reason});
-  }
+  if (listener_) listener_(fault);
   return node;
 }
 

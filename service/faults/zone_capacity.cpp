@@ -38,19 +38,17 @@ Result<nlohmann::json> ZoneCapacity::Set(const std::string& zone, int64_t tensor
     return Status::InvalidArgument(
         "Invalid value for field 'tensorcores': " + std::to_string(tensorcores) + " (0 or more).");
   }
-  TPUEMU_RETURN_IF_ERROR(store_.Transaction(
-      [&](db::Txn& txn) { return settings_.SetZoneCapacity(txn, zone, tensorcores); }));
-  quota_.SetZoneCapacity(zone, tensorcores);
-  Changed(zone);
+  TPUEMU_RETURN_IF_ERROR(Change(
+      zone, [&](db::Txn& txn) { return settings_.SetZoneCapacity(txn, zone, tensorcores); },
+      [&] { quota_.SetZoneCapacity(zone, tensorcores); }));
   return Render(zone);
 }
 
 Result<nlohmann::json> ZoneCapacity::Clear(const std::string& zone) {
   TPUEMU_RETURN_IF_ERROR(CheckZone(zone));
-  TPUEMU_RETURN_IF_ERROR(
-      store_.Transaction([&](db::Txn& txn) { return settings_.ClearZoneCapacity(txn, zone); }));
-  quota_.ClearZoneCapacity(zone);
-  Changed(zone);
+  TPUEMU_RETURN_IF_ERROR(Change(
+      zone, [&](db::Txn& txn) { return settings_.ClearZoneCapacity(txn, zone); },
+      [&] { quota_.ClearZoneCapacity(zone); }));
   return Render(zone);
 }
 
@@ -65,13 +63,27 @@ nlohmann::json ZoneCapacity::List() const {
   return {{"zones", std::move(zones)}};
 }
 
-void ZoneCapacity::Changed(const std::string& zone) {
-  if (listener_) {
-    listener_({"*", zone, "zones/" + zone, "CAPACITY",
-               "zone " + zone + " capacity is now " + std::to_string(quota_.ZoneCapacity(zone)) +
-                   " TensorCores (" + std::to_string(quota_.ZoneUsed(zone)) + " in use)"});
+Status ZoneCapacity::Change(const std::string& zone, const std::function<Status(db::Txn&)>& write,
+                            const std::function<void()>& apply) {
+  FaultEvent fault;
+  PendingEvents events(event_sink_);
+  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+    TPUEMU_RETURN_IF_ERROR(write(txn));
+    apply();  // the message names the capacity in effect after the change
+    fault = {"*", zone, "zones/" + zone, "CAPACITY",
+             "zone " + zone + " capacity is now " + std::to_string(quota_.ZoneCapacity(zone)) +
+                 " TensorCores (" + std::to_string(quota_.ZoneUsed(zone)) + " in use)"};
+    return events.Append(txn, FaultEventRow(fault));
+  });
+  if (!s.ok()) {
+    quota_.ClearZoneCapacity(zone);  // back to what the store holds
+    (void)Load();
+    return s;
   }
+  events.Publish();
+  if (listener_) listener_(fault);
   if (on_changed_) on_changed_(zone);
+  return Status::Ok();
 }
 
 }  // namespace tpuemu::service

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "db/fault_settings_repository.h"
 #include "db/store.h"
 #include "service/catalog/catalog.h"
+#include "service/common/event_sink.h"
 #include "service/faults/fault_event.h"
 #include "service/nodes/quota.h"
 
@@ -29,6 +31,8 @@ class ZoneCapacity {
   ZoneCapacity(db::Store& store, TensorCoreQuota& quota, const Catalog& catalog,
                std::function<void(const std::string& zone)> on_changed, FaultListener listener);
 
+  // Where a change writes its CAPACITY event, in the change's transaction (borrowed; null = none).
+  void SetEventSink(EventSink* sink) { event_sink_ = sink; }
   // Applies the stored overrides (startup).
   Status Load();
   // {"zone", "capacityTensorcores", "usedTensorcores", "overridden"}. NOT_FOUND for an unknown
@@ -43,7 +47,10 @@ class ZoneCapacity {
  private:
   nlohmann::json Render(const std::string& zone) const;
   Status CheckZone(const std::string& zone) const;
-  void Changed(const std::string& zone);
+  // Stores the change (`write`) with its CAPACITY event in one transaction, after `apply` moved
+  // the in-memory capacity (reloaded from the store if the transaction fails); then the hooks.
+  Status Change(const std::string& zone, const std::function<Status(db::Txn&)>& write,
+                const std::function<void()>& apply);
 
   db::Store& store_;
   db::FaultSettingsRepository settings_;
@@ -51,6 +58,7 @@ class ZoneCapacity {
   const Catalog& catalog_;
   std::function<void(const std::string&)> on_changed_;
   FaultListener listener_;
+  EventSink* event_sink_ = nullptr;
 };
 
 }  // namespace tpuemu::service

@@ -83,6 +83,9 @@ class JobManager {
   JobManager(const JobManager&) = delete;
   JobManager& operator=(const JobManager&) = delete;
 
+  // Where every job state change writes its event, in the change's transaction (borrowed; null =
+  // none). Set before Recover() and the first Submit().
+  void SetEventSink(EventSink* sink) { records_.SetEventSink(sink); }
   // Re-queues jobs left RUNNING by a previous process and starts every node's queue.
   Status Recover();
   // `job_id` empty = generated. *created tells a new job from an idempotent replay.

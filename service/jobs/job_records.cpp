@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "service/common/clock.h"
+#include "service/jobs/job_event.h"
 #include "service/jobs/job_log_lines.h"
 
 namespace tpuemu::service {
@@ -57,6 +58,7 @@ Status JobRecords::Update(db::Txn& txn, const Job& job, const std::string& line)
 
 Result<Job> JobRecords::InsertOrReplay(Job job, bool* inserted) {
   *inserted = false;
+  PendingEvents events(event_sink_);
   Status s = store_.Transaction([&](db::Txn& txn) -> Status {
     if (job.request_id) {
       Result<db::JobRow> existing =
@@ -77,21 +79,29 @@ Result<Job> JobRecords::InsertOrReplay(Job job, bool* inserted) {
     if (!seq.ok()) return seq.status();
     job.seq = *seq;
     *inserted = true;
+    TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(job, std::nullopt)));
     return jobs_.AppendLog(txn, job.name, QueuedLine(job.NodeName()));
   });
   if (!s.ok()) {
     *inserted = false;
     return s;
   }
+  events.Publish();
   return job;
 }
 
 Status JobRecords::Requeue(Job& job) {
+  const JobState previous = job.state;
   job.state = JobState::kQueued;
   job.attempt += 1;
   job.start_time.reset();
-  return store_.Transaction(
-      [&](db::Txn& txn) { return Update(txn, job, RequeuedLine(job.attempt)); });
+  PendingEvents events(event_sink_);
+  TPUEMU_RETURN_IF_ERROR(store_.Transaction([&](db::Txn& txn) -> Status {
+    TPUEMU_RETURN_IF_ERROR(Update(txn, job, RequeuedLine(job.attempt)));
+    return events.Append(txn, JobEvent(job, previous));
+  }));
+  events.Publish();
+  return Status::Ok();
 }
 
 Status JobRecords::AppendLine(const std::string& name, const std::string& line) {
@@ -101,6 +111,7 @@ Status JobRecords::AppendLine(const std::string& name, const std::string& line) 
 Result<Job> JobRecords::RequeueInterrupted(const std::string& name, bool* requeued) {
   *requeued = false;
   Job job;
+  PendingEvents events(event_sink_);
   Status s = store_.Transaction([&](db::Txn& txn) -> Status {
     Result<Job> current = Get(txn, name);
     if (!current.ok()) return current.status();
@@ -110,6 +121,7 @@ Result<Job> JobRecords::RequeueInterrupted(const std::string& name, bool* requeu
     job.attempt += 1;
     job.start_time.reset();
     TPUEMU_RETURN_IF_ERROR(Update(txn, job, ShutdownRequeuedLine()));
+    TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(job, JobState::kRunning)));
     *requeued = true;
     return Status::Ok();
   });
@@ -117,12 +129,14 @@ Result<Job> JobRecords::RequeueInterrupted(const std::string& name, bool* requeu
     *requeued = false;
     return s;
   }
+  events.Publish();
   return job;
 }
 
 Result<Job> JobRecords::MarkRunning(const std::string& name, bool* began) {
   *began = false;
   Job job;
+  PendingEvents events(event_sink_);
   Status s = store_.Transaction([&](db::Txn& txn) -> Status {
     Result<Job> current = Get(txn, name);
     if (!current.ok()) return current.status();
@@ -131,6 +145,7 @@ Result<Job> JobRecords::MarkRunning(const std::string& name, bool* began) {
     job.state = JobState::kRunning;
     job.start_time = NowRfc3339();
     TPUEMU_RETURN_IF_ERROR(Update(txn, job, RunningLine(job.attempt)));
+    TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(job, JobState::kQueued)));
     *began = true;
     return Status::Ok();
   });
@@ -138,6 +153,7 @@ Result<Job> JobRecords::MarkRunning(const std::string& name, bool* began) {
     *began = false;
     return s;
   }
+  events.Publish();
   return job;
 }
 
@@ -163,6 +179,7 @@ Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& 
                                      std::optional<JobState>* previous) {
   previous->reset();
   Job job;
+  PendingEvents events(event_sink_);
   Status s = store_.Transaction([&](db::Txn& txn) -> Status {
     Result<Job> current = Get(txn, name);
     if (!current.ok()) return current.status();
@@ -175,6 +192,7 @@ Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& 
     job.end_time = NowRfc3339();
     if (!result.is_null()) job.result_json = result.dump();
     TPUEMU_RETURN_IF_ERROR(Update(txn, job, TerminalLine(outcome)));
+    TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(job, left)));
     *previous = left;
     return Status::Ok();
   });
@@ -182,6 +200,7 @@ Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& 
     previous->reset();
     return s;
   }
+  events.Publish();
   return job;
 }
 

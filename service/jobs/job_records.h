@@ -1,7 +1,8 @@
 // JobRecords: a job's records in the store as the service sees them — the job row (typed as a
 // Job), its log lines, its step rows and its program row — with every change of a job's life as
 // one transaction: insert (or requestId replay), re-queue, start, compile, step, terminal, delete.
-// Each change writes its log line (job_log_lines.h) in the same transaction.
+// Each change writes its log line (job_log_lines.h) in the same transaction, and each state change
+// its event (job_event.h) through the EventSink, published once the transaction committed.
 //
 // Holds only the Store reference (not owned; it must outlive this): as thread-safe as the Store.
 // Errors: NOT_FOUND for a missing job, INTERNAL for a row in an unknown state, ALREADY_EXISTS as
@@ -19,6 +20,7 @@
 #include "db/job_program_repository.h"
 #include "db/job_repository.h"
 #include "db/store.h"
+#include "service/common/event_sink.h"
 #include "service/jobs/job.h"
 #include "service/jobs/job_compile.h"
 #include "service/jobs/job_outcome.h"
@@ -28,6 +30,9 @@ namespace tpuemu::service {
 class JobRecords {
  public:
   explicit JobRecords(db::Store& store) : store_(store), jobs_(store), programs_(store) {}
+
+  // Where state changes write their events (borrowed; null = none). Set before the first write.
+  void SetEventSink(EventSink* sink) { event_sink_ = sink; }
 
   Result<Job> Get(const std::string& name) const;
   // Up to `limit` jobs matching `filter` with seq > after_seq, by seq.
@@ -66,6 +71,7 @@ class JobRecords {
   Status Update(db::Txn& txn, const Job& job, const std::string& line) const;
 
   db::Store& store_;
+  EventSink* event_sink_ = nullptr;
   db::JobRepository jobs_;
   db::JobProgramRepository programs_;
 };

@@ -3,6 +3,7 @@
 #include "service/common/clock.h"
 #include "service/common/not_found.h"
 #include "service/common/validation.h"
+#include "service/nodes/node_event.h"
 #include "service/nodes/node_rows.h"
 #include "service/nodes/update_mask.h"
 
@@ -161,6 +162,7 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
   Operation op = NewNodeOperation(key, NodeVerb::kCreate);
   int64_t due_ms = NowUnixMs() + options_.provisioning_delay_ms;
   bool created = false;
+  PendingEvents events(event_sink_);
   Status s = batcher_.Run(
       [&](db::Txn& txn) -> Status {
         Result<db::NodeRow> existing = nodes_.Get(txn, key.Name());
@@ -186,6 +188,8 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
           node.seq = *seq;
         }
         TPUEMU_RETURN_IF_ERROR(operations_.Insert(txn, op));
+        if (fits)
+          TPUEMU_RETURN_IF_ERROR(events.Append(txn, NodeEvent(node, NodeState::kUnspecified)));
         if (fits) {
           // Last, so a body that fails earlier leaves the count untouched.
           quota_.AddProject(key.project, node.ProjectTensorCores());
@@ -195,6 +199,7 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
         return Status::Ok();
       },
       [&] {
+        events.Publish();
         if (created) Notify(node, NodeState::kUnspecified);
       });
   if (!s.ok()) {
@@ -206,11 +211,13 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
 }
 
 Result<Node> NodeManager::Amend(const NodeKey& key,
-                                const std::function<Status(Node&, db::Txn&)>& change) {
+                                const std::function<Status(Node&, db::Txn&)>& change,
+                                const FaultEventFn& fault) {
   Node node;
   NodeState previous = NodeState::kUnspecified;
   int64_t zone_before = 0;
   bool changed = false;
+  PendingEvents events(event_sink_);
   Status s = batcher_.Run(
       [&](db::Txn& txn) -> Status {
         Result<db::NodeRow> row = nodes_.Get(txn, key.Name());
@@ -222,11 +229,16 @@ Result<Node> NodeManager::Amend(const NodeKey& key,
         zone_before = node.ZoneTensorCores();
         TPUEMU_RETURN_IF_ERROR(change(node, txn));
         TPUEMU_RETURN_IF_ERROR(nodes_.Update(txn, NodeToRow(node)));
+        if (node.state != previous) {
+          TPUEMU_RETURN_IF_ERROR(events.Append(txn, NodeEvent(node, previous)));
+        }
+        if (fault) TPUEMU_RETURN_IF_ERROR(events.Append(txn, fault(node)));
         quota_.AddZone(key.zone, node.ZoneTensorCores() - zone_before);  // last
         changed = true;
         return Status::Ok();
       },
       [&] {
+        events.Publish();
         if (node.state != previous) Notify(node, previous);
       });
   if (!s.ok()) {
@@ -307,6 +319,7 @@ Result<Operation> NodeManager::BeginTransition(const NodeKey& key, NodeVerb verb
   int64_t due_ms = NowUnixMs() + options_.transition_delay_ms;
   Node node;
   NodeState previous = NodeState::kUnspecified;
+  PendingEvents events(event_sink_);
   Status s = batcher_.Run(
       [&](db::Txn& txn) -> Status {
         Result<db::NodeRow> row = nodes_.Get(txn, key.Name());
@@ -326,9 +339,13 @@ Result<Operation> NodeManager::BeginTransition(const NodeKey& key, NodeVerb verb
         node.pending_due_ms = due_ms;
         Status updated = nodes_.Update(txn, NodeToRow(node));
         if (!updated.ok()) return updated;
+        if (node.state != previous) {
+          TPUEMU_RETURN_IF_ERROR(events.Append(txn, NodeEvent(node, previous)));
+        }
         return operations_.Insert(txn, op);
       },
       [&] {
+        events.Publish();
         if (node.state != previous) Notify(node, previous);
       });
   if (!s.ok()) return s;
@@ -369,6 +386,7 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
   NodeState previous = NodeState::kUnspecified;
   bool changed = false;
   bool freed = false;
+  PendingEvents events(event_sink_);
   Status s = batcher_.Run(
       [&](db::Txn& txn) -> Status {
         Result<db::NodeRow> row = nodes_.Get(txn, node_name);
@@ -401,6 +419,9 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
           CompleteOperation(*op, {{"@type", kEmptyType}});
         }
         TPUEMU_RETURN_IF_ERROR(operations_.Update(txn, *op));
+        if (node.state != previous) {
+          TPUEMU_RETURN_IF_ERROR(events.Append(txn, NodeEvent(node, previous)));
+        }
         if (!final_state) {
           quota_.AddProject(node.key.project, -node.ProjectTensorCores());
           quota_.AddZone(node.key.zone, -node.ZoneTensorCores());
@@ -410,6 +431,7 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
         return Status::Ok();
       },
       [&] {
+        events.Publish();
         if (changed && node.state != previous) Notify(node, previous);
       });
   if (!s.ok()) {

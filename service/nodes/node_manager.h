@@ -40,6 +40,7 @@
 #include "db/node_repository.h"
 #include "db/store.h"
 #include "service/catalog/catalog.h"
+#include "service/common/event_sink.h"
 #include "service/common/page_token.h"
 #include "service/common/scheduler.h"
 #include "service/common/write_batcher.h"
@@ -117,9 +118,13 @@ class NodeManager {
   // service/faults/) use it. `change` runs inside a write batch with the node as stored and that
   // batch's Txn (so it may write Operations through operations() in the same transaction); a
   // non-OK return leaves everything as it was. The zone's count follows
-  // Node::ZoneTensorCores(); observers hear of a state change; if `change` leaves a pending
-  // transition with a due time, its completion is scheduled. Returns the node as written.
-  Result<Node> Amend(const NodeKey& key, const std::function<Status(Node&, db::Txn&)>& change);
+  // Node::ZoneTensorCores(); a state change gets its event and observers hear of it; `fault`, if
+  // given, returns the fault's event for the node as changed, written after the node's own in the
+  // same transaction. If `change` leaves a pending transition with a due time, its completion is
+  // scheduled. Returns the node as written.
+  using FaultEventFn = std::function<db::EventRow(const Node&)>;
+  Result<Node> Amend(const NodeKey& key, const std::function<Status(Node&, db::Txn&)>& change,
+                     const FaultEventFn& fault = nullptr);
 
   // The write batcher every node, Operation and queued resource write runs on (the queued
   // resource manager runs its bodies here, so their read-check-write is ordered with the
@@ -136,6 +141,12 @@ class NodeManager {
   Result<int64_t> TensorCoresInZone(const std::string& zone) const;
   // Wipes every node and operation (POST /_emulator/reset).
   Status Reset();
+
+  // Where every node state change writes its event, in the change's transaction (borrowed; null =
+  // no events). Set before the first write; the queued resource manager and the fault injectors
+  // write theirs there too, through event_sink().
+  void SetEventSink(EventSink* sink) { event_sink_ = sink; }
+  EventSink* event_sink() const { return event_sink_; }
 
   // Called after each committed node state change, in commit order, on the write batcher's thread
   // (events and metrics hang here). It must not call NodeManager mutations (they would wait on it).
@@ -162,7 +173,8 @@ class NodeManager {
   mutable NodeCache cache_;
   TensorCoreQuota quota_;  // thread-safe on its own
   WriteBatcher batcher_;   // runs every mutation; stopped by the destructor before the rest goes
-  OperationManager operations_;  // writes through batcher_
+  OperationManager operations_;      // writes through batcher_
+  EventSink* event_sink_ = nullptr;  // set before the first write
   std::mutex observer_mu_;
   std::vector<StateObserver> observers_;  // guarded by observer_mu_
 };

@@ -5,17 +5,15 @@ namespace tpuemu::service {
 Observability::Observability(db::Store& store, NodeManager& nodes, JobManager& jobs,
                              engine::Pool& pool, engine::CompileCache& cache,
                              ObservabilityOptions options)
-    : events_(store, {.max_events = options.max_events,
-                      .retention_seconds = options.event_retention_seconds}),
+    : events_(store),
       utilization_(store, {.interval_ms = options.utilization_interval_ms,
                            .retention_seconds = options.utilization_retention_seconds,
                            .now_ms = options.now_ms}),
       prometheus_(store, pool, cache, http_, utilization_),
       reports_(store, nodes) {
-  nodes.AddStateObserver(
-      [this](const Node& node, NodeState previous) { events_.OnNodeStateChanged(node, previous); });
+  nodes.SetEventSink(&events_);
+  jobs.SetEventSink(&events_);
   jobs.AddTransitionObserver([this](const Job& job, std::optional<JobState> previous) {
-    events_.OnJobStateChanged(job, previous);
     utilization_.OnJobStateChanged(job, previous);
     prometheus_.OnJobStateChanged(job, previous);
   });

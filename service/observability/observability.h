@@ -1,6 +1,8 @@
 // Observability: the bundle behind the observability routes — events, utilization history, HTTP
 // metrics, the Prometheus exporter and the torch_xla-style metrics reports — built once and hooked
-// to the node and job managers' observers by its constructor. tpuemud's main and the in-process
+// to the node and job managers' observers by its constructor. The events are written by the
+// managers themselves, in the transaction of each change: the constructor makes events() their
+// EventSink. tpuemud's main and the in-process
 // test server both build it the same way.
 //
 // Lifetime: construct after the managers, Start() once serving, Stop() after the HTTP server, the
@@ -27,8 +29,6 @@ namespace tpuemu::service {
 struct ObservabilityOptions {
   int64_t utilization_interval_ms = 10000;  // 0 = no background sampling (tests sample by hand)
   int64_t utilization_retention_seconds = 86400;
-  int64_t event_retention_seconds = 7 * 86400;
-  int64_t max_events = 100000;
   std::function<int64_t()> now_ms;  // the sampler's clock; default the wall clock
 };
 

@@ -5,6 +5,7 @@
 #include "service/common/clock.h"
 #include "service/common/not_found.h"
 #include "service/nodes/node_rows.h"
+#include "service/queued_resources/qr_event.h"
 #include "service/queued_resources/qr_plan.h"
 #include "service/queued_resources/qr_rows.h"
 #include "service/queued_resources/qr_state_machine.h"
@@ -81,6 +82,7 @@ Result<Operation> QueuedResourceManager::Create(const QrKey& key, const QueuedRe
   OperationManager& operations = nodes_.operations();
   TensorCoreQuota& quota = nodes_.quota();
   bool created = false;
+  PendingEvents events(nodes_.event_sink());
   Status s = nodes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         Result<bool> replayed =
@@ -115,11 +117,13 @@ Result<Operation> QueuedResourceManager::Create(const QrKey& key, const QueuedRe
         qr.seq = *seq;
         TPUEMU_RETURN_IF_ERROR(operations.Insert(txn, op));
         TPUEMU_RETURN_IF_ERROR(Remember(txn, request_ids_, key, request_id, op));
+        TPUEMU_RETURN_IF_ERROR(events.Append(txn, QueuedResourceEvent(qr, QrState::kUnspecified)));
         quota.AddProject(key.project, qr.tensorcores);  // last
         created = true;
         return Status::Ok();
       },
       [&] {
+        events.Publish();
         if (created) Notify(qr, QrState::kUnspecified);
       });
   if (!s.ok()) {
@@ -165,6 +169,7 @@ Result<Operation> QueuedResourceManager::Delete(const QrKey& key, bool force,
   QrState previous = QrState::kUnspecified;
   bool changed = false;
   OperationManager& operations = nodes_.operations();
+  PendingEvents events(nodes_.event_sink());
   Status s = nodes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         Result<bool> replayed =
@@ -187,10 +192,14 @@ Result<Operation> QueuedResourceManager::Delete(const QrKey& key, bool force,
         TPUEMU_RETURN_IF_ERROR(queued_resources_.Update(txn, QueuedResourceToRow(qr)));
         TPUEMU_RETURN_IF_ERROR(operations.Insert(txn, op));
         TPUEMU_RETURN_IF_ERROR(Remember(txn, request_ids_, key, request_id, op));
+        if (qr.state != previous) {
+          TPUEMU_RETURN_IF_ERROR(events.Append(txn, QueuedResourceEvent(qr, previous)));
+        }
         changed = true;
         return Status::Ok();
       },
       [&] {
+        events.Publish();
         if (changed) Notify(qr, previous);
       });
   if (!s.ok()) return s;
@@ -204,6 +213,7 @@ Result<Operation> QueuedResourceManager::Reset(const QrKey& key) {
   QueuedResource qr;
   QrState previous = QrState::kUnspecified;
   OperationManager& operations = nodes_.operations();
+  PendingEvents events(nodes_.event_sink());
   Status s = nodes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         Result<db::QueuedResourceRow> row = queued_resources_.Get(txn, key.Name());
@@ -226,9 +236,15 @@ Result<Operation> QueuedResourceManager::Reset(const QrKey& key) {
         nlohmann::json response = RenderQueuedResource(qr);
         response["@type"] = kQueuedResourceType;
         CompleteOperation(op, std::move(response));
+        if (qr.state != previous) {
+          TPUEMU_RETURN_IF_ERROR(events.Append(txn, QueuedResourceEvent(qr, previous)));
+        }
         return operations.Insert(txn, op);
       },
-      [&] { Notify(qr, previous); });
+      [&] {
+        events.Publish();
+        Notify(qr, previous);
+      });
   if (!s.ok()) return s;
   ScheduleReconcile(key.Name(), 0);
   return op;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "service/common/clock.h"
+#include "service/queued_resources/qr_event.h"
 #include "service/queued_resources/qr_rows.h"
 #include "service/queued_resources/queued_resource_manager.h"
 
@@ -59,6 +60,7 @@ void QueuedResourceManager::Reconcile(const std::string& name) {
   Step step;
   bool loaded = false;
   TensorCoreQuota& quota = nodes_.quota();
+  PendingEvents events(nodes_.event_sink());
   Status s = nodes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         step = Step();
@@ -81,9 +83,15 @@ void QueuedResourceManager::Reconcile(const std::string& name) {
         if (step.qr.reservation.empty()) quota.AddZone(step.qr.key.zone, held_delta);
         if (step.gone) quota.AddProject(step.qr.key.project, -step.qr.tensorcores);
         step.released = held_delta < 0;
+        QueuedResource reported = step.qr;
+        if (step.gone) reported.state = QrState::kUnspecified;
+        if (reported.state != step.previous) {
+          TPUEMU_RETURN_IF_ERROR(events.Append(txn, QueuedResourceEvent(reported, step.previous)));
+        }
         return Status::Ok();
       },
       [&] {
+        events.Publish();
         if (!loaded) return;
         if (step.gone) {
           QueuedResource gone = step.qr;
@@ -271,6 +279,7 @@ void QueuedResourceManager::Act(const Step& step) {
 void QueuedResourceManager::MarkFailed(const std::string& name, const Status& error) {
   Step step;
   bool changed = false;
+  PendingEvents events(nodes_.event_sink());
   Status s = nodes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         Result<db::QueuedResourceRow> row = queued_resources_.Get(txn, name);
@@ -284,9 +293,11 @@ void QueuedResourceManager::MarkFailed(const std::string& name, const Status& er
         step.qr.initiator = QrInitiator::kService;
         step.qr.error = error;
         changed = true;
-        return queued_resources_.Update(txn, QueuedResourceToRow(step.qr));
+        TPUEMU_RETURN_IF_ERROR(queued_resources_.Update(txn, QueuedResourceToRow(step.qr)));
+        return events.Append(txn, QueuedResourceEvent(step.qr, step.previous));
       },
       [&] {
+        events.Publish();
         if (changed) Notify(step.qr, step.previous);
       });
   // FAILED deletes the nodes it made, then gives the capacity back.

@@ -8,9 +8,14 @@
 //     not-done operation has a node to finish it on (no orphans either way);
 //   - an acknowledged node is there, or gone through a finished delete operation;
 //   - every job's node existed (a create operation targets it; jobs may outlive their nodes);
-//   - after recovery, no node stays mid-transition and no job stays QUEUED or RUNNING.
+//   - after recovery, no node stays mid-transition and no job stays QUEUED or RUNNING;
+//   - events (issue 17): every acknowledged create, delete and job has its event in the store, and
+//     every node and job row's state is the state of its newest event (the event is written in
+//     the transaction of the change, so no kill can keep one without the other); after the
+//     restart, events?since=0 pages through them with no gap in seq.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -21,6 +26,7 @@
 #include <set>
 #include <thread>
 
+#include "db/event_repository.h"
 #include "db/job_repository.h"
 #include "db/node_repository.h"
 #include "db/operation_repository.h"
@@ -168,6 +174,33 @@ class DaemonCrashTest : public ::testing::Test {
     }
     std::set<std::string> job_names;
     for (const db::JobRow& j : *jobs) job_names.insert(j.name);
+    // resource -> the states of its events, oldest first.
+    std::map<std::string, std::vector<std::string>> events;
+    db::EventRepository event_repo(**store);
+    for (int64_t after = 0;;) {
+      auto page = event_repo.List(kProject, after, 1000);
+      ASSERT_TRUE(page.ok()) << page.status().ToString();
+      if (page->empty()) break;
+      for (const db::EventRow& e : *page) events[e.resource].push_back(e.state);
+      after = page->back().seq;
+    }
+    auto has = [&](const std::string& resource, const std::string& state) {
+      const auto it = events.find(resource);
+      return it != events.end() &&
+             std::find(it->second.begin(), it->second.end(), state) != it->second.end();
+    };
+    for (const db::NodeRow& n : *nodes) {
+      ASSERT_TRUE(events.count(n.name)) << "node without events: " << n.name;
+      EXPECT_EQ(events[n.name].back(), n.state)
+          << "node's newest event is not its state: " << n.name;
+      ++checked_events_;
+    }
+    for (const db::JobRow& j : *jobs) {
+      ASSERT_TRUE(events.count(j.name)) << "job without events: " << j.name;
+      EXPECT_EQ(events[j.name].back(), j.state)
+          << "job's newest event is not its state: " << j.name;
+      ++checked_events_;
+    }
 
     for (const db::NodeRow& n : *nodes) {
       EXPECT_TRUE(create_targets.count(n.name)) << "node without its create operation: " << n.name;
@@ -198,11 +231,16 @@ class DaemonCrashTest : public ::testing::Test {
       EXPECT_TRUE(node_by_name.count(node) || delete_done[node])
           << "acknowledged node lost without a finished delete: " << node;
     }
+    for (const auto& [node, op] : ledger_.created) {
+      EXPECT_TRUE(has(node, "CREATING")) << "acknowledged create without its event: " << node;
+    }
     for (const auto& [node, op] : ledger_.deleted) {
       EXPECT_TRUE(op_by_name.count(op)) << "acknowledged delete lost: " << op;
+      EXPECT_TRUE(has(node, "DELETING")) << "acknowledged delete without its event: " << node;
     }
     for (const auto& [job, node] : ledger_.jobs) {
       EXPECT_TRUE(job_names.count(job)) << "acknowledged job lost: " << job;
+      EXPECT_TRUE(has(job, "QUEUED")) << "acknowledged job without its event: " << job;
     }
     checked_jobs_ = ledger_.jobs.size();
   }
@@ -233,6 +271,25 @@ class DaemonCrashTest : public ::testing::Test {
         },
         std::chrono::seconds(60));
     EXPECT_TRUE(settled) << "still unfinished after recovery: " << last;
+    // The feed a client follows: every seq from the first on, none missing.
+    int64_t since = 0, previous = 0, seen = 0;
+    for (;;) {
+      Result<ClientResponse> r =
+          c.Request("GET", std::string("/v2/projects/") + kProject +
+                               "/events?since=" + std::to_string(since) + "&pageSize=1000");
+      ASSERT_TRUE(r.ok() && r->status == 200);
+      json page = r->Json();
+      if (page["events"].empty()) break;
+      for (const json& e : page["events"]) {
+        const int64_t seq = e["seq"].get<int64_t>();
+        if (previous > 0) EXPECT_EQ(seq, previous + 1) << "a gap in events?since=0";
+        previous = seq;
+        ++seen;
+      }
+      since = page["nextSince"].get<int64_t>();
+    }
+    EXPECT_GT(seen, 0);
+    events_in_feed_ = seen;
     // Every acknowledged node still there is READY, and its create operation is done.
     std::map<std::string, std::string> created;
     {
@@ -254,6 +311,8 @@ class DaemonCrashTest : public ::testing::Test {
   std::size_t checked_jobs_ = 0;
   int pending_ops_at_kill_ = 0;      // transitions cut by the kills (summed over kills)
   int unfinished_jobs_at_kill_ = 0;  // jobs RUNNING when killed (summed over kills)
+  int64_t checked_events_ = 0;       // node and job rows checked against their events
+  int64_t events_in_feed_ = 0;       // events?since=0 after the last restart
 };
 
 TEST_F(DaemonCrashTest, TwentyKillsUnderLoseNoAcknowledgedWrite) {
@@ -295,9 +354,11 @@ TEST_F(DaemonCrashTest, TwentyKillsUnderLoseNoAcknowledgedWrite) {
   std::lock_guard lock(ledger_.mu);
   std::printf(
       "acknowledged: %zu creates, %zu deletes, %zu jobs; at the kills: %d pending "
-      "operations, %d running jobs\n",
+      "operations, %d running jobs; %lld rows checked against their events, %lld events with no "
+      "gap in the feed\n",
       ledger_.created.size(), ledger_.deleted.size(), ledger_.jobs.size(), pending_ops_at_kill_,
-      unfinished_jobs_at_kill_);
+      unfinished_jobs_at_kill_, static_cast<long long>(checked_events_),
+      static_cast<long long>(events_in_feed_));
   EXPECT_GE(ledger_.created.size(), static_cast<std::size_t>(kCycles));
   EXPECT_FALSE(ledger_.deleted.empty());
   EXPECT_EQ(last.Kill(SIGTERM), 0);

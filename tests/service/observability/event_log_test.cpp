@@ -1,10 +1,14 @@
-// EventLog: node and job transitions become ordered, durable events; List pages by seq; WaitFor
-// fires once an event past `since` is written (now or later) and CancelWait drops a waiter.
+// EventLog: node and job transitions become ordered, durable events, written in the transaction of
+// the change (a rolled-back change leaves no event); List pages by seq; WaitFor fires once an event
+// past `since` is published (now or later) and CancelWait drops a waiter.
 #include "service/observability/event_log.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+
+#include "service/jobs/job_event.h"
+#include "service/nodes/node_event.h"
 
 #include "tests/support/wait_for.h"
 
@@ -31,20 +35,26 @@ Job MakeJob(JobState state) {
 
 class EventLogTest : public ::testing::Test {
  protected:
+  // A change of its own, as a manager writes it: the event in the transaction, published after.
+  void Commit(db::EventRow event) {
+    PendingEvents events(&log_);
+    ASSERT_TRUE(store_->Transaction([&](db::Txn& txn) { return events.Append(txn, event); }).ok());
+    events.Publish();
+  }
+
   std::unique_ptr<db::Store> store_ = std::move(db::Store::Open(":memory:").value());
   EventLog log_{*store_};
 };
 
 TEST_F(EventLogTest, NodeAndJobTransitionsInOrder) {
-  log_.OnNodeStateChanged(MakeNode(NodeState::kCreating), NodeState::kUnspecified);
-  log_.OnNodeStateChanged(MakeNode(NodeState::kReady), NodeState::kCreating);
-  log_.OnJobStateChanged(MakeJob(JobState::kQueued), std::nullopt);
+  Commit(NodeEvent(MakeNode(NodeState::kCreating), NodeState::kUnspecified));
+  Commit(NodeEvent(MakeNode(NodeState::kReady), NodeState::kCreating));
+  Commit(JobEvent(MakeJob(JobState::kQueued), std::nullopt));
   Job done = MakeJob(JobState::kSucceeded);
   done.exit_code = 0;
   done.reason = "completed 1 steps";
-  log_.OnJobStateChanged(done, JobState::kRunning);
-  log_.OnNodeStateChanged(MakeNode(NodeState::kUnspecified), NodeState::kDeleting);
-  log_.Flush();
+  Commit(JobEvent(done, JobState::kRunning));
+  Commit(NodeEvent(MakeNode(NodeState::kUnspecified), NodeState::kDeleting));
 
   Result<EventPage> page = log_.List("proj", 0, 0);
   ASSERT_TRUE(page.ok()) << page.status().ToString();
@@ -77,6 +87,45 @@ TEST_F(EventLogTest, NodeAndJobTransitionsInOrder) {
   EXPECT_EQ(log_.List("proj", 0, 5000).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(EventLogTest, ARolledBackChangeLeavesNoEventAndWakesNoOne) {
+  std::atomic<int> fired{0};
+  log_.WaitFor("proj", 0, [&] { ++fired; });
+  PendingEvents events(&log_);
+  Status s = store_->Transaction([&](db::Txn& txn) -> Status {
+    TPUEMU_RETURN_IF_ERROR(
+        events.Append(txn, NodeEvent(MakeNode(NodeState::kReady), NodeState::kCreating)));
+    return Status::Unavailable("the change failed after its event was appended");
+  });
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  log_.Flush();
+  EXPECT_TRUE(log_.List("proj", 0, 0)->events.empty());
+  EXPECT_EQ(fired.load(), 0);
+  // The next committed event takes the seq the rolled-back one would have had: no gap.
+  Commit(NodeEvent(MakeNode(NodeState::kReady), NodeState::kCreating));
+  EXPECT_TRUE(testing::WaitFor([&] { return fired.load() == 1; }));
+  Result<EventPage> page = log_.List("proj", 0, 0);
+  ASSERT_EQ(page->events.size(), 1u);
+  EXPECT_EQ(page->events[0].seq, 1);
+}
+
+TEST_F(EventLogTest, RecordWritesAFaultOfEveryProject) {
+  db::EventRow capacity;
+  capacity.project = "*";
+  capacity.kind = "fault";
+  capacity.resource = "zones/us-central2-b";
+  capacity.zone = "us-central2-b";
+  capacity.state = "CAPACITY";
+  capacity.message = "zone us-central2-b capacity is now 0 TensorCores (0 in use)";
+  std::atomic<int> fired{0};
+  log_.WaitFor("any-project", 0, [&] { ++fired; });
+  ASSERT_TRUE(log_.Record(capacity).ok());
+  EXPECT_TRUE(testing::WaitFor([&] { return fired.load() == 1; }));
+  Result<EventPage> page = log_.List("any-project", 0, 0);
+  ASSERT_EQ(page->events.size(), 1u);
+  EXPECT_EQ(page->events[0].state, "CAPACITY");
+  EXPECT_FALSE(page->events[0].time.empty());
+}
+
 TEST_F(EventLogTest, WaitForFiresAfterTheNextEventAndCancelDrops) {
   std::atomic<int> fired{0};
   std::atomic<int> cancelled_fired{0};
@@ -85,7 +134,7 @@ TEST_F(EventLogTest, WaitForFiresAfterTheNextEventAndCancelDrops) {
   log_.CancelWait(dropped);
   log_.WaitFor("other", 0, [&] { ADD_FAILURE() << "another project's event woke this"; });
   EXPECT_EQ(fired.load(), 0);
-  log_.OnNodeStateChanged(MakeNode(NodeState::kCreating), NodeState::kUnspecified);
+  Commit(NodeEvent(MakeNode(NodeState::kCreating), NodeState::kUnspecified));
   EXPECT_TRUE(testing::WaitFor([&] { return fired.load() == 1; }));
   log_.Flush();
   EXPECT_EQ(cancelled_fired.load(), 0);
@@ -94,21 +143,6 @@ TEST_F(EventLogTest, WaitForFiresAfterTheNextEventAndCancelDrops) {
   log_.WaitFor("proj", 0, [&] { now = true; });
   EXPECT_TRUE(now);
   log_.Stop();  // drops the "other" waiter without calling it
-}
-
-TEST_F(EventLogTest, RetentionKeepsTheNewestEvents) {
-  EventLog small(*store_, {.max_events = 10, .retention_seconds = 3600});
-  for (int i = 0; i < 300; ++i) {
-    small.OnNodeStateChanged(MakeNode(NodeState::kReady), NodeState::kStarting);
-  }
-  small.Flush();
-  Result<EventPage> page = small.List("proj", 0, 1000);
-  ASSERT_TRUE(page.ok());
-  // Pruned every 256 appends: at most 10 + 255 remain, and the newest is kept.
-  EXPECT_LE(page->events.size(), 265u);
-  EXPECT_GE(page->events.size(), 10u);
-  EXPECT_EQ(page->events.back().seq - page->events.front().seq + 1,
-            static_cast<int64_t>(page->events.size()));
 }
 
 }  // namespace
