@@ -282,7 +282,9 @@ class DaemonCrashTest : public ::testing::Test {
       if (page["events"].empty()) break;
       for (const json& e : page["events"]) {
         const int64_t seq = e["seq"].get<int64_t>();
-        if (previous > 0) EXPECT_EQ(seq, previous + 1) << "a gap in events?since=0";
+        if (previous > 0) {
+          EXPECT_EQ(seq, previous + 1) << "a gap in events?since=0";
+        }
         previous = seq;
         ++seen;
       }

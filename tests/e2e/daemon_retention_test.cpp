@@ -79,16 +79,16 @@ class DaemonRetentionTest : public ::testing::Test {
   std::pair<int64_t, int64_t> Pages() {
     auto store = db::Store::Open((dir_ / "tpuemu.db").string());
     EXPECT_TRUE(store.ok()) << store.status().ToString();
-    auto pragma = [&](const char* sql) {
-      return (*store)
-          ->ReadResult<int64_t>([&](db::Txn& txn) -> Result<int64_t> {
-            Result<db::Statement*> stmt = txn.Prepare(sql);
-            if (!stmt.ok()) return stmt.status();
-            Result<bool> row = (*stmt)->Step();
-            if (!row.ok()) return row.status();
-            return (*stmt)->ColumnInt64(0);
-          })
-          .value_or(-1);
+    auto pragma = [&](const char* sql) -> int64_t {
+      Result<int64_t> value = (*store)->ReadResult<int64_t>([&](db::Txn& txn) -> Result<int64_t> {
+        Result<db::Statement*> stmt = txn.Prepare(sql);
+        if (!stmt.ok()) return stmt.status();
+        Result<bool> row = (*stmt)->Step();
+        if (!row.ok()) return row.status();
+        return (*stmt)->ColumnInt64(0);
+      });
+      EXPECT_TRUE(value.ok()) << sql << ": " << value.status().ToString();
+      return value.ok() ? *value : -1;
     };
     return {pragma("PRAGMA page_count"), pragma("PRAGMA freelist_count")};
   }
@@ -115,6 +115,7 @@ TEST_F(DaemonRetentionTest, AFinishedJobGoesAfterItsRetentionAndPagesAreReused) 
 
   // Rounds of 20 jobs that finish and are pruned: the file stops growing after the first.
   std::vector<int64_t> page_counts;
+  int64_t last_free_pages = -1;
   for (int round = 0; round < 6; ++round) {
     for (int i = 0; i < 20; ++i) ASSERT_EQ(Call("POST", jobs, kJobBody).status, 200);
     ASSERT_TRUE(WaitFor(
@@ -126,12 +127,16 @@ TEST_F(DaemonRetentionTest, AFinishedJobGoesAfterItsRetentionAndPagesAreReused) 
         << "round " << round;
     auto [pages, free_pages] = Pages();
     page_counts.push_back(pages);
+    last_free_pages = free_pages;
     std::printf("round %d: page_count %lld, freelist_count %lld\n", round,
                 static_cast<long long>(pages), static_cast<long long>(free_pages));
   }
   // Without reuse each round adds its jobs' rows, logs and steps; with it the count stays put
   // (a few pages of slack for index pages split on the way).
-  EXPECT_LE(page_counts.back(), page_counts[0] + 8);
+  EXPECT_LE(page_counts.back(), page_counts[0] + 16);
+  // Each pass that deleted anything ends with incremental vacuum: next to nothing stays free
+  // (a pass may be deleting this second's events while we read).
+  EXPECT_LE(last_free_pages, 32);
 }
 
 }  // namespace
