@@ -49,13 +49,24 @@ Precision EffectivePrecision(DotPrecision text, Precision fallback) {
   return fallback;
 }
 
-void Gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
-          Precision precision) {
-  Matmul(a, b, c, m, n, k, precision);
+bool Gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
+          Precision precision, const std::atomic<bool>* cancel) {
+  GemmProblem p;
+  p.m = m, p.n = n, p.k = k;
+  p.a.data = a;
+  p.b.data = b;
+  p.c = c;
+  ParallelContext ctx;  // no pool: the calling thread
+  ctx.cancel.flag = cancel;
+  return RunGemm(p, precision, ctx);
 }
 
-Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs,
-                  Precision precision) {
+Status CancelledIn(const Instruction& inst) {
+  return Status::Cancelled("HLO execution cancelled in " + inst.Describe());
+}
+
+Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, Precision precision,
+                  const std::atomic<bool>* cancel) {
   const DotDims& d = inst.a().dot;
   const std::vector<int64_t> lfree = FreeDims(lhs.rank(), d.lhs_batch, d.lhs_contracting);
   const std::vector<int64_t> rfree = FreeDims(rhs.rank(), d.rhs_batch, d.rhs_contracting);
@@ -69,7 +80,10 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs,
   if (a.floating()) {
     std::vector<float> c(static_cast<size_t>(m * n));
     for (int64_t i = 0; i < batch; ++i) {
-      Gemm(a.f.data() + i * m * k, b.f.data() + i * k * n, c.data(), m, n, k, precision);
+      if (!Gemm(a.f.data() + i * m * k, b.f.data() + i * k * n, c.data(), m, n, k, precision,
+                cancel)) {
+        return CancelledIn(inst);
+      }
       for (int64_t j = 0; j < m * n; ++j) {
         out.SetDouble(i * m * n + j, c[static_cast<size_t>(j)]);
       }
@@ -79,6 +93,7 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs,
   const bool unsigned_in = IsUnsignedInt(lhs.type);
   for (int64_t i = 0; i < batch; ++i) {
     for (int64_t r = 0; r < m; ++r) {
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return CancelledIn(inst);
       for (int64_t col = 0; col < n; ++col) {
         uint64_t acc = 0;  // wraps like the result type's arithmetic
         for (int64_t x = 0; x < k; ++x) {
