@@ -18,32 +18,27 @@ TEST(HloHostMemory, ElementsTakeTheEvaluatorsSizes) {
   EXPECT_EQ(HostValueBytes(Shape::Array(PrimitiveType::kPred, {10})), 80);
 }
 
-// A chain of four elementwise ops on f32[1000] (4,000 bytes each): the parameter lives throughout,
-// every link frees the one before it, so at most two links are live at once; the result is kept
-// once more for the previous step.
-TEST(HloHostMemory, AChainPeaksAtTwoLinks) {
-  const Module m = MustParse(R"(HloModule m
+// x -> a -> b -> c on f32[1000] (4,000 bytes each), then ROOT d = `root`.
+Module Chain(const std::string& root) {
+  return MustParse(R"(HloModule m
 ENTRY e {
   x = f32[1000] parameter(0)
   a = f32[1000] negate(x)
   b = f32[1000] exponential(a)
   c = f32[1000] negate(b)
-  ROOT d = f32[1000] exponential(c)
-})");
-  EXPECT_EQ(PeakHostBytes(m), 4000 + 2 * 4000 + 4000);
+  ROOT d = f32[1000] )" +
+                   root + "\n}");
+}
+
+// The parameter lives throughout, every link frees the one before it, so at most two links are
+// live at once; the result is kept once more for the previous step.
+TEST(HloHostMemory, AChainPeaksAtTwoLinks) {
+  EXPECT_EQ(PeakHostBytes(Chain("exponential(c)")), 4000 + 2 * 4000 + 4000);
 }
 
 TEST(HloHostMemory, ValuesStayLiveUntilTheirLastUse) {
-  const Module m = MustParse(R"(HloModule m
-ENTRY e {
-  x = f32[1000] parameter(0)
-  a = f32[1000] negate(x)
-  b = f32[1000] exponential(a)
-  c = f32[1000] negate(b)
-  ROOT d = f32[1000] add(c, a)
-})");
   // a lives until d: a, b, c at once, then a, c, d.
-  EXPECT_EQ(PeakHostBytes(m), 4000 + 3 * 4000 + 4000);
+  EXPECT_EQ(PeakHostBytes(Chain("add(c, a)")), 4000 + 3 * 4000 + 4000);
 }
 
 TEST(HloHostMemory, EveryDeviceHoldsItsOwnValues) {
