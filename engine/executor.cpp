@@ -77,16 +77,16 @@ Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& gra
       if (it != feeds.end()) {
         value[i] = &it->second;
       } else if (op.attrs.init.kind != Init::Kind::kNone) {
-        auto init = InitCache::Global().Get(op.dtype, op.shape, op.attrs.init);
-        if (!init.ok()) return init.status();
+        auto init = InitCache::Global().Get(op.dtype, op.shape, op.attrs.init, ctx.parallel.cancel);
+        if (!init.ok()) return ctx.parallel.cancel.Stopped() ? StoppedIn(op, ctx) : init.status();
         cached[i] = std::move(init).value();
         value[i] = cached[i].get();
       } else {
         return Status::InvalidArgument("parameter '" + op.id + "' was not fed");
       }
     } else if (op.kind == OpKind::kConstant) {
-      auto init = InitCache::Global().Get(op.dtype, op.shape, op.attrs.init);
-      if (!init.ok()) return init.status();
+      auto init = InitCache::Global().Get(op.dtype, op.shape, op.attrs.init, ctx.parallel.cancel);
+      if (!init.ok()) return ctx.parallel.cancel.Stopped() ? StoppedIn(op, ctx) : init.status();
       cached[i] = std::move(init).value();
       value[i] = cached[i].get();
     } else if (op.kind == OpKind::kReshape) {

@@ -18,10 +18,11 @@ namespace {
 // A tile's pass does at most this many MACs: ~7 ms of oneDNN f32 on one AVX2 core, ~25 ms of
 // baseline-ISA Eigen. Tiles are the cancellation points and the units of parallel work.
 constexpr int64_t kTileMacs = int64_t{1} << 29;
-// The bf16 primitives (AMX, AVX512-BF16) are 5-20x faster per core, and their fast (brgemm)
-// implementation wants dense operands: their tiles are whole rows of C over the full contraction,
-// up to this many MACs (~10 ms with AMX, ~50 ms with AVX512-BF16 alone).
-constexpr int64_t kDenseTileMacs = int64_t{1} << 33;
+// The bf16 primitives (AMX, AVX512-BF16) are faster per core, and their fast (brgemm)
+// implementation wants dense operands: their tiles are whole rows of C over the full contraction
+// (row blocks), up to this many MACs. Measured with AMX on a 2-core VM: ~100-150 GFLOPS per core,
+// so 2^33 MACs took 100-350 ms a pass and held a cancel that long; 2^30 takes ~10-40 ms.
+constexpr int64_t kDenseTileMacs = int64_t{1} << 30;
 // oneDNN's f32 GEMM on AVX2 runs at full speed on tiles of >= 512 x 2048 or 1024 x 1024 outputs
 // whatever the contraction (measured: 512 x 512 tiles lose 14%, cutting K into 256-long chunks
 // nothing), so tiles are wide and the contraction is cut into chunks, accumulated in turn (an

@@ -22,7 +22,7 @@ InitCache& InitCache::Global() {
 }
 
 Result<std::shared_ptr<const Tensor>> InitCache::Get(DType dtype, const Shape& shape,
-                                                     const Init& init) {
+                                                     const Init& init, const CancelToken& cancel) {
   const bool cacheable = init.kind == Init::Kind::kRandom;
   const std::string key = cacheable ? KeyOf(dtype, shape, init) : std::string();
   if (cacheable) {
@@ -36,7 +36,7 @@ Result<std::shared_ptr<const Tensor>> InitCache::Get(DType dtype, const Shape& s
     ++stats_.misses;
   }
   auto tensor = std::make_shared<Tensor>(Tensor::Uninitialized(dtype, shape));
-  TPUEMU_RETURN_IF_ERROR(MaterializeInit(init, *tensor));
+  TPUEMU_RETURN_IF_ERROR(MaterializeInit(init, *tensor, cancel));
   const auto bytes = static_cast<size_t>(tensor->num_elements()) * 4;
   if (!cacheable || bytes > capacity_bytes_) return std::shared_ptr<const Tensor>(tensor);
   std::lock_guard<std::mutex> lock(mu_);

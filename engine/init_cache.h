@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "base/status.h"
+#include "engine/cancel.h"
 #include "engine/ir.h"
 #include "engine/tensor.h"
 
@@ -35,8 +36,10 @@ class InitCache {
   // 256 MiB; lives for the whole process.
   static InitCache& Global();
 
-  // The values of `init` as a dtype[shape] tensor (INVALID_ARGUMENT as MaterializeInit).
-  Result<std::shared_ptr<const Tensor>> Get(DType dtype, const Shape& shape, const Init& init);
+  // The values of `init` as a dtype[shape] tensor (INVALID_ARGUMENT as MaterializeInit). A miss
+  // stops at `cancel` with its status (MaterializeInit), keeping nothing.
+  Result<std::shared_ptr<const Tensor>> Get(DType dtype, const Shape& shape, const Init& init,
+                                            const CancelToken& cancel = {});
 
   using Stats = BufferCache::Stats;  // hits, misses, cached_bytes
   Stats GetStats() const;

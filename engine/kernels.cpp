@@ -170,7 +170,7 @@ double Uniform01(uint64_t& state) {  // in (0, 1)
 
 }  // namespace
 
-Status MaterializeInit(const Init& init, Tensor& out) {
+Status MaterializeInit(const Init& init, Tensor& out, const CancelToken& cancel) {
   const int64_t n = out.num_elements();
   const bool ints = out.dtype() == DType::kI32;
   switch (init.kind) {
@@ -198,16 +198,22 @@ Status MaterializeInit(const Init& init, Tensor& out) {
     case Init::Kind::kRandom: {
       uint64_t state = init.seed;
       float* o = out.f32();
-      if (init.distribution == Init::Distribution::kUniform) {
-        for (int64_t i = 0; i < n; ++i) {
-          o[i] = static_cast<float>((2.0 * Uniform01(state) - 1.0) * init.scale);
-        }
-      } else {
-        for (int64_t i = 0; i < n; i += 2) {  // Box-Muller: two normals per pair of uniforms
-          const double r = std::sqrt(-2.0 * std::log(Uniform01(state)));
-          const double t = 2.0 * std::numbers::pi * Uniform01(state);
-          o[i] = static_cast<float>(r * std::cos(t) * init.scale);
-          if (i + 1 < n) o[i + 1] = static_cast<float>(r * std::sin(t) * init.scale);
+      // Chunks of an even length (a Box-Muller pair never straddles two), ~1 ms each.
+      constexpr int64_t kChunk = int64_t{1} << 16;
+      for (int64_t begin = 0; begin < n; begin += kChunk) {
+        if (cancel.Stopped()) return cancel.Check("while materialising a random init");
+        const int64_t end = std::min(n, begin + kChunk);
+        if (init.distribution == Init::Distribution::kUniform) {
+          for (int64_t i = begin; i < end; ++i) {
+            o[i] = static_cast<float>((2.0 * Uniform01(state) - 1.0) * init.scale);
+          }
+        } else {
+          for (int64_t i = begin; i < end; i += 2) {  // Box-Muller: two normals per pair
+            const double r = std::sqrt(-2.0 * std::log(Uniform01(state)));
+            const double t = 2.0 * std::numbers::pi * Uniform01(state);
+            o[i] = static_cast<float>(r * std::cos(t) * init.scale);
+            if (i + 1 < n) o[i + 1] = static_cast<float>(r * std::sin(t) * init.scale);
+          }
         }
       }
       break;

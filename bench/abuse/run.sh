@@ -8,8 +8,11 @@
 # Probes, one line of figures each:
 #   1. the issue's huge mlp {layers 64, hidden 4096, batch 4096} with timeoutSeconds 3: refused at
 #      submit (400, the planned bytes and the limit), or, if it fits, how long it took to end;
-#   2. a heavy mlp that fits, timeoutSeconds 3: seconds from submit to TIMED_OUT;
-#   3. cancel latency: :cancel during a 4096^3 f32 HIGHEST matmul, ms until the job is CANCELLED;
+#   2. a heavy mlp that fits, timeoutSeconds 3, and a 4096^3 f32 HIGHEST matmul, timeoutSeconds 2:
+#      ms from submit to TIMED_OUT, and its lateness: endTime - (startTime + timeoutSeconds), and
+#      when the client's :wait saw it;
+#   3. cancel latency: :cancel during a 4096^3 f32 HIGHEST matmul, ms from the request to the job's
+#      endTime and to the client's :wait seeing it CANCELLED;
 #   4. two heavy mlps (4x2048, batch 2048) on two nodes at once: tpuemud's peak RSS (VmHWM) vs budget;
 #   5. SIGTERM during a 4096^3 HIGHEST matmul: ms until the process exited, and its exit code.
 # Exits 0 when every probe ran (the figures are for a human or a CI log; no thresholds), 2 on a
@@ -42,6 +45,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# rfc3339_ms TIME: unix ms of an RFC 3339 timestamp ("2026-01-02T03:04:05.123456Z").
+rfc3339_ms() { date -d "$1" +%s%3N; }
 
 start_tpuemud() {
   local extra=()
@@ -73,14 +78,25 @@ submit() {
   curl -sS --max-time 60 -o "${tmp}/submit.json" -w '%{http_code}' -X POST -d "$2" \
     "${api}/nodes/$1/jobs"
 }
-# wait_terminal NAME: prints the final state.
+# wait_terminal NAME: prints the final state; the job as the :wait returned it is in
+# ${tmp}/job.json, and ${tmp}/seen_ms holds when the client had it (unix ms).
 wait_terminal() {
   local state=""
   for _ in $(seq 60); do
-    state="$(curl -sS --max-time 40 "${base}/v2/$1:wait?timeout=30s" | jq -r .state)"
+    curl -sS --max-time 40 -o "${tmp}/job.json" "${base}/v2/$1:wait?timeout=30s"
+    now_ms >"${tmp}/seen_ms"
+    state="$(jq -r .state "${tmp}/job.json")"
     [[ "${state}" != "QUEUED" && "${state}" != "RUNNING" ]] && break
   done
   echo "${state}"
+}
+# lateness SECONDS: of the job in ${tmp}/job.json, its endTime and the client's sighting in ms
+# after startTime + SECONDS.
+lateness() {
+  local deadline
+  deadline=$(($(rfc3339_ms "$(jq -r .startTime "${tmp}/job.json")") + $1 * 1000))
+  echo "endTime $(($(rfc3339_ms "$(jq -r .endTime "${tmp}/job.json")") - deadline)) ms after the" \
+    "deadline, seen by the client after $(($(cat "${tmp}/seen_ms") - deadline)) ms"
 }
 # wait_compiled NAME: returns once the job's log has its compile line (its first op is under way).
 wait_compiled() {
@@ -117,10 +133,17 @@ t0="$(now_ms)"
 [[ "$(submit a "${heavy}")" == 200 ]] || die "heavy mlp refused: $(cat "${tmp}/submit.json")"
 name="$(jq -r .name "${tmp}/submit.json")"
 state="$(wait_terminal "${name}")"
-echo "2. heavy mlp (8x4096, batch 4096) with timeoutSeconds 3: ${state} after $(($(now_ms) - t0)) ms"
+echo "2. heavy mlp (8x4096, batch 4096) with timeoutSeconds 3: ${state} after $(($(now_ms) - t0))" \
+  "ms; $(lateness 3)"
+big='{"workload":{"matmul":{"m":4096,"n":4096,"k":4096}},"precision":"HIGHEST","steps":100}'
+t0="$(now_ms)"
+[[ "$(submit b "$(jq -c '. + {timeoutSeconds: 2}' <<<"${big}")")" == 200 ]] ||
+  die "matmul refused: $(cat "${tmp}/submit.json")"
+state="$(wait_terminal "$(jq -r .name "${tmp}/submit.json")")"
+echo "   4096^3 HIGHEST matmul with timeoutSeconds 2: ${state} after $(($(now_ms) - t0)) ms;" \
+  "$(lateness 2)"
 
 # 3. Cancel latency inside one large op.
-big='{"workload":{"matmul":{"m":4096,"n":4096,"k":4096}},"precision":"HIGHEST","steps":100}'
 [[ "$(submit b "${big}")" == 200 ]] || die "matmul refused: $(cat "${tmp}/submit.json")"
 name="$(jq -r .name "${tmp}/submit.json")"
 wait_compiled "${name}"
@@ -128,7 +151,9 @@ sleep 1 # well inside the first 4096^3 HIGHEST op (tens of seconds on 2 cores)
 t0="$(now_ms)"
 curl -sS --fail --max-time 10 -X POST "${base}/v2/${name}:cancel" -o /dev/null
 state="$(wait_terminal "${name}")"
-echo "3. :cancel during a 4096^3 HIGHEST matmul: ${state} after $(($(now_ms) - t0)) ms"
+echo "3. :cancel during a 4096^3 HIGHEST matmul: ${state}; endTime" \
+  "$(($(rfc3339_ms "$(jq -r .endTime "${tmp}/job.json")") - t0)) ms after the request, seen by" \
+  "the client after $(($(cat "${tmp}/seen_ms") - t0)) ms"
 
 # 4. Two heavy jobs at once on two nodes.
 two='{"workload":{"mlp":{"layers":4,"hidden":2048,"batch":2048,"steps":1}}}'

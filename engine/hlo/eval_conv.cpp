@@ -8,7 +8,7 @@
 namespace tpuemu::engine::hlo::internal {
 
 Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array& rhs,
-                          Precision precision) {
+                          Precision precision, const std::atomic<bool>* cancel) {
   const Attributes& a = inst.a();
   const ConvDims& cd = a.conv;
   const size_t n = cd.input_spatial.size();
@@ -116,8 +116,14 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
         }
       }
     }
-    if (floating) Gemm(col_f.data(), ker_f.data(), res_f.data(), rows, cout_g, cols, precision);
+    if (floating &&
+        !Gemm(col_f.data(), ker_f.data(), res_f.data(), rows, cout_g, cols, precision, cancel)) {
+      return CancelledIn(inst);
+    }
     for (int64_t r = 0; r < rows; ++r) {
+      if (!floating && cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+        return CancelledIn(inst);
+      }
       for (int64_t o = 0; o < cout_g; ++o) {
         const int64_t dst = r * cout + g * cout_g + o;
         if (floating) {

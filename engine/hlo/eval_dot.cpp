@@ -31,6 +31,18 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
   return a;
 }
 
+// x with its dims in `perm` order: x itself when that is its order already (a plain row-major
+// matmul: no copy of up to 16.7 M elements), else a transposed copy held in *copy.
+const Array& Arranged(const Array& x, const std::vector<int64_t>& perm, Array* copy) {
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<int64_t>(i)) {
+      *copy = Transpose(x, perm);
+      return *copy;
+    }
+  }
+  return x;
+}
+
 }  // namespace
 
 Precision EffectivePrecision(DotPrecision text, Precision fallback) {
@@ -49,13 +61,24 @@ Precision EffectivePrecision(DotPrecision text, Precision fallback) {
   return fallback;
 }
 
-void Gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
-          Precision precision) {
-  Matmul(a, b, c, m, n, k, precision);
+bool Gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
+          Precision precision, const std::atomic<bool>* cancel) {
+  GemmProblem p;
+  p.m = m, p.n = n, p.k = k;
+  p.a.data = a;
+  p.b.data = b;
+  p.c = c;
+  ParallelContext ctx;  // no pool: the calling thread
+  ctx.cancel.flag = cancel;
+  return RunGemm(p, precision, ctx);
 }
 
-Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs,
-                  Precision precision) {
+Status CancelledIn(const Instruction& inst) {
+  return Status::Cancelled("HLO execution cancelled in " + inst.Describe());
+}
+
+Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, Precision precision,
+                  const std::atomic<bool>* cancel) {
   const DotDims& d = inst.a().dot;
   const std::vector<int64_t> lfree = FreeDims(lhs.rank(), d.lhs_batch, d.lhs_contracting);
   const std::vector<int64_t> rfree = FreeDims(rhs.rank(), d.rhs_batch, d.rhs_contracting);
@@ -63,13 +86,17 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs,
   const int64_t m = SizeOf(lhs, lfree);
   const int64_t k = SizeOf(lhs, d.lhs_contracting);
   const int64_t n = SizeOf(rhs, rfree);
-  const Array a = Transpose(lhs, Concat(d.lhs_batch, lfree, d.lhs_contracting));
-  const Array b = Transpose(rhs, Concat(d.rhs_batch, d.rhs_contracting, rfree));
+  Array a_copy, b_copy;
+  const Array& a = Arranged(lhs, Concat(d.lhs_batch, lfree, d.lhs_contracting), &a_copy);
+  const Array& b = Arranged(rhs, Concat(d.rhs_batch, d.rhs_contracting, rfree), &b_copy);
   Array out = Array::Zeros(inst.shape.type, inst.shape.dims);
   if (a.floating()) {
     std::vector<float> c(static_cast<size_t>(m * n));
     for (int64_t i = 0; i < batch; ++i) {
-      Gemm(a.f.data() + i * m * k, b.f.data() + i * k * n, c.data(), m, n, k, precision);
+      if (!Gemm(a.f.data() + i * m * k, b.f.data() + i * k * n, c.data(), m, n, k, precision,
+                cancel)) {
+        return CancelledIn(inst);
+      }
       for (int64_t j = 0; j < m * n; ++j) {
         out.SetDouble(i * m * n + j, c[static_cast<size_t>(j)]);
       }
@@ -79,6 +106,7 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs,
   const bool unsigned_in = IsUnsignedInt(lhs.type);
   for (int64_t i = 0; i < batch; ++i) {
     for (int64_t r = 0; r < m; ++r) {
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return CancelledIn(inst);
       for (int64_t col = 0; col < n; ++col) {
         uint64_t acc = 0;  // wraps like the result type's arithmetic
         for (int64_t x = 0; x < k; ++x) {

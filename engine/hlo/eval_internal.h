@@ -4,6 +4,8 @@
 // kernel trusts the verifier's checks of its instruction.
 #pragma once
 
+#include <atomic>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -77,14 +79,19 @@ Array DynamicUpdateSlice(const Array& x, const Array& update, const std::vector<
 // bitcast: reinterprets the operand's physical buffer (its layout) as the result's layout.
 Array Bitcast(const Array& x, const Shape& from, const Shape& to);
 
-// eval_dot.cpp / eval_conv.cpp: the MXU path.
-Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, Precision precision);
+// eval_dot.cpp / eval_conv.cpp: the MXU path. The GEMMs poll `cancel` (may be null) between
+// their tiles (engine/gemm.h): CANCELLED "HLO execution cancelled in <instruction>" once it is set.
+Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, Precision precision,
+                  const std::atomic<bool>* cancel = nullptr);
 Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array& rhs,
-                          Precision precision);
+                          Precision precision, const std::atomic<bool>* cancel = nullptr);
 Precision EffectivePrecision(DotPrecision text, Precision fallback);
-// Row-major f32 GEMM C[m,n] = A[m,k]·B[k,n] with TPU numerics (integer types: exact int64).
-void Gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
-          Precision precision);
+// Row-major f32 GEMM C[m,n] = A[m,k]·B[k,n] with TPU numerics (integer types: exact int64) on the
+// calling thread; false when `cancel` stopped it (C then holds partial results).
+bool Gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
+          Precision precision, const std::atomic<bool>* cancel = nullptr);
+// The status of a dot or convolution that `cancel` stopped.
+Status CancelledIn(const Instruction& inst);
 
 // eval_reduce.cpp
 Result<Value> Reduce(KernelContext& ctx, const Instruction& inst,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/hlo/host_memory.h"
 #include "service/jobs/job_compile.h"
 #include "service/jobs/job_log_lines.h"
 #include "service/jobs/job_manager.h"
@@ -29,6 +30,9 @@ Status CheckJobHostBytes(int64_t host_bytes, const JobLimits& limits) {
 
 int64_t JobManager::PlanHostBytes(const JobSpec& spec, const Node& node) {
   if (limits_.max_job_host_memory_bytes <= 0 && limits_.host_memory_budget_bytes <= 0) return 0;
+  // An hlo job: the evaluator's own liveness sweep over the parsed module (engine/hlo/
+  // host_memory.h); an estimate-only one holds no value.
+  if (spec.hlo) return spec.hlo->estimate_only ? 0 : engine::hlo::PeakHostBytes(*spec.hlo->module);
   Result<Workload> workload = Workload::BuildGraphOnly(spec);
   if (!workload.ok()) return 0;
   // The run compiles the same graph for the same slice: a cache hit then.

@@ -10,7 +10,8 @@
 // submission order. Different nodes run concurrently on the shared engine::Pool (each running job
 // occupies one pool task and splits its matmuls over the pool under its own fairness group).
 // Host memory (host_memory_budget.h): when limits set one, Submit compiles the job's graph (no
-// values generated) to plan its peak host bytes, rejects a job above max_job_host_memory_bytes
+// values generated; an hlo job: the evaluator's sweep over its module, engine/hlo/host_memory.h)
+// to plan its peak host bytes, rejects a job above max_job_host_memory_bytes
 // (INVALID_ARGUMENT naming both figures), and a node starts its next job only once the job's bytes
 // fit in the daemon-wide budget; until then the job stays QUEUED with the reason in its log, and
 // the oldest waiting job is admitted first. Cancel works while it waits.
@@ -108,7 +109,7 @@ class JobManager {
   void OnNodeStateChanged(const Node& node, NodeState previous);
   // Ends every queued and running job of node `node_name` (its full name) in `state` (CANCELLED
   // or FAILED) with `reason`: a fault took the node away under them (preemption, maintenance).
-  // A running job stops at its next op boundary.
+  // A running job stops at its kernels' next cancellation point.
   void EndNodeJobs(const std::string& node_name, JobState state, const std::string& reason);
   // Raises every queued and running job's interrupt flag and stops starting jobs, without
   // waiting (the first half of Shutdown: App::Stop calls it before draining HTTP).
@@ -144,8 +145,8 @@ class JobManager {
   void EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec,
                      int64_t host_bytes);
   void PumpLocked(const std::string& node);
-  // The planned peak host bytes of `spec` on `node` (0 when no host-memory limit is set or the
-  // graph does not compile: the run then reports that error).
+  // The planned peak host bytes of `spec` on `node` (0 when no host-memory limit is set, for an
+  // estimate-only hlo job, or when the graph does not compile: the run then reports that error).
   int64_t PlanHostBytes(const JobSpec& spec, const Node& node);
   // Whether the queued job `name` (submission `seq`) of `node` may start now: reserves its bytes
   // unless an older job waits for memory or they do not fit; else logs the wait (once).
@@ -159,8 +160,11 @@ class JobManager {
   void FlushLines();
   // The job's run on a pool task (job_runner.cpp).
   void Run(const std::string& node, const std::string& name);
-  // Arms the job's timer (EffectiveTimeout); it requests TIMED_OUT if the job still runs then.
-  void ArmTimeout(const std::shared_ptr<Active>& active, int64_t job_timeout_seconds);
+  // Arms the job's timer (EffectiveTimeout) for `start_unix_ms` (its startTime) + the limit; it
+  // requests TIMED_OUT if the job still runs then. Returns that moment for the executor (nullopt
+  // when there is no limit).
+  std::optional<RunDeadline> ArmTimeout(const std::shared_ptr<Active>& active,
+                                        int64_t job_timeout_seconds, int64_t start_unix_ms);
   // The outcome of a run that stopped with `failure` (OutcomeAfterFailure, under mu_).
   JobOutcome AfterFailure(const Active& active, JobOutcome failure);
   // Whether the run stopped only because of Shutdown (InterruptedByShutdown, under mu_).

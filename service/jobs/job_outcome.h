@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -64,5 +65,12 @@ struct RunTimeout {
   std::string reason;
 };
 RunTimeout EffectiveTimeout(int64_t job_timeout_seconds, int64_t max_job_seconds);
+
+// When a running job's limit expires (for engine::ExecuteOptions::deadline), and the TIMED_OUT
+// reason that names it.
+struct RunDeadline {
+  std::chrono::steady_clock::time_point steady;
+  std::string reason;
+};
 
 }  // namespace tpuemu::service

@@ -12,8 +12,6 @@
 #include "service/jobs/hlo_job_runner.h"
 #include "service/jobs/job_compile.h"
 #include "service/jobs/job_manager.h"
-
-#include <algorithm>
 #include "service/jobs/job_result.h"
 #include "service/jobs/step_runner.h"
 #include "service/workloads/workloads.h"
@@ -53,13 +51,22 @@ bool JobManager::Interrupted(const Active& active) {
   return InterruptedByShutdown(active.cancel, stopping_);
 }
 
-void JobManager::ArmTimeout(const std::shared_ptr<Active>& active, int64_t job_timeout_seconds) {
+std::optional<RunDeadline> JobManager::ArmTimeout(const std::shared_ptr<Active>& active,
+                                                  int64_t job_timeout_seconds,
+                                                  int64_t start_unix_ms) {
   RunTimeout timeout = EffectiveTimeout(job_timeout_seconds, limits_.max_job_seconds);
-  if (timeout.seconds <= 0) return;
+  if (timeout.seconds <= 0) return std::nullopt;
+  // The moment is the job's startTime + the limit, wherever the run is then: the executor polls
+  // it inside kernels (RunDeadline::steady), the timer raises the flag for everything else.
+  const int64_t due_unix_ms = start_unix_ms + timeout.seconds * 1000;
+  RunDeadline deadline{.steady = std::chrono::steady_clock::now() +
+                                 std::chrono::milliseconds(due_unix_ms - NowUnixMs()),
+                       .reason = timeout.reason};
   std::weak_ptr<Active> weak = active;
-  scheduler_.At(NowUnixMs() + timeout.seconds * 1000, [weak, reason = std::move(timeout.reason)] {
+  scheduler_.At(due_unix_ms, [weak, reason = std::move(timeout.reason)] {
     if (std::shared_ptr<Active> a = weak.lock()) a->cancel.Request(JobState::kTimedOut, reason);
   });
+  return deadline;
 }
 
 void JobManager::Run(const std::string& node, const std::string& name) {
@@ -99,7 +106,10 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   const JobSpec& spec = *active->spec;
   Result<Node> target = nodes_.Get(NodeKey{job->project, job->zone, job->node_id});
   if (!target.ok()) return fail(Reason(target.status()));
-  ArmTimeout(active, spec.timeout_seconds);
+  // startTime as stored (what the API shows); now if it cannot be read.
+  Result<int64_t> start_ms = ParseRfc3339Ms(job->start_time.value_or(""), "startTime");
+  const std::optional<RunDeadline> deadline =
+      ArmTimeout(active, spec.timeout_seconds, start_ms.ok() ? *start_ms : NowUnixMs());
 
   const engine::Slice slice(target->type);
   if (spec.hlo) {
@@ -124,6 +134,7 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   // runs a large step about twice as fast as `cores: 1` on two host cores.
   StepRunner runner(compiled->program(), *workload, slice, compiled->tensorcores,
                     {.cancel = active->cancel.flag(),
+                     .deadline = deadline ? std::optional(deadline->steady) : std::nullopt,
                      .pool = &pool_,
                      .pool_group = name,
                      .max_threads = std::max(1, spec.cores)});
@@ -132,6 +143,11 @@ void JobManager::Run(const std::string& node, const std::string& name) {
     Result<db::JobStepRow> row = runner.Run(step);
     if (!row.ok()) {
       if (row.status().code() == StatusCode::kCancelled) break;
+      // The deadline passed inside the step: TIMED_OUT now, whether or not the timer fired yet.
+      if (row.status().code() == StatusCode::kDeadlineExceeded && deadline) {
+        active->cancel.Request(JobState::kTimedOut, deadline->reason);
+        break;
+      }
       return fail(Reason(row.status()));
     }
     totals.Add(*row);

@@ -25,12 +25,15 @@ Result<db::JobStepRow> StepRunner::Run(int64_t step) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<engine::ExecutionResult> results;
   for (int shard = 0; shard < workload_.shards(); ++shard) {
-    Result<engine::ExecutionResult> r =
-        engine::Execute(program_, workload_.graph(), workload_.Feeds(shard), exec_);
+    std::map<std::string, engine::Tensor> feeds = workload_.LendFeeds(shard);
+    Result<engine::ExecutionResult> r = engine::Execute(program_, workload_.graph(), feeds, exec_);
+    workload_.ReturnFeeds(shard, std::move(feeds));
     if (!r.ok()) return r.status();
     results.push_back(std::move(r).value());
   }
-  workload_.ApplySgd(results);
+  // A stop after the last shard's run skips the update (a large model's takes a while).
+  const engine::CancelToken stop{exec_.cancel, exec_.deadline};
+  if (!workload_.ApplySgd(results, stop)) return stop.Check("before the SGD update");
   db::JobStepRow m;
   m.step = step;
   m.cycles = program_.totals.cycles + allreduce_cycles_;

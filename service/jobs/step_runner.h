@@ -27,8 +27,9 @@ class StepRunner {
   StepRunner(const engine::CompiledProgram& program, Workload& workload, const engine::Slice& slice,
              int tensorcores, engine::ExecuteOptions exec = {});
 
-  // Runs step `step` on every shard, applies SGD, and returns the step's row. CANCELLED when the
-  // executor stopped at the cancel flag; any other executor error as is (nothing is applied).
+  // Runs step `step` on every shard, applies SGD, and returns the step's row. CANCELLED or
+  // DEADLINE_EXCEEDED when the cancel flag or exec's deadline stopped it (inside an op, or the
+  // SGD update between two weights); any other executor error as is (nothing is applied).
   Result<db::JobStepRow> Run(int64_t step);
 
   // Shard 0's outputs of the last step that ran (empty before the first).

@@ -16,14 +16,15 @@
 
 namespace tpuemu::service::workload_data {
 
-// n samples of N(0, stddev²), drawn from `rng` (so a seed fixes the data). Stops early once
-// *cancel is set (the rest zero: the caller then discards what it made); it looks every 64K
-// samples (~1 ms), so a cancel or timeout is not held up by generating a large workload.
-inline std::vector<float> Normal(std::mt19937_64& rng, const std::atomic<bool>* cancel, int64_t n,
-                                 double stddev) {
+// n samples of N(0, stddev²), drawn from `rng` (so a seed fixes the data), in tensor storage (a
+// weight takes it over without a copy). Stops early once *cancel is set (the rest indeterminate:
+// the caller then discards what it made); it looks every 64K samples (~1 ms), so a cancel or
+// timeout is not held up by generating a large workload.
+inline engine::FloatBuffer Normal(std::mt19937_64& rng, const std::atomic<bool>* cancel, int64_t n,
+                                  double stddev) {
   constexpr int64_t kGrain = int64_t{1} << 16;
   std::normal_distribution<float> dist(0.0f, static_cast<float>(stddev));
-  std::vector<float> v(static_cast<size_t>(n));
+  engine::FloatBuffer v(static_cast<size_t>(n));
   for (int64_t begin = 0; begin < n; begin += kGrain) {
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) break;
     const int64_t end = std::min(n, begin + kGrain);
@@ -31,13 +32,13 @@ inline std::vector<float> Normal(std::mt19937_64& rng, const std::atomic<bool>* 
   }
   return v;
 }
-inline std::vector<float> Normal(std::mt19937_64& rng, int64_t n, double stddev) {
+inline engine::FloatBuffer Normal(std::mt19937_64& rng, int64_t n, double stddev) {
   return Normal(rng, nullptr, n, stddev);
 }
 
-// An f32 tensor; the caller guarantees values.size() == shape's element count.
-inline engine::Tensor Make(engine::Shape shape, const std::vector<float>& values) {
-  return std::move(engine::Tensor::FromF32(std::move(shape), values)).value();
+// An f32 tensor owning `values`; the caller guarantees values.size() == shape's element count.
+inline engine::Tensor Make(engine::Shape shape, engine::FloatBuffer values) {
+  return std::move(engine::Tensor::FromF32(std::move(shape), std::move(values))).value();
 }
 
 // The feeds of one shard: parameter id -> value.
@@ -52,8 +53,8 @@ inline std::vector<ShardData> TeacherLabelled(std::mt19937_64& rng, int64_t batc
                                               int64_t classes, int shards,
                                               const std::vector<int64_t>& x_dims,
                                               const std::atomic<bool>* cancel = nullptr) {
-  const std::vector<float> x = Normal(rng, cancel, batch * features, 1.0);
-  const std::vector<float> teacher = Normal(rng, cancel, features * classes, 1.0);
+  const engine::FloatBuffer x = Normal(rng, cancel, batch * features, 1.0);
+  const engine::FloatBuffer teacher = Normal(rng, cancel, features * classes, 1.0);
   std::vector<int32_t> labels(static_cast<size_t>(batch));
   for (int64_t i = 0; i < batch; ++i) {
     float best = -1e30f;
@@ -70,7 +71,7 @@ inline std::vector<ShardData> TeacherLabelled(std::mt19937_64& rng, int64_t batc
     dims.insert(dims.end(), x_dims.begin(), x_dims.end());
     const auto xb = x.begin() + s * b * features;
     out[static_cast<size_t>(s)]["x"] =
-        Make(engine::Shape(dims), std::vector<float>(xb, xb + b * features));
+        Make(engine::Shape(dims), engine::FloatBuffer(xb, xb + b * features));
     const auto lb = labels.begin() + s * b;
     out[static_cast<size_t>(s)]["labels"] =
         std::move(engine::Tensor::FromI32({b}, std::vector<int32_t>(lb, lb + b))).value();

@@ -45,10 +45,10 @@ void Workload::BuildTransformer(const JobSpec& spec, std::mt19937_64& rng, Workl
   const int64_t b = spec.batch / spec.cores;  // sequences per shard
   const int64_t t = b * s;                    // tokens per shard
 
-  if (w.values_) {
+  if (w.Generating()) {
     // Data: x ~ N(0, 1); labels from the teacher on (token + its sequence mean).
-    std::vector<float> x = Normal(rng, w.cancel_, spec.batch * s * d, 1.0);
-    std::vector<float> teacher = Normal(rng, w.cancel_, d * kClasses, 1.0);
+    engine::FloatBuffer x = Normal(rng, w.cancel_, spec.batch * s * d, 1.0);
+    engine::FloatBuffer teacher = Normal(rng, w.cancel_, d * kClasses, 1.0);
     std::vector<int32_t> labels(static_cast<size_t>(spec.batch * s));
     std::vector<float> mean(static_cast<size_t>(d));
     for (int64_t i = 0; i < spec.batch; ++i) {
@@ -70,7 +70,7 @@ void Workload::BuildTransformer(const JobSpec& spec, std::mt19937_64& rng, Workl
     for (int shard = 0; shard < w.shards_; ++shard) {
       const auto xb = x.begin() + shard * t * d;
       std::map<std::string, Tensor> data;
-      data["x"] = Make({b, s, d}, std::vector<float>(xb, xb + t * d));
+      data["x"] = Make({b, s, d}, engine::FloatBuffer(xb, xb + t * d));
       const auto lb = labels.begin() + shard * t;
       data["labels"] = std::move(Tensor::FromI32({t}, std::vector<int32_t>(lb, lb + t))).value();
       w.data_.push_back(std::move(data));
@@ -86,7 +86,7 @@ void Workload::BuildTransformer(const JobSpec& spec, std::mt19937_64& rng, Workl
   const double branch = 1.0 / std::sqrt(2.0 * static_cast<double>(layers));
   auto weight = [&](const std::string& id, int64_t in, int64_t out, double extra = 1.0) {
     g.Parameter(id, {in, out});
-    if (w.values_)
+    if (w.Generating())
       w.weights_[id] =
           Make({in, out}, Normal(rng, w.cancel_, in * out, extra / std::sqrt(double(in))));
     return id;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include "service/workloads/workload_data.h"
 
@@ -30,7 +31,7 @@ void Workload::BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w) 
   w.shards_ = spec.cores;
   w.learning_rate_ = static_cast<float>(spec.learning_rate);
   const int64_t shard_batch = spec.batch / spec.cores;
-  if (w.values_) {
+  if (w.Generating()) {
     for (auto& shard : TeacherLabelled(rng, spec.batch, features, kClasses, w.shards_,
                                        {kSide, kSide, kIn}, w.cancel_)) {
       w.data_.push_back(std::move(shard));
@@ -44,7 +45,7 @@ void Workload::BuildCnn(const JobSpec& spec, std::mt19937_64& rng, Workload& w) 
   g.Parameter("labels", {shard_batch}, DType::kI32);
   g.Parameter("filter", {3, 3, kIn, c});
   g.Parameter("dense", {kSide * kSide * c, kClasses});
-  if (w.values_) {
+  if (w.Generating()) {
     w.weights_["filter"] =
         Make({3, 3, kIn, c}, Normal(rng, w.cancel_, 9 * kIn * c, std::sqrt(2.0 / (9 * kIn))));
     w.weights_["dense"] = Make({kSide * kSide * c, kClasses},
@@ -109,7 +110,7 @@ Result<Workload> Workload::Build(const JobSpec& spec, bool values,
       w.shards_ = spec.cores;
       w.learning_rate_ = static_cast<float>(spec.learning_rate);
       const int64_t shard_batch = spec.batch / spec.cores;
-      if (w.values_) {
+      if (w.Generating()) {
         // The dataset and the teacher are fixed by the seed; labels = argmax(x · teacher).
         for (auto& shard : TeacherLabelled(rng, spec.batch, kFeatures, kClasses, w.shards_,
                                            {kFeatures}, w.cancel_)) {
@@ -131,7 +132,7 @@ Result<Workload> Workload::Build(const JobSpec& spec, bool values,
         const std::string wid = "w" + std::to_string(i);
         g.Parameter(wid, {widths[i], widths[i + 1]});
         // He initialisation keeps the ReLU stack's activations O(1).
-        if (w.values_) {
+        if (w.Generating()) {
           w.weights_[wid] =
               Make({widths[i], widths[i + 1]},
                    Normal(rng, w.cancel_, widths[i] * widths[i + 1], std::sqrt(2.0 / widths[i])));
@@ -173,16 +174,32 @@ std::map<std::string, Tensor> Workload::Feeds(int shard) const {
   return feeds;
 }
 
+std::map<std::string, Tensor> Workload::LendFeeds(int shard) {
+  std::map<std::string, Tensor> feeds = std::exchange(weights_, {});
+  for (auto& [id, t] : data_[static_cast<size_t>(shard)]) feeds[id] = std::move(t);
+  return feeds;
+}
+
+void Workload::ReturnFeeds(int shard, std::map<std::string, Tensor> feeds) {
+  std::map<std::string, Tensor>& data = data_[static_cast<size_t>(shard)];
+  for (auto& [id, t] : feeds) {
+    auto it = data.find(id);
+    (it != data.end() ? it->second : weights_[id]) = std::move(t);
+  }
+}
+
 double Workload::GradientBytes() const {
   double bytes = 0;
   for (const auto& [id, t] : weights_) bytes += static_cast<double>(t.bytes());
   return bytes;
 }
 
-void Workload::ApplySgd(const std::vector<engine::ExecutionResult>& shard_results) {
-  if (shard_results.empty()) return;
+bool Workload::ApplySgd(const std::vector<engine::ExecutionResult>& shard_results,
+                        const engine::CancelToken& stop) {
+  if (shard_results.empty()) return !stop.Stopped();
   const float scale = learning_rate_ / static_cast<float>(shard_results.size());
   for (const auto& [wid, gid] : grads_) {
+    if (stop.Stopped()) return false;
     Tensor& weight = weights_[wid];
     float* wv = weight.f32();
     for (const engine::ExecutionResult& r : shard_results) {
@@ -191,6 +208,7 @@ void Workload::ApplySgd(const std::vector<engine::ExecutionResult>& shard_result
       for (int64_t i = 0; i < weight.num_elements(); ++i) wv[i] -= scale * gv[i];
     }
   }
+  return true;
 }
 
 }  // namespace tpuemu::service

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/cancel.h"
 #include "engine/executor.h"
 #include "engine/ir.h"
 #include "engine/tensor.h"
@@ -48,14 +49,20 @@ class Workload {
 
   const engine::Graph& graph() const { return program_ ? *program_ : graph_; }
   int shards() const { return shards_; }
-  // The parameter values for shard `shard` (weights + its slice of the data).
+  // The parameter values for shard `shard` (weights + its slice of the data), copied.
   std::map<std::string, engine::Tensor> Feeds(int shard) const;
+  // The same without a copy (a large model's weights take 100s of ms to copy): the tensors move
+  // into the map and must come back through ReturnFeeds before any other call.
+  std::map<std::string, engine::Tensor> LendFeeds(int shard);
+  void ReturnFeeds(int shard, std::map<std::string, engine::Tensor> feeds);
   // The loss output id, if the workload trains.
   const std::optional<std::string>& loss_id() const { return loss_id_; }
   // Bytes of gradients all-reduced per step in data-parallel training (0 if none).
   double GradientBytes() const;
-  // SGD on the weights with the gradients averaged over the shards' results.
-  void ApplySgd(const std::vector<engine::ExecutionResult>& shard_results);
+  // SGD on the weights with the gradients averaged over the shards' results. Polls `stop` between
+  // weights (each a few ms): false when it stopped (the weights are then partly updated).
+  bool ApplySgd(const std::vector<engine::ExecutionResult>& shard_results,
+                const engine::CancelToken& stop = {});
 
  private:
   static Result<Workload> Build(const JobSpec& spec, bool values, const std::atomic<bool>* cancel);
@@ -65,6 +72,12 @@ class Workload {
   engine::Graph graph_;                           // a built-in workload's graph
   std::shared_ptr<const engine::Graph> program_;  // a program job's graph, or null
   int shards_ = 1;
+  // Whether Build still generates values: not for BuildGraphOnly, nor once *cancel_ is set (each
+  // tensor left would cost its allocation and copy, ~50 ms per 16.7 M elements).
+  bool Generating() const {
+    return values_ && (cancel_ == nullptr || !cancel_->load(std::memory_order_relaxed));
+  }
+
   bool values_ = true;                             // false: the graph only (BuildGraphOnly)
   const std::atomic<bool>* cancel_ = nullptr;      // while Build generates the values
   std::map<std::string, engine::Tensor> weights_;  // parameter id -> value (trained)

@@ -14,6 +14,7 @@
 #include "db/operation_repository.h"
 #include "tests/db/rows.h"
 #include "tests/db/temp_dir.h"
+#include "tests/support/sanitizers.h"
 
 namespace tpuemu::db {
 namespace {
@@ -74,17 +75,7 @@ void RunCreates(int threads, int per_thread) {
 
 // Sanitized builds run SQLite's syscalls through interceptors at a fraction of the speed; keep them
 // well inside the test time budget (their figures are meaningless anyway).
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr int kCreatesPerThread = 300;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-constexpr int kCreatesPerThread = 300;
-#else
-constexpr int kCreatesPerThread = 5000;
-#endif
-#else
-constexpr int kCreatesPerThread = 5000;
-#endif
+constexpr int kCreatesPerThread = ::tpuemu::testing::kSanitizedBuild ? 300 : 5000;
 
 TEST(ThroughputTest, OneThread) { RunCreates(1, kCreatesPerThread); }
 TEST(ThroughputTest, FourThreads) { RunCreates(4, kCreatesPerThread); }

@@ -2,12 +2,15 @@
 // refused at submit with 400 naming both figures; jobs that fit wait QUEUED, with the reason in
 // their log, while the budget is taken, start once it frees, and can be cancelled while waiting;
 // and the daemon's peak RSS under concurrent heavy jobs stays within the budget plus the
-// documented overhead (README "Host memory").
+// documented overhead (README "Host memory"). hlo jobs go through the same admission, sized by
+// the evaluator's liveness sweep over their module (engine/hlo/host_memory.h).
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "engine/hlo/host_memory.h"
+#include "engine/hlo/parser.h"
 #include "service/jobs/host_memory_budget.h"
 #include "service/jobs/job_compile.h"
 #include "service/workloads/workloads.h"
@@ -35,6 +38,23 @@ int64_t Planned(const char* body) {
       service::CompileJob(cache, "j", spec, w, *engine::Slice::FromAcceleratorType("v4-8"));
   EXPECT_TRUE(compiled.ok());
   return service::JobHostBytes(compiled->program(), w.graph(), w.shards());
+}
+
+// An hlo job's body and the bytes Submit plans for it (one device).
+std::string HloJob(const std::string& text, bool estimate_only = false) {
+  return json{{"hlo", {{"text", text}, {"estimateOnly", estimate_only}}}}.dump();
+}
+int64_t PlannedHlo(const std::string& text) {
+  Result<engine::hlo::Module> module = engine::hlo::ParseModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return module.ok() ? engine::hlo::PeakHostBytes(*module) : 0;
+}
+// f32[side, side] in, its negation out: three such arrays at the peak (parameter, result, the
+// previous step's result).
+std::string NegateModule(int side) {
+  const std::string shape = "f32[" + std::to_string(side) + "," + std::to_string(side) + "]";
+  return "HloModule negate\nENTRY e {\n  x = " + shape + " parameter(0)\n  ROOT y = " + shape +
+         " negate(x)\n}\n";
 }
 
 class HostMemoryApiTest : public ::testing::Test {
@@ -129,6 +149,41 @@ TEST_F(HostMemoryApiTest, JobsThatDoNotFitTogetherWaitQueuedThenRun) {
   EXPECT_EQ(Wait(running), "CANCELLED");
   EXPECT_EQ(Wait(waiting), "SUCCEEDED");
   EXPECT_TRUE(LogHas(waiting, "running (attempt 1)"));
+}
+
+TEST_F(HostMemoryApiTest, AnHloJobAboveTheLimitIsRefusedAtSubmitNamingItsBytes) {
+  Start({.max_job_host_memory_bytes = 64 << 20, .host_memory_budget_bytes = int64_t{1} << 30});
+  CreateReady("n1");
+  const std::string big = NegateModule(4096);  // 64 MiB per array
+  const int64_t planned = PlannedHlo(big);
+  ASSERT_EQ(planned, 3 * (int64_t{64} << 20));
+  ClientResponse r = Call("POST", std::string(kNodes) + "/n1/jobs", HloJob(big));
+  ASSERT_EQ(r.status, 400) << r.body;
+  const std::string message = r.Json()["error"]["message"];
+  EXPECT_NE(message.find("needs " + std::to_string(planned) + " bytes"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("--max-job-host-memory-bytes"), std::string::npos) << message;
+  // Pricing it holds no value: an estimate-only job of the same module is accepted.
+  EXPECT_EQ(Wait(Submit("n1", HloJob(big, /*estimate_only=*/true).c_str())), "SUCCEEDED");
+}
+
+TEST_F(HostMemoryApiTest, AnHloJobWaitsQueuedWhileTheBudgetIsTaken) {
+  const std::string module = NegateModule(512);
+  const int64_t hlo = PlannedHlo(module), mlp = Planned(kLongJob);
+  ASSERT_GT(hlo, 0);
+  // Either job fits alone, not both at once.
+  Start({.host_memory_budget_bytes = hlo + mlp - 1});
+  for (const char* id : {"n1", "n2"}) CreateReady(id);
+  const std::string running = Submit("n1", kLongJob);
+  ASSERT_TRUE(WaitFor([&] { return State(running) == "RUNNING"; }));
+  const std::string waiting = Submit("n2", HloJob(module).c_str());
+  ASSERT_TRUE(WaitFor([&] { return LogHas(waiting, "waiting for host memory"); }))
+      << Call("GET", "/v2/" + waiting + "/logs").body;
+  EXPECT_EQ(State(waiting), "QUEUED");
+  EXPECT_TRUE(LogHas(waiting, "needs " + std::to_string(hlo) + " bytes")) << hlo;
+  EXPECT_EQ(Call("POST", "/v2/" + running + ":cancel").status, 200);
+  EXPECT_EQ(Wait(running), "CANCELLED");
+  EXPECT_EQ(Wait(waiting), "SUCCEEDED");
 }
 
 // Resident bytes of this process: VmHWM (the peak) or VmRSS from /proc/self/status.

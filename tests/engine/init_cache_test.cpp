@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+
 #include "engine/kernels.h"
 
 namespace tpuemu::engine {
@@ -27,6 +30,29 @@ TEST(InitCacheTest, RandomInitsAreMaterialisedOnceAndEqualMaterializeInit) {
   EXPECT_NE(other_seed->get(), first->get());
   EXPECT_NE(bf16->get(), first->get());
   EXPECT_EQ((*bf16)->dtype(), DType::kBF16);
+}
+
+// A large random init polls the job's cancel token while it draws (a 16.7 M-element one takes a
+// few hundred ms): a stopped token ends it with the token's status, and nothing is cached.
+TEST(InitCacheTest, AStoppedTokenEndsAMaterialisationAndCachesNothing) {
+  InitCache cache(size_t{64} << 20);
+  const Init init = Init::Random(5, Init::Distribution::kNormal);
+  const Shape shape{1 << 20};
+  std::atomic<bool> cancelled{true};
+  auto stopped = cache.Get(DType::kF32, shape, init, CancelToken{&cancelled});
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.status().code(), StatusCode::kCancelled) << stopped.status().ToString();
+  auto late =
+      cache.Get(DType::kF32, shape, init, CancelToken{nullptr, std::chrono::steady_clock::now()});
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.status().code(), StatusCode::kDeadlineExceeded) << late.status().ToString();
+  EXPECT_EQ(cache.GetStats().cached_bytes, 0u);
+  // Without a stop: every value, as MaterializeInit draws them.
+  auto full = cache.Get(DType::kF32, shape, init);
+  ASSERT_TRUE(full.ok());
+  Tensor direct(DType::kF32, shape);
+  ASSERT_TRUE(MaterializeInit(init, direct).ok());
+  EXPECT_EQ((*full)->f32_values(), direct.f32_values());
 }
 
 TEST(InitCacheTest, EvictsLeastRecentlyUsedPastCapacityAndSkipsNonRandomInits) {

@@ -4,9 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <thread>
 
 #include "tests/engine/hlo/hlo_test_util.h"
+#include "tests/support/wait_for.h"
 
 namespace tpuemu::engine::hlo {
 namespace {
@@ -196,6 +201,46 @@ TEST(HloEvalControl, CancellationStopsBetweenInstructions) {
   Result<Value> v = testing::Run(kDoubling, {F32({}, {3})}, options);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), StatusCode::kCancelled);
+}
+
+// One 4096³ HIGHEST dot (six GEMM passes, seconds on one thread): a flag set while it runs stops
+// it between GEMM tiles, not at its end. The 2 s bound proves that the GEMM polls, not how fast
+// this machine is; the test prints what it measured.
+TEST(HloEvalControl, CancellationStopsInsideALargeDot) {
+  using Clock = std::chrono::steady_clock;
+  const std::string text = R"(HloModule m
+ENTRY e {
+  a = f32[4096,4096] parameter(0)
+  b = f32[4096,4096] parameter(1)
+  ROOT c = f32[4096,4096] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,highest}
+})";
+  std::atomic<bool> cancel{false};
+  EvalOptions options;
+  options.cancel = &cancel;
+  Result<Value> v = Value{};
+  std::atomic<bool> returned{false};
+  Clock::time_point returned_at;
+  std::thread runner([&] {
+    v = testing::Run(text, {F32({4096, 4096}, {1}), F32({4096, 4096}, {2})}, options);
+    returned_at = Clock::now();
+    returned = true;
+  });
+  // Past the operands' transposed copies, inside the passes.
+  const Clock::time_point began = Clock::now();
+  ::tpuemu::testing::WaitFor(
+      [&] { return returned || Clock::now() - began > std::chrono::milliseconds(800); },
+      std::chrono::seconds(60));
+  EXPECT_FALSE(returned) << "the dot finished before the flag was set";
+  const Clock::time_point flagged = Clock::now();
+  cancel = true;
+  runner.join();
+  const double latency_ms =
+      std::chrono::duration<double, std::milli>(returned_at - flagged).count();
+  std::printf("cancel latency, 4096^3 HIGHEST hlo dot on 1 thread: %.1f ms\n", latency_ms);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kCancelled);
+  EXPECT_THAT(v.status().message(), HasSubstr("cancelled in %c")) << v.status().ToString();
+  EXPECT_LT(latency_ms, 2000);
 }
 
 }  // namespace
