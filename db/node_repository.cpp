@@ -193,14 +193,12 @@ Result<int64_t> NodeRepository::SumTensorCores(std::string_view project,
 }
 
 Result<int64_t> NodeRepository::SumTensorCoresInZone(Txn& txn, std::string_view zone) const {
-  return SumOne(txn, "SELECT COALESCE(SUM(zone_tensorcores), 0) FROM nodes WHERE zone = ?1", zone);
+  // The counter the schema's triggers keep (schema v5), not a scan of the zone's nodes.
+  return SumOne(txn, "SELECT nodes FROM zone_tensorcores WHERE zone = ?1", zone);
 }
 
 Result<int64_t> NodeRepository::SumStandaloneTensorCores(Txn& txn, std::string_view project) const {
-  return SumOne(txn,
-                "SELECT COALESCE(SUM(tensorcores), 0) FROM nodes WHERE project = ?1 "
-                "AND queued_resource IS NULL",
-                project);
+  return SumOne(txn, "SELECT nodes FROM project_tensorcores WHERE project = ?1", project);
 }
 
 Result<std::vector<NodeRow>> NodeRepository::ListByQueuedResource(
@@ -229,7 +227,8 @@ Result<std::vector<NodeRow>> NodeRepository::ListAll(int64_t after_seq, int limi
 }
 
 Result<std::map<std::string, int64_t>> NodeRepository::CountByState(Txn& txn) const {
-  Result<Statement*> stmt = txn.Prepare("SELECT state, COUNT(*) FROM nodes GROUP BY state");
+  Result<Statement*> stmt = txn.Prepare(
+      "SELECT state, SUM(n) FROM node_state_counts GROUP BY state HAVING SUM(n) > 0");
   if (!stmt.ok()) return stmt.status();
   std::map<std::string, int64_t> counts;
   for (;;) {

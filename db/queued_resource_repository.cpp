@@ -179,16 +179,13 @@ Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInReservati
 }
 
 Result<int64_t> QueuedResourceRepository::SumTensorCores(Txn& txn, std::string_view project) const {
-  return SumOne(txn,
-                "SELECT COALESCE(SUM(tensorcores), 0) FROM queued_resources WHERE project = ?1",
+  // The counter the schema's triggers keep (schema v5), not a scan of the project's rows.
+  return SumOne(txn, "SELECT queued_resources FROM project_tensorcores WHERE project = ?1",
                 project);
 }
 
 Result<int64_t> QueuedResourceRepository::SumHeldInZone(Txn& txn, std::string_view zone) const {
-  return SumOne(txn,
-                "SELECT COALESCE(SUM(held_tensorcores), 0) FROM queued_resources WHERE zone = ?1 "
-                "AND reservation IS NULL",
-                zone);
+  return SumOne(txn, "SELECT queued_resources FROM zone_tensorcores WHERE zone = ?1", zone);
 }
 
 }  // namespace tpuemu::db
