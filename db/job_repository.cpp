@@ -144,6 +144,15 @@ Result<JobRow> JobRepository::GetByRequestId(Txn& txn, std::string_view project,
   return ReadRow(**stmt);
 }
 
+std::string JobRepository::ListSql(const JobFilter& filter) {
+  std::string sql = " FROM jobs WHERE seq > ?5";
+  if (!filter.project.empty()) sql += " AND project = ?1";
+  if (!filter.zone.empty() && filter.zone != "-") sql += " AND zone = ?2";
+  if (!filter.node_id.empty()) sql += " AND node_id = ?3";
+  if (!filter.state.empty()) sql += " AND state = ?4";
+  return sql + " ORDER BY seq LIMIT ?6";
+}
+
 Result<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64_t after_seq,
                                                 int limit) const {
   return store_.ReadResult<std::vector<JobRow>>([&](Txn& txn) -> Result<std::vector<JobRow>> {
@@ -151,13 +160,7 @@ Result<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64_t
     // matches them (jobs_by_node, jobs_by_location, jobs_by_project, jobs_by_state) in seq order
     // from the page token: "?x = '' OR column = ?x" would defeat every index.
     const bool all_zones = filter.zone.empty() || filter.zone == "-";
-    std::string sql = "SELECT " TPUEMU_JOB_COLUMNS " FROM jobs WHERE seq > ?5";
-    if (!filter.project.empty()) sql += " AND project = ?1";
-    if (!all_zones) sql += " AND zone = ?2";
-    if (!filter.node_id.empty()) sql += " AND node_id = ?3";
-    if (!filter.state.empty()) sql += " AND state = ?4";
-    sql += " ORDER BY seq LIMIT ?6";
-    Result<Statement*> stmt = txn.Prepare(sql);
+    Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_JOB_COLUMNS + ListSql(filter));
     if (!stmt.ok()) return stmt.status();
     Statement& s = **stmt;
     if (!filter.project.empty()) s.Bind(1, filter.project);
