@@ -14,25 +14,12 @@
 #include "db/job_repository.h"
 #include "db/node_repository.h"
 #include "service/observability/utilization_sampler.h"
+#include "tests/db/rows.h"
 
 namespace tpuemu::service {
 namespace {
 
 std::string NodeName(const std::string& id) { return "projects/p/locations/z/nodes/" + id; }
-
-db::NodeRow NodeRowFor(const std::string& id) {
-  return db::NodeRow{.name = NodeName(id),
-                     .project = "p",
-                     .zone = "z",
-                     .node_id = id,
-                     .uid = id,
-                     .state = "READY",
-                     .accelerator_type = "v4-8",
-                     .tensorcores = 8,
-                     .create_time = "t",
-                     .update_time = "t",
-                     .resource_json = "{}"};
-}
 
 db::JobRow JobRowFor(const std::string& node, const std::string& id, const std::string& state) {
   db::JobRow j;
@@ -52,7 +39,9 @@ class UtilizationHistoryTest : public ::testing::Test {
   void AddNode(const std::string& id) {
     ASSERT_TRUE(store_
                     ->Transaction([&](db::Txn& txn) -> Status {
-                      return db::NodeRepository(*store_).Insert(txn, NodeRowFor(id)).status();
+                      return db::NodeRepository(*store_)
+                          .Insert(txn, db::testing::MakeNode("p", "z", id))
+                          .status();
                     })
                     .ok());
   }
