@@ -144,23 +144,31 @@ Result<JobRow> JobRepository::GetByRequestId(Txn& txn, std::string_view project,
   return ReadRow(**stmt);
 }
 
+std::string JobRepository::ListSql(const JobFilter& filter) {
+  std::string sql = " FROM jobs WHERE seq > ?5";
+  if (!filter.project.empty()) sql += " AND project = ?1";
+  if (!filter.zone.empty() && filter.zone != "-") sql += " AND zone = ?2";
+  if (!filter.node_id.empty()) sql += " AND node_id = ?3";
+  if (!filter.state.empty()) sql += " AND state = ?4";
+  return sql + " ORDER BY seq LIMIT ?6";
+}
+
 Result<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64_t after_seq,
                                                 int limit) const {
   return store_.ReadResult<std::vector<JobRow>>([&](Txn& txn) -> Result<std::vector<JobRow>> {
-    Result<Statement*> stmt = txn.Prepare(
-        "SELECT " TPUEMU_JOB_COLUMNS
-        " FROM jobs WHERE (?1 = '' OR project = ?1) AND (?2 IN ('', '-') OR zone = ?2) AND "
-        "(?3 = '' OR node_id = ?3) AND (?4 = '' OR state = ?4) AND seq > ?5 ORDER BY seq "
-        "LIMIT ?6");
+    // Only the filters that are set go into the SQL, so the planner can walk the index that
+    // matches them (jobs_by_node, jobs_by_location, jobs_by_project, jobs_by_state) in seq order
+    // from the page token: "?x = '' OR column = ?x" would defeat every index.
+    const bool all_zones = filter.zone.empty() || filter.zone == "-";
+    Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_JOB_COLUMNS + ListSql(filter));
     if (!stmt.ok()) return stmt.status();
-    (*stmt)
-        ->Bind(1, filter.project)
-        .Bind(2, filter.zone)
-        .Bind(3, filter.node_id)
-        .Bind(4, filter.state)
-        .Bind(5, after_seq)
-        .Bind(6, int64_t{limit > 0 ? limit : -1});
-    return CollectRows(**stmt);
+    Statement& s = **stmt;
+    if (!filter.project.empty()) s.Bind(1, filter.project);
+    if (!all_zones) s.Bind(2, filter.zone);
+    if (!filter.node_id.empty()) s.Bind(3, filter.node_id);
+    if (!filter.state.empty()) s.Bind(4, filter.state);
+    s.Bind(5, after_seq).Bind(6, int64_t{limit > 0 ? limit : -1});
+    return CollectRows(s);
   });
 }
 

@@ -79,6 +79,9 @@ class JobRepository {
                                 std::string_view node_id, std::string_view request_id) const;
   // Up to `limit` jobs (no limit when <= 0) matching `filter` with seq > after_seq, by seq.
   Result<std::vector<JobRow>> List(const JobFilter& filter, int64_t after_seq, int limit) const;
+  // The FROM/WHERE/ORDER part of List's SQL: only the filters that are set (zone "-" is none),
+  // ?1..?4 project, zone, node_id, state, ?5 after_seq, ?6 limit (db/list_queries.h).
+  static std::string ListSql(const JobFilter& filter);
   // Every job in `state` (e.g. QUEUED and RUNNING at recovery), by seq.
   Result<std::vector<JobRow>> ListInState(std::string_view state) const;
 

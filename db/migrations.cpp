@@ -214,12 +214,158 @@ CREATE INDEX jobs_by_end_time ON jobs (end_time) WHERE end_time IS NOT NULL;
 CREATE INDEX operations_by_end_time ON operations (end_time) WHERE done = 1;
 )sql";
 
+// v6: a store whose cost follows activity (docs/architecture.md, "Store at scale").
+// Utilization history as runs: `utilization_ticks` holds the time of every sampler pass (one row
+// per interval for all nodes), `utilization_runs` one row per stretch of identical samples of a node
+// (end_unix_ms NULL while the stretch is still open), so an idle node adds no row per interval.
+// A run's samples are the ticks in [start_unix_ms, end_unix_ms]. Old samples become one-tick runs.
+// Counter tables kept by triggers in the same transaction as the row they count, so gauges and
+// quota sums read one row instead of scanning: nodes by (state, accelerator type), jobs by state,
+// TensorCores per project (standalone nodes' and queued resources' apart) and per zone (nodes'
+// zone_tensorcores and the held_tensorcores of queued resources outside a reservation).
+// Indexes so every list query walks an index in seq order from its page token (keyset pages).
+constexpr std::string_view kV6 = R"sql(
+CREATE TABLE utilization_ticks (time_unix_ms INTEGER PRIMARY KEY);
+CREATE TABLE utilization_runs (
+  node                   TEXT NOT NULL,
+  start_unix_ms          INTEGER NOT NULL,  -- the first tick of the run
+  end_unix_ms            INTEGER,           -- no tick after it belongs to the run; NULL = open
+  duty_cycle             REAL NOT NULL,
+  tensorcore_utilization REAL NOT NULL,
+  mxu_utilization        REAL NOT NULL,
+  hbm_used_bytes         INTEGER NOT NULL,
+  hbm_total_bytes        INTEGER NOT NULL,
+  PRIMARY KEY (node, start_unix_ms)
+) WITHOUT ROWID;
+CREATE INDEX utilization_runs_by_end ON utilization_runs (end_unix_ms)
+  WHERE end_unix_ms IS NOT NULL;
+INSERT INTO utilization_ticks SELECT DISTINCT time_unix_ms FROM utilization_samples;
+INSERT INTO utilization_runs SELECT node, time_unix_ms, time_unix_ms, duty_cycle,
+  tensorcore_utilization, mxu_utilization, hbm_used_bytes, hbm_total_bytes FROM utilization_samples;
+DROP TABLE utilization_samples;
+
+CREATE TABLE node_state_counts (
+  state TEXT NOT NULL, accelerator_type TEXT NOT NULL, n INTEGER NOT NULL,
+  PRIMARY KEY (state, accelerator_type)
+) WITHOUT ROWID;
+CREATE TABLE job_state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE project_tensorcores (
+  project TEXT PRIMARY KEY,
+  nodes INTEGER NOT NULL,             -- standalone nodes (queued_resource IS NULL)
+  queued_resources INTEGER NOT NULL   -- every node each queued resource asks for
+) WITHOUT ROWID;
+CREATE TABLE zone_tensorcores (
+  zone TEXT PRIMARY KEY,
+  nodes INTEGER NOT NULL,             -- nodes.zone_tensorcores
+  queued_resources INTEGER NOT NULL   -- held_tensorcores outside a reservation
+) WITHOUT ROWID;
+INSERT INTO node_state_counts SELECT state, accelerator_type, COUNT(*) FROM nodes GROUP BY 1, 2;
+INSERT INTO job_state_counts SELECT state, COUNT(*) FROM jobs GROUP BY 1;
+INSERT INTO project_tensorcores SELECT project,
+  SUM(CASE WHEN queued_resource IS NULL THEN tensorcores ELSE 0 END), 0 FROM nodes GROUP BY 1;
+INSERT INTO project_tensorcores SELECT project, 0, SUM(tensorcores) FROM queued_resources
+  GROUP BY 1 ON CONFLICT (project) DO UPDATE SET queued_resources = excluded.queued_resources;
+INSERT INTO zone_tensorcores SELECT zone, SUM(zone_tensorcores), 0 FROM nodes GROUP BY 1;
+INSERT INTO zone_tensorcores SELECT zone, 0,
+  SUM(CASE WHEN reservation IS NULL THEN held_tensorcores ELSE 0 END) FROM queued_resources
+  GROUP BY 1 ON CONFLICT (zone) DO UPDATE SET queued_resources = excluded.queued_resources;
+
+CREATE TRIGGER nodes_count_insert AFTER INSERT ON nodes BEGIN
+  INSERT INTO node_state_counts VALUES (NEW.state, NEW.accelerator_type, 1)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+  INSERT INTO project_tensorcores VALUES (NEW.project,
+    CASE WHEN NEW.queued_resource IS NULL THEN NEW.tensorcores ELSE 0 END, 0)
+    ON CONFLICT DO UPDATE SET nodes = nodes + excluded.nodes;
+  INSERT INTO zone_tensorcores VALUES (NEW.zone, NEW.zone_tensorcores, 0)
+    ON CONFLICT DO UPDATE SET nodes = nodes + excluded.nodes;
+END;
+CREATE TRIGGER nodes_count_delete AFTER DELETE ON nodes BEGIN
+  UPDATE node_state_counts SET n = n - 1
+    WHERE state = OLD.state AND accelerator_type = OLD.accelerator_type;
+  UPDATE project_tensorcores
+    SET nodes = nodes - CASE WHEN OLD.queued_resource IS NULL THEN OLD.tensorcores ELSE 0 END
+    WHERE project = OLD.project;
+  UPDATE zone_tensorcores SET nodes = nodes - OLD.zone_tensorcores WHERE zone = OLD.zone;
+END;
+CREATE TRIGGER nodes_count_update AFTER UPDATE ON nodes
+  WHEN OLD.state IS NOT NEW.state OR OLD.accelerator_type IS NOT NEW.accelerator_type
+    OR OLD.project IS NOT NEW.project OR OLD.zone IS NOT NEW.zone
+    OR OLD.tensorcores IS NOT NEW.tensorcores OR OLD.zone_tensorcores IS NOT NEW.zone_tensorcores
+    OR OLD.queued_resource IS NOT NEW.queued_resource
+BEGIN
+  UPDATE node_state_counts SET n = n - 1
+    WHERE state = OLD.state AND accelerator_type = OLD.accelerator_type;
+  INSERT INTO node_state_counts VALUES (NEW.state, NEW.accelerator_type, 1)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+  UPDATE project_tensorcores
+    SET nodes = nodes - CASE WHEN OLD.queued_resource IS NULL THEN OLD.tensorcores ELSE 0 END
+    WHERE project = OLD.project;
+  INSERT INTO project_tensorcores VALUES (NEW.project,
+    CASE WHEN NEW.queued_resource IS NULL THEN NEW.tensorcores ELSE 0 END, 0)
+    ON CONFLICT DO UPDATE SET nodes = nodes + excluded.nodes;
+  UPDATE zone_tensorcores SET nodes = nodes - OLD.zone_tensorcores WHERE zone = OLD.zone;
+  INSERT INTO zone_tensorcores VALUES (NEW.zone, NEW.zone_tensorcores, 0)
+    ON CONFLICT DO UPDATE SET nodes = nodes + excluded.nodes;
+END;
+
+CREATE TRIGGER queued_resources_count_insert AFTER INSERT ON queued_resources BEGIN
+  INSERT INTO project_tensorcores VALUES (NEW.project, 0, NEW.tensorcores)
+    ON CONFLICT DO UPDATE SET queued_resources = queued_resources + excluded.queued_resources;
+  INSERT INTO zone_tensorcores VALUES (NEW.zone, 0,
+    CASE WHEN NEW.reservation IS NULL THEN NEW.held_tensorcores ELSE 0 END)
+    ON CONFLICT DO UPDATE SET queued_resources = queued_resources + excluded.queued_resources;
+END;
+CREATE TRIGGER queued_resources_count_delete AFTER DELETE ON queued_resources BEGIN
+  UPDATE project_tensorcores SET queued_resources = queued_resources - OLD.tensorcores
+    WHERE project = OLD.project;
+  UPDATE zone_tensorcores SET queued_resources = queued_resources -
+    CASE WHEN OLD.reservation IS NULL THEN OLD.held_tensorcores ELSE 0 END WHERE zone = OLD.zone;
+END;
+CREATE TRIGGER queued_resources_count_update AFTER UPDATE ON queued_resources
+  WHEN OLD.project IS NOT NEW.project OR OLD.zone IS NOT NEW.zone
+    OR OLD.tensorcores IS NOT NEW.tensorcores OR OLD.held_tensorcores IS NOT NEW.held_tensorcores
+    OR OLD.reservation IS NOT NEW.reservation
+BEGIN
+  UPDATE project_tensorcores SET queued_resources = queued_resources - OLD.tensorcores
+    WHERE project = OLD.project;
+  INSERT INTO project_tensorcores VALUES (NEW.project, 0, NEW.tensorcores)
+    ON CONFLICT DO UPDATE SET queued_resources = queued_resources + excluded.queued_resources;
+  UPDATE zone_tensorcores SET queued_resources = queued_resources -
+    CASE WHEN OLD.reservation IS NULL THEN OLD.held_tensorcores ELSE 0 END WHERE zone = OLD.zone;
+  INSERT INTO zone_tensorcores VALUES (NEW.zone, 0,
+    CASE WHEN NEW.reservation IS NULL THEN NEW.held_tensorcores ELSE 0 END)
+    ON CONFLICT DO UPDATE SET queued_resources = queued_resources + excluded.queued_resources;
+END;
+
+CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN
+  INSERT INTO job_state_counts VALUES (NEW.state, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN
+  UPDATE job_state_counts SET n = n - 1 WHERE state = OLD.state;
+END;
+CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs WHEN OLD.state IS NOT NEW.state
+BEGIN
+  UPDATE job_state_counts SET n = n - 1 WHERE state = OLD.state;
+  INSERT INTO job_state_counts VALUES (NEW.state, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+
+CREATE INDEX nodes_by_project ON nodes (project, seq);
+CREATE INDEX nodes_pending ON nodes (pending_due_ms, seq) WHERE pending_operation IS NOT NULL;
+CREATE INDEX operations_by_project ON operations (project, seq);
+CREATE INDEX queued_resources_by_project ON queued_resources (project, seq);
+CREATE INDEX queued_resources_by_zone ON queued_resources (zone, seq);
+CREATE INDEX queued_resources_by_reservation ON queued_resources (reservation, seq)
+  WHERE reservation IS NOT NULL;
+CREATE INDEX jobs_by_location ON jobs (project, zone, seq);
+CREATE INDEX jobs_by_project ON jobs (project, seq);
+)sql";
 constexpr std::array kMigrations = {
     Migration{1, kV1},
     Migration{2, kV2},
     Migration{3, kV3},
     Migration{4, kV4},
     Migration{5, kV5, kV5Before},
+    Migration{6, kV6},
 };
 
 Result<int> UserVersion(sqlite3* db) {

@@ -1,5 +1,7 @@
 #include "db/node_repository.h"
 
+#include "db/list_queries.h"
+
 #include <string>
 
 namespace tpuemu::db {
@@ -140,11 +142,8 @@ Result<std::vector<NodeRow>> NodeRepository::List(Txn& txn, std::string_view pro
   // (project, zone, seq) index and read rows already in seq order.
   const bool all_zones = zone == kAllZones;
   Result<Statement*> stmt =
-      all_zones ? txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
-                              " FROM nodes WHERE project = ?1 AND seq > ?3 ORDER BY seq LIMIT ?4")
-                : txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
-                              " FROM nodes WHERE project = ?1 AND zone = ?2 AND seq > ?3 "
-                              "ORDER BY seq LIMIT ?4");
+      all_zones ? txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_IN_PROJECT)
+                : txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_IN_LOCATION);
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : int64_t{-1});
@@ -159,9 +158,7 @@ Result<std::vector<NodeRow>> NodeRepository::List(std::string_view project, std:
 }
 
 Result<std::vector<NodeRow>> NodeRepository::ListPending(Txn& txn) const {
-  Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
-                                        " FROM nodes WHERE pending_operation IS NOT NULL "
-                                        "ORDER BY pending_due_ms, seq");
+  Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_PENDING);
   if (!stmt.ok()) return stmt.status();
   return CollectRows(**stmt);
 }
@@ -193,20 +190,18 @@ Result<int64_t> NodeRepository::SumTensorCores(std::string_view project,
 }
 
 Result<int64_t> NodeRepository::SumTensorCoresInZone(Txn& txn, std::string_view zone) const {
-  return SumOne(txn, "SELECT COALESCE(SUM(zone_tensorcores), 0) FROM nodes WHERE zone = ?1", zone);
+  // The counter the schema's triggers keep (schema v6), not a scan of the zone's nodes.
+  return SumOne(txn, "SELECT nodes FROM zone_tensorcores WHERE zone = ?1", zone);
 }
 
 Result<int64_t> NodeRepository::SumStandaloneTensorCores(Txn& txn, std::string_view project) const {
-  return SumOne(txn,
-                "SELECT COALESCE(SUM(tensorcores), 0) FROM nodes WHERE project = ?1 "
-                "AND queued_resource IS NULL",
-                project);
+  return SumOne(txn, "SELECT nodes FROM project_tensorcores WHERE project = ?1", project);
 }
 
 Result<std::vector<NodeRow>> NodeRepository::ListByQueuedResource(
     Txn& txn, std::string_view queued_resource) const {
-  Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
-                                        " FROM nodes WHERE queued_resource = ?1 ORDER BY seq");
+  Result<Statement*> stmt =
+      txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_OF_QUEUED_RESOURCE);
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, queued_resource);
   return CollectRows(**stmt);
@@ -229,7 +224,8 @@ Result<std::vector<NodeRow>> NodeRepository::ListAll(int64_t after_seq, int limi
 }
 
 Result<std::map<std::string, int64_t>> NodeRepository::CountByState(Txn& txn) const {
-  Result<Statement*> stmt = txn.Prepare("SELECT state, COUNT(*) FROM nodes GROUP BY state");
+  Result<Statement*> stmt =
+      txn.Prepare("SELECT state, SUM(n) FROM node_state_counts GROUP BY state HAVING SUM(n) > 0");
   if (!stmt.ok()) return stmt.status();
   std::map<std::string, int64_t> counts;
   for (;;) {

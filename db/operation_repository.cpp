@@ -1,5 +1,7 @@
 #include "db/operation_repository.h"
 
+#include "db/list_queries.h"
+
 #include <string>
 
 namespace tpuemu::db {
@@ -115,12 +117,8 @@ Result<std::vector<OperationRow>> OperationRepository::List(Txn& txn, std::strin
   // Two texts so the one-zone case seeks the (project, zone, seq) index in seq order.
   const bool all_zones = zone == kAllZones;
   Result<Statement*> stmt =
-      all_zones ? txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS
-                              " FROM operations WHERE project = ?1 AND seq > ?3 "
-                              "ORDER BY seq LIMIT ?4")
-                : txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS
-                              " FROM operations WHERE project = ?1 AND zone = ?2 AND seq > ?3 "
-                              "ORDER BY seq LIMIT ?4");
+      all_zones ? txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS TPUEMU_OPERATIONS_IN_PROJECT)
+                : txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS TPUEMU_OPERATIONS_IN_LOCATION);
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : int64_t{-1});

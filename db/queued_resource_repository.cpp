@@ -1,5 +1,7 @@
 #include "db/queued_resource_repository.h"
 
+#include "db/list_queries.h"
+
 namespace tpuemu::db {
 namespace {
 
@@ -136,12 +138,9 @@ Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::List(std::strin
       [&](Txn& txn) -> Result<std::vector<QueuedResourceRow>> {
         const bool all_zones = zone == kAllZones;
         Result<Statement*> stmt =
-            all_zones ? txn.Prepare("SELECT " TPUEMU_QR_COLUMNS
-                                    " FROM queued_resources WHERE project = ?1 AND seq > ?3 "
-                                    "ORDER BY seq LIMIT ?4")
-                      : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS
-                                    " FROM queued_resources WHERE project = ?1 AND zone = ?2 "
-                                    "AND seq > ?3 ORDER BY seq LIMIT ?4");
+            all_zones
+                ? txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_PROJECT)
+                : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_LOCATION);
         if (!stmt.ok()) return stmt.status();
         Statement& s = **stmt;
         s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : int64_t{-1});
@@ -155,8 +154,7 @@ Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInZone(
   const bool all_zones = zone == kAllZones;
   Result<Statement*> stmt =
       all_zones ? txn.Prepare("SELECT " TPUEMU_QR_COLUMNS " FROM queued_resources ORDER BY seq")
-                : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS
-                              " FROM queued_resources WHERE zone = ?1 ORDER BY seq");
+                : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_ZONE);
   if (!stmt.ok()) return stmt.status();
   if (!all_zones) (*stmt)->Bind(1, zone);
   return CollectRows(**stmt);
@@ -170,25 +168,21 @@ Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInZone(
 
 Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInReservation(
     Txn& txn, std::string_view reservation) const {
-  Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_QR_COLUMNS
-                                        " FROM queued_resources WHERE reservation = ?1 "
-                                        "ORDER BY seq");
+  Result<Statement*> stmt =
+      txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_RESERVATION);
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, reservation);
   return CollectRows(**stmt);
 }
 
 Result<int64_t> QueuedResourceRepository::SumTensorCores(Txn& txn, std::string_view project) const {
-  return SumOne(txn,
-                "SELECT COALESCE(SUM(tensorcores), 0) FROM queued_resources WHERE project = ?1",
+  // The counter the schema's triggers keep (schema v6), not a scan of the project's rows.
+  return SumOne(txn, "SELECT queued_resources FROM project_tensorcores WHERE project = ?1",
                 project);
 }
 
 Result<int64_t> QueuedResourceRepository::SumHeldInZone(Txn& txn, std::string_view zone) const {
-  return SumOne(txn,
-                "SELECT COALESCE(SUM(held_tensorcores), 0) FROM queued_resources WHERE zone = ?1 "
-                "AND reservation IS NULL",
-                zone);
+  return SumOne(txn, "SELECT queued_resources FROM zone_tensorcores WHERE zone = ?1", zone);
 }
 
 }  // namespace tpuemu::db

@@ -1,5 +1,7 @@
 #include "db/reservation_repository.h"
 
+#include "db/list_queries.h"
+
 namespace tpuemu::db {
 namespace {
 
@@ -65,9 +67,8 @@ Result<ReservationRow> ReservationRepository::Get(Txn& txn, std::string_view nam
 
 Result<std::vector<ReservationRow>> ReservationRepository::List(Txn& txn, std::string_view project,
                                                                 std::string_view zone) const {
-  Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_RESERVATION_COLUMNS
-                                        " FROM reservations WHERE project = ?1 AND zone = ?2 "
-                                        "ORDER BY seq");
+  Result<Statement*> stmt =
+      txn.Prepare("SELECT " TPUEMU_RESERVATION_COLUMNS TPUEMU_RESERVATIONS_IN_LOCATION);
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, project).Bind(2, zone);
   std::vector<ReservationRow> rows;

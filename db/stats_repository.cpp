@@ -9,7 +9,7 @@ StatsRepository::CountNodesByStateAndType() const {
   using Counts = std::map<std::pair<std::string, std::string>, int64_t>;
   return store_.ReadResult<Counts>([&](Txn& txn) -> Result<Counts> {
     Result<Statement*> stmt = txn.Prepare(
-        "SELECT state, accelerator_type, COUNT(*) FROM nodes GROUP BY state, accelerator_type");
+        "SELECT state, accelerator_type, n FROM node_state_counts WHERE n > 0");
     if (!stmt.ok()) return stmt.status();
     Counts counts;
     for (;;) {
@@ -24,7 +24,7 @@ StatsRepository::CountNodesByStateAndType() const {
 Result<std::map<std::string, int64_t>> StatsRepository::CountJobsByState() const {
   using Counts = std::map<std::string, int64_t>;
   return store_.ReadResult<Counts>([&](Txn& txn) -> Result<Counts> {
-    Result<Statement*> stmt = txn.Prepare("SELECT state, COUNT(*) FROM jobs GROUP BY state");
+    Result<Statement*> stmt = txn.Prepare("SELECT state, n FROM job_state_counts WHERE n > 0");
     if (!stmt.ok()) return stmt.status();
     Counts counts;
     for (;;) {
@@ -36,19 +36,43 @@ Result<std::map<std::string, int64_t>> StatsRepository::CountJobsByState() const
   });
 }
 
+namespace {
+Result<std::vector<NodeBrief>> ReadBriefs(Txn& txn, int64_t after_seq, int limit) {
+  Result<Statement*> stmt = txn.Prepare(
+      "SELECT name, state, accelerator_type, tensorcores, seq FROM nodes WHERE seq > ?1 "
+      "ORDER BY seq LIMIT ?2");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, after_seq).Bind(2, int64_t{limit > 0 ? limit : -1});
+  std::vector<NodeBrief> nodes;
+  for (;;) {
+    Result<bool> more = (*stmt)->Step();
+    if (!more.ok()) return more.status();
+    if (!*more) return nodes;
+    nodes.push_back({(*stmt)->ColumnText(0), (*stmt)->ColumnText(1), (*stmt)->ColumnText(2),
+                     (*stmt)->ColumnInt64(3), (*stmt)->ColumnInt64(4)});
+  }
+}
+}  // namespace
+
 Result<std::vector<NodeBrief>> StatsRepository::ListAllNodes() const {
-  return store_.ReadResult<std::vector<NodeBrief>>([&](Txn& txn) -> Result<std::vector<NodeBrief>> {
-    Result<Statement*> stmt =
-        txn.Prepare("SELECT name, state, accelerator_type, tensorcores FROM nodes ORDER BY seq");
-    if (!stmt.ok()) return stmt.status();
-    std::vector<NodeBrief> nodes;
-    for (;;) {
-      Result<bool> more = (*stmt)->Step();
-      if (!more.ok()) return more.status();
-      if (!*more) return nodes;
-      nodes.push_back({(*stmt)->ColumnText(0), (*stmt)->ColumnText(1), (*stmt)->ColumnText(2),
-                       (*stmt)->ColumnInt64(3)});
-    }
+  return store_.ReadResult<std::vector<NodeBrief>>(
+      [&](Txn& txn) { return ReadBriefs(txn, 0, 0); });
+}
+
+Result<StatsRepository::NodesAfter> StatsRepository::ListNodesAfter(int64_t after_seq,
+                                                                    int limit) const {
+  return store_.ReadResult<NodesAfter>([&](Txn& txn) -> Result<NodesAfter> {
+    // Both reads under one lease: no write of this process falls between them.
+    Result<Statement*> count = txn.Prepare("SELECT COALESCE(SUM(n), 0) FROM node_state_counts");
+    if (!count.ok()) return count.status();
+    Result<bool> row = (*count)->Step();
+    if (!row.ok()) return row.status();
+    NodesAfter out;
+    out.total = *row ? (*count)->ColumnInt64(0) : 0;
+    Result<std::vector<NodeBrief>> nodes = ReadBriefs(txn, after_seq, limit);
+    if (!nodes.ok()) return nodes.status();
+    out.nodes = std::move(nodes).value();
+    return out;
   });
 }
 

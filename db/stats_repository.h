@@ -23,6 +23,7 @@ struct NodeBrief {
   std::string state;
   std::string accelerator_type;
   int64_t tensorcores = 0;
+  int64_t seq = 0;
 };
 
 class StatsRepository {
@@ -35,6 +36,13 @@ class StatsRepository {
   Result<std::map<std::string, int64_t>> CountJobsByState() const;
   // Every node of every project, by seq.
   Result<std::vector<NodeBrief>> ListAllNodes() const;
+  // At most `limit` nodes with seq > after_seq, by seq (a walk in pages that lets other readers
+  // in between), and how many nodes the store holds, read together (from the counter table).
+  struct NodesAfter {
+    std::vector<NodeBrief> nodes;
+    int64_t total = 0;
+  };
+  Result<NodesAfter> ListNodesAfter(int64_t after_seq, int limit) const;
   // The mean mxu_utilization over the job's stored steps; 0 when it has none.
   Result<double> MeanStepMxuUtilization(std::string_view job) const;
 

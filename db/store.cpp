@@ -251,10 +251,15 @@ Status Store::WipeAll() {
         tables.push_back((*stmt)->ColumnText(0));
       }
     }
-    for (const std::string& table : tables) {
-      std::string quoted;
-      for (char c : table) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-      TPUEMU_RETURN_IF_ERROR(txn.ExecScript("DELETE FROM \"" + quoted + "\""));
+    // Twice: the first pass empties every table, but the triggers that keep the counter tables
+    // (node_state_counts, ...) may refill one emptied before its source; the second pass
+    // finds the sources empty and clears what they left.
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const std::string& table : tables) {
+        std::string quoted;
+        for (char c : table) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+        TPUEMU_RETURN_IF_ERROR(txn.ExecScript("DELETE FROM \"" + quoted + "\""));
+      }
     }
     return Status::Ok();
   });

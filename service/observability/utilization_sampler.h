@@ -1,5 +1,6 @@
 // UtilizationSampler: per-node utilization history, one sample per node every interval, stored in
-// SQLite (utilization_samples) and pruned past the retention so the table stays bounded.
+// SQLite as changes (db/utilization_repository.h: a tick per pass, a row only when a node's sample
+// differs from its previous one, so idle nodes cost nothing) and pruned past the retention.
 //
 // A sample covers (previous sample, now]:
 //  * dutyCycle: the fraction of the interval the node had a job RUNNING (Cloud Monitoring's
@@ -11,7 +12,9 @@
 //  * hbmUsedBytes: the peak HBM of the program running at sample time x the TensorCores it uses
 //    (0 when idle); hbmTotalBytes: the slice's HBM.
 // Job activity comes from JobManager's transition observer (OnJobStateChanged); program facts
-// from job_programs. Nodes are those in the store at sample time.
+// from job_programs. Nodes are those in the store at sample time: the sampler keeps their list
+// and reads only the nodes created since the last pass, unless the store's node count says some
+// went (then it reads them all again, in pages, so readers get the store in between).
 // Timing: Start() runs SampleNow() every interval_ms on a thread (0 = never; tests call SampleNow
 // themselves). The clock is injectable (now_ms). Threads: every public method may be called from
 // any thread; job activity and the latest samples are guarded by mu_; SampleNow calls are
@@ -26,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -81,6 +85,10 @@ class UtilizationSampler {
   };
   int64_t Now() const;
   void Loop();
+  // Brings nodes_ up to the store (requires sample_mu_).
+  Status RefreshNodes(bool full);
+  // The slice's HBM for an accelerator type, cached (requires sample_mu_).
+  int64_t HbmTotal(const std::string& accelerator_type);
 
   db::Store& store_;
   const UtilizationOptions options_;
@@ -95,7 +103,15 @@ class UtilizationSampler {
   int64_t last_sample_ms_ = 0;                      // guarded by mu_
   std::vector<NodeUtilization> latest_;             // guarded by mu_
   bool stopping_ = false;                           // guarded by mu_
+  uint64_t generation_ = 0;                         // Reset() count; guarded by mu_
   std::mutex sample_mu_;                            // serialises SampleNow
+  // Guarded by sample_mu_: the nodes in the store at the last pass (by seq), the values of each
+  // node's open run in the store (what the next pass compares with), and the generation they
+  // were read in (a Reset reads both again).
+  std::vector<db::NodeBrief> nodes_;
+  std::unordered_map<std::string, db::UtilizationRow> open_runs_;
+  std::map<std::string, int64_t> hbm_by_type_;
+  std::optional<uint64_t> loaded_generation_;
   std::thread thread_;
 };
 

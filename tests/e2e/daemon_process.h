@@ -73,6 +73,7 @@ class DaemonProcess {
   }
 
   uint16_t port() const { return port_; }
+  pid_t pid() const { return pid_; }  // -1 when not running
 
  private:
   pid_t pid_ = -1;
