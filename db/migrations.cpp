@@ -216,13 +216,13 @@ CREATE INDEX operations_by_end_time ON operations (end_time) WHERE done = 1;
 
 // v6: a store whose cost follows activity (docs/architecture.md, "Store at scale").
 // Utilization history as runs: `utilization_ticks` holds the time of every sampler pass (one row
-// per interval for all nodes), `utilization_runs` one row per stretch of identical samples of a node
-// (end_unix_ms NULL while the stretch is still open), so an idle node adds no row per interval.
-// A run's samples are the ticks in [start_unix_ms, end_unix_ms]. Old samples become one-tick runs.
-// Counter tables kept by triggers in the same transaction as the row they count, so gauges and
-// quota sums read one row instead of scanning: nodes by (state, accelerator type), jobs by state,
-// TensorCores per project (standalone nodes' and queued resources' apart) and per zone (nodes'
-// zone_tensorcores and the held_tensorcores of queued resources outside a reservation).
+// per interval for all nodes), `utilization_runs` one row per stretch of identical samples of a
+// node (end_unix_ms NULL while the stretch is still open), so an idle node adds no row per
+// interval. A run's samples are the ticks in [start_unix_ms, end_unix_ms]. Old samples become
+// one-tick runs. Counter tables kept by triggers in the same transaction as the row they count, so
+// gauges and quota sums read one row instead of scanning: nodes by (state, accelerator type), jobs
+// by state, TensorCores per project (standalone nodes' and queued resources' apart) and per zone
+// (nodes' zone_tensorcores and the held_tensorcores of queued resources outside a reservation).
 // Indexes so every list query walks an index in seq order from its page token (keyset pages).
 constexpr std::string_view kV6 = R"sql(
 CREATE TABLE utilization_ticks (time_unix_ms INTEGER PRIMARY KEY);

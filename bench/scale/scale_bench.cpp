@@ -126,44 +126,35 @@ Latencies Load(uint16_t port, int clients, double seconds,
   return all;
 }
 
-// Bytes of the store's pages in use (page_count - freelist_count), read-only beside tpuemud.
-int64_t StoreBytes(const std::string& db_path) {
+// One integer from the store, read beside tpuemud on a read-only connection; -1 on failure.
+int64_t QueryInt(const std::string& db_path, const char* sql) {
   sqlite3* db = nullptr;
-  int64_t bytes = -1;
+  int64_t value = -1;
   if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_busy_timeout(db, 5000);
     sqlite3_stmt* stmt = nullptr;
-    const char* sql =
-        "SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM "
-        "pragma_freelist_count()), (SELECT page_size FROM pragma_page_size())";
     if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK &&
         sqlite3_step(stmt) == SQLITE_ROW) {
-      bytes = sqlite3_column_int64(stmt, 0) * sqlite3_column_int64(stmt, 1);
+      value = sqlite3_column_int64(stmt, 0);
     }
     sqlite3_finalize(stmt);
   }
   sqlite3_close(db);
-  return bytes;
+  return value;
 }
 
-// Terminal jobs, from the counter table tpuemud keeps (a read-only connection).
+// Bytes of the store's pages in use (page_count - freelist_count).
+int64_t StoreBytes(const std::string& db_path) {
+  return QueryInt(db_path,
+                  "SELECT ((SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count "
+                  "FROM pragma_freelist_count())) * (SELECT page_size FROM pragma_page_size())");
+}
+
+// Terminal jobs, from the counter table tpuemud keeps.
 int64_t TerminalJobs(const std::string& db_path) {
-  sqlite3* db = nullptr;
-  int64_t n = -1;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_busy_timeout(db, 5000);
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT COALESCE(SUM(n), 0) FROM job_state_counts WHERE state NOT IN "
-                           "('QUEUED', 'RUNNING')",
-                           -1, &stmt, nullptr) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW) {
-      n = sqlite3_column_int64(stmt, 0);
-    }
-    sqlite3_finalize(stmt);
-  }
-  sqlite3_close(db);
-  return n;
+  return QueryInt(db_path,
+                  "SELECT COALESCE(SUM(n), 0) FROM job_state_counts WHERE state NOT IN "
+                  "('QUEUED', 'RUNNING')");
 }
 
 int64_t RssKb(pid_t pid) {
