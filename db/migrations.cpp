@@ -204,11 +204,12 @@ CREATE TABLE zone_capacity (
   tensorcores INTEGER NOT NULL
 ) WITHOUT ROWID;
 )sql";
+// v5: a job's maxRetries (how often a job a fault interrupted runs again), next to its attempt.
+constexpr std::string_view kV5 = R"sql(
+ALTER TABLE jobs ADD COLUMN max_retries INTEGER NOT NULL DEFAULT 0;
+)sql";
 constexpr std::array kMigrations = {
-    Migration{1, kV1},
-    Migration{2, kV2},
-    Migration{3, kV3},
-    Migration{4, kV4},
+    Migration{1, kV1}, Migration{2, kV2}, Migration{3, kV3}, Migration{4, kV4}, Migration{5, kV5},
 };
 
 Result<int> UserVersion(sqlite3* db) {

@@ -69,6 +69,9 @@ void EventLog::OnJobStateChanged(const Job& job, std::optional<JobState> previou
     e.message += "queued on node " + job.node_id;
   } else {
     e.message += *e.previous_state + " -> " + e.state;
+    // Re-queued after a restart or a fault it is retried after.
+    if (job.state == JobState::kQueued)
+      e.message += " (attempt " + std::to_string(job.attempt) + ")";
     if (job.exit_code && job.reason) {
       e.message += " (exit code " + std::to_string(*job.exit_code) + ": " + *job.reason + ")";
     }
