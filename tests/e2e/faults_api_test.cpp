@@ -293,7 +293,7 @@ TEST_F(FaultsDuringJobsTest, MaintenanceInterruptsTheRunningJobWithAReason) {
 // Long enough to be running when the fault lands (about a second on one host core), short enough
 // to finish once it runs again.
 constexpr char kRetriedJob[] =
-    R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": 40}},
+    R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": 150}},
         "maxRetries": 1})";
 
 TEST_F(FaultsDuringJobsTest, MaintenanceRequeuesAJobWithRetriesLeftThatThenSucceeds) {
