@@ -69,14 +69,15 @@ Status App::Build() {
   g.store = std::move(store).value();
   const service::Catalog& catalog = service::Catalog::Default();
   g.nodes = std::make_unique<service::NodeManager>(*g.store, g.scheduler, catalog, options_.nodes);
-  // A maintenance event interrupts the job running on the node (docs/faults.md); preemption
-  // reaches the jobs through the node's PREEMPTED state instead.
   // Each injector wrote the fault's event with its change (service/faults/fault_event.h).
+  // A maintenance event interrupts the job running on the node and holds its queue until it ends
+  // (a job with maxRetries left runs again then; docs/faults.md); preemption reaches the jobs
+  // through the node's PREEMPTED state instead.
   service::FaultListener on_fault = [&g](const service::FaultEvent& e) {
     if (g.jobs && e.kind == "MAINTENANCE_STARTED") {
-      g.jobs->EndNodeJobs(e.resource, service::JobState::kFailed,
-                          "interrupted by host maintenance: " + e.message);
+      g.jobs->InterruptNodeJobs(e.resource, "interrupted by host maintenance: " + e.message);
     }
+    if (g.jobs && e.kind == "MAINTENANCE_ENDED") g.jobs->ResumeNode(e.resource);
   };
   g.reservations =
       std::make_unique<service::ReservationBook>(*g.store, g.nodes->batcher(), catalog);
@@ -190,11 +191,13 @@ Status App::Build() {
   if (Status s = g.queued_resources->Recover(); !s.ok()) {
     return Status(s.code(), "queued resource recovery failed: " + s.message());
   }
-  if (Status s = g.maintenance->Recover(); !s.ok()) {
-    return Status(s.code(), "maintenance recovery failed: " + s.message());
-  }
+  // Jobs first: a node still under maintenance holds its queue until the maintenance ends, and
+  // that end is scheduled by the maintenance recovery.
   if (Status s = g.jobs->Recover(); !s.ok()) {
     return Status(s.code(), "job recovery failed: " + s.message());
+  }
+  if (Status s = g.maintenance->Recover(); !s.ok()) {
+    return Status(s.code(), "maintenance recovery failed: " + s.message());
   }
   g.preempter->Start();
   g.obs->Start();

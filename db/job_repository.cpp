@@ -8,7 +8,7 @@ namespace {
 #define TPUEMU_JOB_INSERT_COLUMNS                                                              \
   "name, project, zone, node_id, job_id, state, priority, labels_json, spec_json, "            \
   "request_id, spec_hash, create_time, start_time, end_time, exit_code, reason, result_json, " \
-  "attempt"
+  "attempt, max_retries"
 #define TPUEMU_JOB_COLUMNS TPUEMU_JOB_INSERT_COLUMNS ", seq"
 
 JobRow ReadRow(const Statement& s) {
@@ -31,7 +31,8 @@ JobRow ReadRow(const Statement& s) {
   row.reason = s.ColumnOptionalText(15);
   row.result_json = s.ColumnOptionalText(16);
   row.attempt = s.ColumnInt64(17);
-  row.seq = s.ColumnInt64(18);
+  row.max_retries = s.ColumnInt64(18);
+  row.seq = s.ColumnInt64(19);
   return row;
 }
 
@@ -53,7 +54,8 @@ void BindRow(Statement& s, const JobRow& row) {
       .Bind(15, row.exit_code)
       .Bind(16, row.reason)
       .Bind(17, row.result_json)
-      .Bind(18, row.attempt);
+      .Bind(18, row.attempt)
+      .Bind(19, row.max_retries);
 }
 
 Result<std::vector<JobRow>> CollectRows(Statement& s) {
@@ -75,8 +77,8 @@ Status NotFound(std::string_view name) {
 Result<int64_t> JobRepository::Insert(Txn& txn, const JobRow& row) const {
   Result<Statement*> stmt = txn.Prepare(
       "INSERT INTO jobs (" TPUEMU_JOB_INSERT_COLUMNS
-      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
-      " RETURNING seq");
+      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+      "?19) RETURNING seq");
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   BindRow(s, row);
@@ -98,7 +100,7 @@ Status JobRepository::Update(Txn& txn, const JobRow& row) const {
       "UPDATE jobs SET project = ?2, zone = ?3, node_id = ?4, job_id = ?5, state = ?6, "
       "priority = ?7, labels_json = ?8, spec_json = ?9, request_id = ?10, spec_hash = ?11, "
       "create_time = ?12, start_time = ?13, end_time = ?14, exit_code = ?15, reason = ?16, "
-      "result_json = ?17, attempt = ?18 WHERE name = ?1");
+      "result_json = ?17, attempt = ?18, max_retries = ?19 WHERE name = ?1");
   if (!stmt.ok()) return stmt.status();
   BindRow(**stmt, row);
   TPUEMU_RETURN_IF_ERROR((*stmt)->Run());

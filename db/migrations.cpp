@@ -359,6 +359,10 @@ CREATE INDEX queued_resources_by_reservation ON queued_resources (reservation, s
 CREATE INDEX jobs_by_location ON jobs (project, zone, seq);
 CREATE INDEX jobs_by_project ON jobs (project, seq);
 )sql";
+// v7: a job's maxRetries (how often a job a fault interrupted runs again), next to its attempt.
+constexpr std::string_view kV7 = R"sql(
+ALTER TABLE jobs ADD COLUMN max_retries INTEGER NOT NULL DEFAULT 0;
+)sql";
 constexpr std::array kMigrations = {
     Migration{1, kV1},
     Migration{2, kV2},
@@ -366,6 +370,7 @@ constexpr std::array kMigrations = {
     Migration{4, kV4},
     Migration{5, kV5, kV5Before},
     Migration{6, kV6},
+    Migration{7, kV7},
 };
 
 Result<int> UserVersion(sqlite3* db) {

@@ -136,7 +136,7 @@ struct SubmitFlags {
   std::string node, zone, workload, program, spec, hlo, precision, labels, request_id, job_id;
   std::string timeout, dtype;
   int64_t steps = 0, batch = 0, layers = 0, hidden = 0, channels = 0, m = 0, n = 0, k = 0;
-  int64_t cores = 0, priority = 0, seed = 0;
+  int64_t cores = 0, priority = 0, seed = 0, max_retries = 0;
   double learning_rate = 0;
   bool wait = false, estimate_only = false, allow_unsupported = false;
   std::map<std::string, CLI::Option*> options;  // flag -> option, to know what was given
@@ -221,6 +221,7 @@ Result<json> BuildSpec(const SubmitFlags& f) {
   }
   if (f.Given("--cores")) body["cores"] = f.cores;
   if (f.Given("--priority")) body["priority"] = f.priority;
+  if (f.Given("--max-retries")) body["maxRetries"] = f.max_retries;
   if (f.Given("--seed")) body["seed"] = f.seed;
   if (f.Given("--request-id")) body["requestId"] = f.request_id;
   if (f.Given("--labels")) {
@@ -299,6 +300,8 @@ void AddJobsCommands(CLI::App& app, Context& ctx) {
   opt("--precision", f->precision, "default | high | highest | f32");
   opt("--cores", f->cores, "TensorCores to use (--hlo: devices, unless the module gives them)");
   opt("--priority", f->priority, "Higher runs first (-1000..1000)");
+  opt("--max-retries", f->max_retries,
+      "Runs again after a fault interrupts it, up to N times (0..10; host maintenance)");
   opt("--seed", f->seed, "Random seed");
   opt("--labels", f->labels, "KEY=VALUE,...");
   opt("--request-id", f->request_id, "Idempotency key: resubmitting returns the same job");

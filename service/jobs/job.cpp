@@ -29,6 +29,7 @@ db::JobRow JobToRow(const Job& job) {
   row.reason = job.reason;
   row.result_json = job.result_json;
   row.attempt = job.attempt;
+  row.max_retries = job.max_retries;
   return row;
 }
 
@@ -58,6 +59,7 @@ Result<Job> JobFromRow(db::JobRow row) {
   job.reason = std::move(row.reason);
   job.result_json = std::move(row.result_json);
   job.attempt = row.attempt;
+  job.max_retries = row.max_retries;
   return job;
 }
 

@@ -35,7 +35,8 @@ struct Job {
   std::optional<int64_t> exit_code;
   std::optional<std::string> reason;
   std::optional<std::string> result_json;  // with "profile", which only .../metrics shows
-  int64_t attempt = 1;
+  int64_t attempt = 1;                     // 1 + the re-runs after a restart or a fault
+  int64_t max_retries = 0;                 // the spec's maxRetries
 
   // "projects/p/locations/z/nodes/n": the node the job runs on.
   std::string NodeName() const;

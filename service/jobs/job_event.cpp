@@ -17,6 +17,9 @@ db::EventRow JobEvent(const Job& job, std::optional<JobState> previous) {
     e.message += "queued on node " + job.node_id;
   } else {
     e.message += *e.previous_state + " -> " + e.state;
+    // Re-queued after a restart or after a fault it is retried after.
+    if (job.state == JobState::kQueued)
+      e.message += " (attempt " + std::to_string(job.attempt) + ")";
     if (job.exit_code && job.reason) {
       e.message += " (exit code " + std::to_string(*job.exit_code) + ": " + *job.reason + ")";
     }

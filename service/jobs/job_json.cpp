@@ -32,8 +32,8 @@ void AppendStoredObject(const std::string& text, std::string& out) {
 }  // namespace
 
 void AppendJobJson(const Job& job, std::string& out) {
-  // Keys in std::map order: attempt createTime endTime exitCode jobId labels name node priority
-  // reason requestId result spec startTime state.
+  // Keys in std::map order: attempt createTime endTime exitCode jobId labels maxRetries name node
+  // priority reason requestId result spec startTime state.
   out += '{';
   AppendKey("attempt", true, out);
   out += std::to_string(job.attempt);
@@ -51,6 +51,8 @@ void AppendJobJson(const Job& job, std::string& out) {
   AppendValue(job.job_id, out);
   AppendKey("labels", false, out);
   AppendStoredObject(job.labels_json, out);
+  AppendKey("maxRetries", false, out);
+  out += std::to_string(job.max_retries);
   AppendKey("name", false, out);
   AppendValue(job.name, out);
   AppendKey("node", false, out);

@@ -24,6 +24,21 @@ std::string ShutdownRequeuedLine() {
   return "interrupted by the shutdown of tpuemud; re-queued to run after the restart";
 }
 
+std::string FaultRetryLine(const std::string& fault, int64_t attempt, int64_t max_retries) {
+  return fault + "; retry " + std::to_string(attempt - 1) + " of " + std::to_string(max_retries) +
+         ": re-queued to run when the node can run jobs again (attempt " + std::to_string(attempt) +
+         ")";
+}
+
+std::string NodeHeldLine() {
+  return "the node is under host maintenance: the job waits for it to end";
+}
+
+std::string FaultWaitLine(const std::string& fault) {
+  return fault +
+         "; the job had not started, so it keeps its place and waits for the node (no retry used)";
+}
+
 std::string CompileLine(const CompileFacts& facts) {
   char line[256];
   std::snprintf(line, sizeof line,

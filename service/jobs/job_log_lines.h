@@ -21,6 +21,14 @@ std::string RunningLine(int64_t attempt);
 std::string HostMemoryWaitLine(int64_t needed, int64_t reserved, int64_t budget);
 // "interrupted by the shutdown of tpuemud; re-queued to run after the restart"
 std::string ShutdownRequeuedLine();
+// "interrupted by host maintenance: …; retry 1 of 2: re-queued to run when the node can run jobs
+// again (attempt 2)" — `fault` names the fault; `attempt` is the attempt to come.
+std::string FaultRetryLine(const std::string& fault, int64_t attempt, int64_t max_retries);
+// "the node is under host maintenance: the job waits for it to end"
+std::string NodeHeldLine();
+// "interrupted by host maintenance: …; the job had not started, so it keeps its place and waits
+// for the node (no retry used)"
+std::string FaultWaitLine(const std::string& fault);
 
 // What the compile line reports.
 struct CompileFacts {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "service/common/clock.h"
+#include "service/jobs/job_log_lines.h"
 
 namespace tpuemu::service {
 namespace {
@@ -47,6 +48,7 @@ void JobManager::Shutdown() {
   queues_.clear();
   active_.clear();
   memory_waiting_.clear();
+  held_.clear();
 }
 
 Status JobManager::Recover() {
@@ -61,14 +63,18 @@ Status JobManager::Recover() {
   // Each queued job's spec is decoded once, here, from the canonical JSON Submit stored.
   std::vector<Result<JobSpec>> specs;
   std::vector<int64_t> host_bytes;
+  std::set<std::string> under_maintenance;
   specs.reserve(queued->size());
   for (const Job& job : *queued) {
     specs.push_back(ParseJobSpec(json::parse(job.spec_json, nullptr, false), limits_));
     Result<Node> node = nodes_.Get(NodeKey{job.project, job.zone, job.node_id});
     host_bytes.push_back(specs.back().ok() && node.ok() ? PlanHostBytes(*specs.back(), *node) : 0);
+    // Its maintenance ends after this (the daemon recovers maintenance after the jobs): held.
+    if (node.ok() && node->UnderMaintenance()) under_maintenance.insert(job.NodeName());
   }
   {
     std::lock_guard lock(mu_);
+    held_.merge(under_maintenance);
     for (size_t i = 0; i < queued->size(); ++i) {
       EnqueueLocked((*queued)[i].NodeName(), (*queued)[i], std::move(specs[i]), host_bytes[i]);
     }
@@ -118,6 +124,7 @@ Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::
   job.spec_json = std::move(canonical.json);
   job.spec_hash = std::move(canonical.hash);
   if (!spec->request_id.empty()) job.request_id = spec->request_id;
+  job.max_retries = spec->max_retries;
   job.create_time = NowRfc3339();
   bool inserted = false;
   Result<Job> stored = records_.InsertOrReplay(std::move(job), &inserted);
@@ -129,6 +136,7 @@ Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::
       std::lock_guard lock(mu_);
       if (!stopping_) {
         EnqueueLocked(key.Name(), *stored, std::move(spec), host_bytes);
+        if (held_.count(key.Name())) pending_lines_.push_back({stored->name, NodeHeldLine()});
         PumpLocked(key.Name());
       }
     }
@@ -142,6 +150,8 @@ void JobManager::EnqueueLocked(const std::string& node, const Job& job, Result<J
   if (active_.count(job.name)) return;
   auto active = std::make_shared<Active>();
   active->host_bytes = host_bytes;
+  active->attempt = job.attempt;
+  active->max_retries = job.max_retries;
   if (spec.ok()) {
     // The run needs a program's graph, not its JSON (the job keeps the canonical text): drop the
     // DOM, which costs far more memory per value than the graph, while the job waits.
@@ -158,7 +168,7 @@ void JobManager::PumpLocked(const std::string& node) {
   NodeQueue& q = queues_[node];
   // The node's waiting entry, if any, is re-made below for its current next job.
   std::erase_if(memory_waiting_, [&](const auto& waiter) { return waiter.second == node; });
-  if (stopping_ || !q.running.empty() || q.queued.empty()) return;
+  if (stopping_ || held_.count(node) || !q.running.empty() || q.queued.empty()) return;
   const auto next = q.queued.begin();
   std::string name = next->second;
   if (!AdmitLocked(node, name, next->first.second)) return;
@@ -311,25 +321,107 @@ void JobManager::OnTerminal(const std::string& name, std::function<void(Result<J
 
 void JobManager::OnNodeStateChanged(const Node& node, NodeState) {
   const std::string node_name = node.key.Name();
+  if (node.state == NodeState::kCreating || node.state == NodeState::kDeleting ||
+      node.state == NodeState::kPreempted) {
+    // A new node of that name, or one whose maintenance will never end: not held.
+    std::lock_guard lock(mu_);
+    held_.erase(node_name);
+  }
   if (node.state == NodeState::kPreempted) {
-    EndNodeJobs(node_name, JobState::kFailed, "node " + node_name + " was preempted");
+    EndNodeJobs(node_name, JobState::kFailed, "node " + node_name + " was preempted",
+                "a PREEMPTED node can only be deleted, so the job's retries (maxRetries) cannot "
+                "run there");
     return;
   }
-  if (node.state != NodeState::kStopping && node.state != NodeState::kDeleting) return;
-  EndNodeJobs(node_name, JobState::kCancelled,
-              "node " + node_name + " is " +
-                  (node.state == NodeState::kStopping ? "stopping" : "deleting"));
+  if (node.state == NodeState::kDeleting) {
+    EndNodeJobs(node_name, JobState::kCancelled, "node " + node_name + " is deleting",
+                "the node will not run jobs again, so the job's retries (maxRetries) cannot run");
+    return;
+  }
+  if (node.state != NodeState::kStopping) return;
+  EndNodeJobs(node_name, JobState::kCancelled, "node " + node_name + " is stopping");
 }
 
 void JobManager::EndNodeJobs(const std::string& node_name, JobState state,
-                             const std::string& reason) {
+                             const std::string& reason, const std::string& no_retry) {
   std::lock_guard lock(mu_);
   auto q = queues_.find(node_name);
   if (q == queues_.end()) return;
   std::vector<std::string> names;
   for (const auto& item : q->second.queued) names.push_back(item.second);
   if (!q->second.running.empty()) names.push_back(q->second.running);
-  for (const std::string& name : names) (void)CancelLocked(name, reason, state);
+  for (const std::string& name : names) {
+    auto it = active_.find(name);
+    const bool had_retries = it != active_.end() && it->second->RetriesLeft();
+    (void)CancelLocked(name, had_retries && !no_retry.empty() ? reason + "; " + no_retry : reason,
+                       state);
+  }
+}
+
+void JobManager::InterruptNodeJobs(const std::string& node_name, const std::string& reason) {
+  {
+    std::lock_guard lock(mu_);
+    held_.insert(node_name);
+    auto q = queues_.find(node_name);
+    if (q == queues_.end()) return;
+    std::vector<std::string> names;
+    for (const auto& item : q->second.queued) names.push_back(item.second);
+    const std::string running = q->second.running;
+    if (!running.empty()) names.push_back(running);
+    for (const std::string& name : names) {
+      auto it = active_.find(name);
+      if (it == active_.end()) continue;
+      if (!it->second->RetriesLeft()) {
+        (void)CancelLocked(name, reason, JobState::kFailed);
+      } else if (name == running) {
+        it->second->cancel.RequestRetry(reason);  // its run re-queues it (Retry)
+      } else {
+        pending_lines_.push_back({name, FaultWaitLine(reason)});
+      }
+    }
+  }
+  FlushLines();
+}
+
+void JobManager::ResumeNode(const std::string& node_name) {
+  {
+    std::lock_guard lock(mu_);
+    if (held_.erase(node_name) == 0) return;
+    PumpLocked(node_name);
+  }
+  FlushLines();
+}
+
+void JobManager::RequeueLocked(const std::string& node, const Job& job, const Active& previous) {
+  auto active = std::make_shared<Active>();
+  active->spec = previous.spec;
+  active->spec_error = previous.spec_error;
+  active->host_bytes = previous.host_bytes;
+  active->attempt = job.attempt;
+  active->max_retries = job.max_retries;
+  active_[job.name] = std::move(active);
+  queues_[node].queued.insert({{-job.priority, job.seq}, job.name});
+}
+
+void JobManager::Retry(const std::string& node, const std::string& name, const Active& active) {
+  bool requeued = false;
+  Result<Job> queued = records_.RequeueAfterFault(name, active.cancel.retry_reason(), &requeued);
+  if (!requeued) {
+    Finish(name, active.cancel.Outcome(), json());  // as without retries
+    return;
+  }
+  NotifyTransition(*queued, JobState::kRunning);
+  {
+    std::lock_guard lock(mu_);
+    // After a shutdown began it stays QUEUED in the store and runs after the restart.
+    if (stopping_) return;
+    if (!active.cancel.has_reason()) {
+      RequeueLocked(node, *queued, active);
+      return;
+    }
+  }
+  // A cancel or timeout came while it was being re-queued: it ends as asked.
+  Finish(name, active.cancel.Outcome(), json());
 }
 
 void JobManager::Finish(const std::string& name, const JobOutcome& outcome, const json& result) {

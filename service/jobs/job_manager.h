@@ -17,6 +17,11 @@
 // the oldest waiting job is admitted first. Cancel works while it waits.
 // Only a READY node accepts jobs (FAILED_PRECONDITION otherwise); a node turning STOPPING or
 // DELETING cancels its jobs (OnNodeStateChanged, to be hooked to NodeManager's observer).
+// Faults (docs/faults.md): host maintenance (InterruptNodeJobs) holds the node — it starts no job
+// until ResumeNode — and interrupts its running job; a job with retries left (attempt <=
+// maxRetries, like a Kubernetes Job's backoffLimit) goes back to QUEUED with attempt + 1 and runs
+// again once the node can, the others end FAILED. A node that can never run again (PREEMPTED,
+// deleted) ends its jobs whatever their retries (EndNodeJobs), saying so in the reason.
 // Idempotency: a requestId with the same spec returns the existing job; with another spec,
 // ALREADY_EXISTS. Recovery: Recover() re-queues RUNNING jobs (attempt + 1) and restarts the queues.
 // The run (job_runner.cpp) is a short sequence of units: CompileJob, StepRunner, AssembleResult,
@@ -105,12 +110,23 @@ class JobManager {
   // cannot be found (then with the error), else later on the thread that finishes it.
   void OnTerminal(const std::string& name, std::function<void(Result<Job>)> fn);
   // Cancels the node's jobs when it turns STOPPING or DELETING; fails them when it is
-  // PREEMPTED (reason "node N was preempted").
+  // PREEMPTED (reason "node N was preempted"); a job with retries left is told it cannot use
+  // them there.
   void OnNodeStateChanged(const Node& node, NodeState previous);
   // Ends every queued and running job of node `node_name` (its full name) in `state` (CANCELLED
-  // or FAILED) with `reason`: a fault took the node away under them (preemption, maintenance).
-  // A running job stops at its kernels' next cancellation point.
-  void EndNodeJobs(const std::string& node_name, JobState state, const std::string& reason);
+  // or FAILED) with `reason`: the node went away under them for good (preemption, deletion) or
+  // was stopped. A job that had retries left gets "; <no_retry>" appended when `no_retry` is not
+  // empty. A running job stops at its kernels' next cancellation
+  // point.
+  void EndNodeJobs(const std::string& node_name, JobState state, const std::string& reason,
+                   const std::string& no_retry = "");
+  // Host maintenance started on node `node_name`: it starts no job until ResumeNode. Its running
+  // job with retries left is re-queued (attempt + 1, a log line naming `reason` and the retry),
+  // without, it ends FAILED with `reason`; a queued job with retries left keeps its place (with a
+  // log line), one without ends FAILED.
+  void InterruptNodeJobs(const std::string& node_name, const std::string& reason);
+  // The node can run jobs again (its maintenance ended): it starts its next job.
+  void ResumeNode(const std::string& node_name);
   // Raises every queued and running job's interrupt flag and stops starting jobs, without
   // waiting (the first half of Shutdown: App::Stop calls it before draining HTTP).
   void Interrupt();
@@ -136,6 +152,9 @@ class JobManager {
     Status spec_error;                    // then why (the run fails with it)
     int64_t host_bytes = 0;               // planned peak (JobHostBytes); 0 = not planned
     bool wait_logged = false;             // its host-memory wait line is written; guarded by mu_
+    int64_t attempt = 1;                  // as stored when it was queued
+    int64_t max_retries = 0;
+    bool RetriesLeft() const { return attempt <= max_retries; }
   };
   struct NodeQueue {
     std::set<std::pair<std::pair<int64_t, int64_t>, std::string>> queued;  // (-prio, seq), name
@@ -144,6 +163,12 @@ class JobManager {
   };
   void EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec,
                      int64_t host_bytes);
+  // Puts `job` (just re-queued in the store) back in its node's queue with a fresh cancel request
+  // and the spec of its previous run.
+  void RequeueLocked(const std::string& node, const Job& job, const Active& previous);
+  // The run of `name` stopped for a fault it may be retried after: QUEUED again (attempt + 1) in
+  // the store and in the node's queue; ends it instead if that write fails or a cancel came.
+  void Retry(const std::string& node, const std::string& name, const Active& active);
   void PumpLocked(const std::string& node);
   // The planned peak host bytes of `spec` on `node` (0 when no host-memory limit is set, for an
   // estimate-only hlo job, or when the graph does not compile: the run then reports that error).
@@ -194,6 +219,7 @@ class JobManager {
   std::set<std::pair<int64_t, std::string>> memory_waiting_;  // (job seq, node); guarded by mu_
   std::vector<std::pair<std::string, std::string>> pending_lines_;  // (job, line); guarded by mu_
   bool stopping_ = false;                                           // guarded by mu_
+  std::set<std::string> held_;  // nodes under maintenance: they start no job; guarded by mu_
   std::atomic<uint64_t> next_id_{0};
   std::mutex observers_mu_;
   std::vector<TransitionObserver> observers_;  // guarded by observers_mu_

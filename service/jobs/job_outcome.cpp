@@ -19,6 +19,24 @@ void CancelRequest::Request(JobState state, std::string reason) {
   flag_ = true;
 }
 
+void CancelRequest::RequestRetry(std::string reason) {
+  {
+    std::lock_guard lock(mu_);
+    if (!recorded_ && retry_reason_.empty()) retry_reason_ = std::move(reason);
+  }
+  flag_ = true;
+}
+
+bool CancelRequest::retry_requested() const {
+  std::lock_guard lock(mu_);
+  return !recorded_ && !retry_reason_.empty();
+}
+
+std::string CancelRequest::retry_reason() const {
+  std::lock_guard lock(mu_);
+  return retry_reason_;
+}
+
 bool CancelRequest::has_reason() const {
   std::lock_guard lock(mu_);
   return recorded_;
@@ -26,6 +44,7 @@ bool CancelRequest::has_reason() const {
 
 JobOutcome CancelRequest::Outcome() const {
   std::lock_guard lock(mu_);
+  if (!recorded_ && !retry_reason_.empty()) return Ended(JobState::kFailed, retry_reason_);
   if (!recorded_) return Ended(JobState::kCancelled, "cancelled");
   return outcome_;
 }

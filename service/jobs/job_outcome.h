@@ -5,6 +5,9 @@
 // request with a state wins (a user or node cancel -> CANCELLED, the timer -> TIMED_OUT), later
 // ones only keep the flag set. JobManager::Shutdown only raises the flag (Interrupt): the job is
 // interrupted, not cancelled, and goes back to QUEUED in the store to re-run after the restart.
+// A fault the job may be retried after (host maintenance, maxRetries left) asks for a retry
+// (RequestRetry): the run stops and the job is re-queued, unless a Request comes too (a cancel or
+// timeout still ends it); were the run to fail instead, it ends FAILED with the fault's reason.
 // Thread-safe: the state and reason are guarded by mu_; the flag is an atomic the executor polls
 // between ops. Lock order: JobManager::mu_ before CancelRequest's.
 #pragma once
@@ -36,19 +39,28 @@ class CancelRequest {
   void Request(JobState state, std::string reason);
   // Sets the flag only (shutdown).
   void Interrupt() { flag_ = true; }
+  // Sets the flag and asks for a retry because of `reason` (the fault), unless a Request came
+  // first.
+  void RequestRetry(std::string reason);
+  // Whether the run should be retried: RequestRetry was called and no Request was made.
+  bool retry_requested() const;
+  // The fault's reason given to RequestRetry (empty when none).
+  std::string retry_reason() const;
   bool requested() const { return flag_; }
   // For engine::ExecuteOptions::cancel; valid as long as this request.
   const std::atomic<bool>* flag() const { return &flag_; }
   // Whether a Request (not only Interrupt) was made.
   bool has_reason() const;
-  // The requested outcome; CANCELLED "cancelled" when there was no Request.
+  // The requested outcome; FAILED with the fault's reason after only a RequestRetry; CANCELLED
+  // "cancelled" when there was neither.
   JobOutcome Outcome() const;
 
  private:
   std::atomic<bool> flag_{false};
   mutable std::mutex mu_;
-  bool recorded_ = false;  // guarded by mu_
-  JobOutcome outcome_;     // guarded by mu_
+  bool recorded_ = false;     // guarded by mu_
+  JobOutcome outcome_;        // guarded by mu_
+  std::string retry_reason_;  // guarded by mu_; non-empty after RequestRetry
 };
 
 // The outcome of a job whose run stopped with `failure`. A failure that follows a cancel request

@@ -109,6 +109,20 @@ Status JobRecords::AppendLine(const std::string& name, const std::string& line) 
 }
 
 Result<Job> JobRecords::RequeueInterrupted(const std::string& name, bool* requeued) {
+  return RequeueRunning(
+      name, [](const Job&) { return ShutdownRequeuedLine(); }, requeued);
+}
+
+Result<Job> JobRecords::RequeueAfterFault(const std::string& name, const std::string& fault,
+                                          bool* requeued) {
+  return RequeueRunning(
+      name, [&](const Job& job) { return FaultRetryLine(fault, job.attempt, job.max_retries); },
+      requeued);
+}
+
+Result<Job> JobRecords::RequeueRunning(const std::string& name,
+                                       const std::function<std::string(const Job&)>& line_of,
+                                       bool* requeued) {
   *requeued = false;
   Job job;
   PendingEvents events(event_sink_);
@@ -120,7 +134,7 @@ Result<Job> JobRecords::RequeueInterrupted(const std::string& name, bool* requeu
     job.state = JobState::kQueued;
     job.attempt += 1;
     job.start_time.reset();
-    TPUEMU_RETURN_IF_ERROR(Update(txn, job, ShutdownRequeuedLine()));
+    TPUEMU_RETURN_IF_ERROR(Update(txn, job, line_of(job)));
     TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(job, JobState::kRunning)));
     *requeued = true;
     return Status::Ok();

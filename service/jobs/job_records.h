@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,8 @@ class JobRecords {
   // A job interrupted by shutdown back to QUEUED (attempt + 1, no start time) with
   // ShutdownRequeuedLine. Returns the job as stored; *requeued is false when it was not RUNNING.
   Result<Job> RequeueInterrupted(const std::string& name, bool* requeued);
+  // The same for a job a fault interrupted that has retries left, with FaultRetryLine(`fault`).
+  Result<Job> RequeueAfterFault(const std::string& name, const std::string& fault, bool* requeued);
   // QUEUED -> RUNNING with the start time and the running line. Returns the job as stored;
   // *began tells whether this call started it (false: it was not QUEUED).
   Result<Job> MarkRunning(const std::string& name, bool* began);
@@ -69,6 +72,10 @@ class JobRecords {
  private:
   Result<Job> Get(db::Txn& txn, const std::string& name) const;
   Status Update(db::Txn& txn, const Job& job, const std::string& line) const;
+  // RUNNING -> QUEUED, attempt + 1, no start time, with the line `line_of` makes of the job as
+  // re-queued; *requeued is false when it was not RUNNING.
+  Result<Job> RequeueRunning(const std::string& name,
+                             const std::function<std::string(const Job&)>& line_of, bool* requeued);
 
   db::Store& store_;
   EventSink* event_sink_ = nullptr;

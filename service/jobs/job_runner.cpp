@@ -90,11 +90,16 @@ void JobManager::Run(const std::string& node, const std::string& name) {
     Finish(name, AfterFailure(*active, Ended(JobState::kFailed, reason)), json());
     Release(node);
   };
-  // A cancel, timeout or shutdown stopped the run: its terminal state, or back to QUEUED after
-  // a shutdown (were that write to fail, it stays RUNNING and Recover() re-queues it anyway).
+  // A cancel, timeout or shutdown stopped the run: its terminal state, back to QUEUED after a
+  // shutdown (were that write to fail, it stays RUNNING and Recover() re-queues it anyway), or
+  // after a fault it may be retried after.
   auto stopped = [&] {
     if (!Interrupted(*active)) {
-      Finish(name, active->cancel.Outcome(), json());
+      if (active->cancel.retry_requested()) {
+        Retry(node, name, *active);
+      } else {
+        Finish(name, active->cancel.Outcome(), json());
+      }
     } else {
       bool requeued = false;
       Result<Job> queued = records_.RequeueInterrupted(name, &requeued);

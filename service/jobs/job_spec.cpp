@@ -194,7 +194,7 @@ Result<JobSpec> ParseJobSpec(const json& body, const JobLimits& limits) {
   if (!body.is_object()) return Status::InvalidArgument("the job spec must be a JSON object");
   Status known = KnownKeys(body, "",
                            {"workload", "program", "hlo", "precision", "cores", "steps", "seed",
-                            "timeoutSeconds", "priority", "labels", "requestId"});
+                            "timeoutSeconds", "priority", "labels", "requestId", "maxRetries"});
   if (!known.ok()) return known;
   JobSpec spec;
   const bool has_workload = body.contains("workload");
@@ -234,6 +234,7 @@ Result<JobSpec> ParseJobSpec(const json& body, const JobLimits& limits) {
     return s;
   }
   if (!(s = Int(body, "priority", "", -1000, 1000, &spec.priority)).ok()) return s;
+  if (!(s = Int(body, "maxRetries", "", 0, kMaxJobRetries, &spec.max_retries)).ok()) return s;
   spec.cores = static_cast<int>(cores);
   spec.seed = static_cast<uint64_t>(seed);
   if (has_hlo) {
@@ -314,6 +315,9 @@ json JobSpecToJson(const JobSpec& spec) {
   out["timeoutSeconds"] = spec.timeout_seconds;
   out["priority"] = spec.priority;
   out["labels"] = spec.labels;
+  // Only when set: the canonical JSON (and the requestId hash) of a job without retries stays what
+  // it was before the field existed.
+  if (spec.max_retries > 0) out["maxRetries"] = spec.max_retries;
   return out;
 }
 

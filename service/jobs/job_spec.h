@@ -11,7 +11,7 @@
 //    "hlo": {"text": "HloModule ...", "params": {"0": [1, 2]}, "distinctPerDevice": false,
 //            "estimateOnly": false, "allowUnsupported": false},   (hlo_job_spec.h)
 //    "precision": "DEFAULT", "cores": 1, "steps": 1, "seed": 0, "timeoutSeconds": 0,
-//    "priority": 0, "labels": {"k": "v"}, "requestId": "..."}
+//    "priority": 0, "labels": {"k": "v"}, "requestId": "...", "maxRetries": 0}
 // Exactly one of workload, program, hlo. An hlo job's `cores` counts the module's devices (JAX
 // devices: a chip's two TensorCores on v4 and v5p); a module whose header gives replica_count x
 // num_partitions > 1 sets it. Each step runs the module once on the same inputs (the job's seed
@@ -21,6 +21,8 @@
 // an hlo job's devices on its chips) are JobManager's. Stateless functions: thread-safe.
 // A spec is decoded once per job: a program's engine graph and an HLO module are built by
 // ParseJobSpec and shared by the spec's copies (immutable), so the run never reads the JSON again.
+// maxRetries (0..kMaxJobRetries, like a Kubernetes Job's backoffLimit): how many times a job that
+// a fault interrupted (host maintenance) is run again instead of ending (JobManager).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,8 @@
 namespace tpuemu::service {
 
 enum class WorkloadKind { kMatmul, kMlp, kCnn, kTransformer, kProgram, kHlo };
+
+inline constexpr int64_t kMaxJobRetries = 10;
 
 struct JobLimits {
   int64_t max_steps = 10000;
@@ -86,6 +90,7 @@ struct JobSpec {
   int64_t priority = 0;         // higher runs first; FIFO within a level
   std::map<std::string, std::string> labels;
   std::string request_id;
+  int64_t max_retries = 0;  // re-runs after a fault interrupted the job
 };
 
 Result<JobSpec> ParseJobSpec(const nlohmann::json& body, const JobLimits& limits = {});

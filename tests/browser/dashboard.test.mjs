@@ -4,7 +4,9 @@
 // submit an mlp job and see it SUCCEEDED with its loss chart drawn by Chart.js, log, op table and
 // metrics report, upload an HLO module (a broken one first: the API's line and column) and see its
 // profile name the HLO instructions, cancel a long job, filter the job lists, see the events on the Overview, compare
-// a model's cost on every TPU generation (charts, table, a URL that reproduces it) and delete the VM; then, with --auth-tokens, ask for a token and show a viewer's 403. A screenshot
+// a model's cost on every TPU generation (charts, table, a URL that reproduces it) and delete the VM;
+// see queued resources (state, tier, nodes) and their maintenance and preempt actions; then, with
+// --auth-tokens, ask for a token and show a viewer's 403. A screenshot
 // of every page goes to $ARTIFACTS_DIR (build/test-artifacts/browser). Any console error or page
 // error fails the test, except the 409 the duplicate create asks for, the broken HLO module's 400
 // and the auth case's 401s and 403. Skipped, saying so, only when chromium is not installed.
@@ -316,6 +318,52 @@ ENTRY main {
     await confirm('Delete');
     await row.waitFor({state: 'detached'});
     await page.locator('#vm-table td.empty').waitFor();
+  });
+
+  await t.test('queued resources page shows state, tier and nodes; maintenance and preempt act', async () => {
+    // Two queued resources over HTTP: a guaranteed one-node request and a spot multislice one.
+    const parent = `projects/my-proj/locations/${kZone}`;
+    const queue = async (id, tier, nodeSpec) => {
+      const r = await fetch(`${base}/v2/${parent}/queuedResources?queuedResourceId=${id}`, {
+        method: 'POST', headers: {'content-type': 'application/json'},
+        body: JSON.stringify({tpu: {nodeSpec: [{parent, ...nodeSpec,
+                                                node: {acceleratorType: 'v4-8',
+                                                       runtimeVersion: 'tpu-ubuntu2204-base'}}]},
+                              [tier]: {}}),
+      });
+      assert.equal(r.status, 200, await r.text());
+    };
+    await queue('web-qr', 'guaranteed', {nodeId: 'web-qr-node'});
+    await queue('web-spot', 'spot', {multisliceParams: {nodeCount: 2, nodeIdPrefix: 'web-spot'}});
+    await go('#/queued-resources');
+    const row = (id) => page.locator(`#qr-table tr[data-queued-resource="${id}"]`);
+    await page.locator('#qr-table tr[data-queued-resource="web-qr"][data-state="ACTIVE"]').waitFor();
+    await page.locator('#qr-table tr[data-queued-resource="web-spot"][data-state="ACTIVE"]').waitFor();
+    const cells = await row('web-spot').locator('td').allTextContents();
+    assert.equal(cells[0], kZone);
+    assert.equal(cells[2], 'spot');
+    assert.equal(cells[3], 'v4-8');
+    assert.equal(await row('web-qr').locator('td').nth(2).textContent(), 'guaranteed');
+    for (const id of ['web-spot-0', 'web-spot-1']) {
+      await row('web-spot').locator(`.qr-node[data-node="${id}"][data-state="READY"]`).waitFor();
+    }
+    await row('web-qr').locator('.qr-node[data-node="web-qr-node"][data-state="READY"]').waitFor();
+    // Only the spot tier can be preempted.
+    assert.equal(await row('web-qr').getByRole('button', {name: 'Preempt web-qr'}).isDisabled(), true);
+    await shot('queued-resources');
+
+    // Maintenance: every node of the queued resource turns UNHEALTHY_MAINTENANCE on the page.
+    await row('web-qr').getByRole('button', {name: 'Maintenance web-qr'}).click();
+    await confirm('Maintenance');
+    await row('web-qr').locator('.qr-node[data-node="web-qr-node"][data-health="UNHEALTHY_MAINTENANCE"]').waitFor();
+    assert.match(await row('web-qr').locator('td.nodes').textContent(), /UNHEALTHY_MAINTENANCE/);
+
+    // Preempt: the spot queued resource is suspended by the service.
+    await row('web-spot').getByRole('button', {name: 'Preempt web-spot'}).click();
+    await confirm('Preempt');
+    await page.locator('#qr-table tr[data-queued-resource="web-spot"][data-state="SUSPENDED"]').waitFor();
+    assert.match(await row('web-spot').locator('td.state').textContent(), /SUSPENDED\s*by service/);
+    await shot('queued-resources-faults');
   });
 
   await t.test('no console errors', () => {

@@ -2,7 +2,8 @@
 // (attempt 2) and runs again after the restart; its earlier log survives, and a finished job's
 // metrics (steps, summary, per-op profile) read back the same. SIGTERM (issue 18 item 3) ends
 // the process within --shutdown-timeout-ms even in the middle of a large op, and the running job
-// goes back to QUEUED in the store (not left RUNNING for the next start to find).
+// goes back to QUEUED in the store (not left RUNNING for the next start to find). A job host
+// maintenance re-queued (maxRetries) keeps its attempt and retries across a kill -9.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -144,6 +145,66 @@ TEST(DaemonJobsTest, SigtermStopsALargeOpWithinTheBoundAndRequeuesTheJob) {
   }
   EXPECT_TRUE(by_shutdown) << "the shutdown wrote the job back to QUEUED";
   EXPECT_FALSE(by_recovery) << "the store held it QUEUED, not RUNNING";
+  EXPECT_EQ(c.Request("POST", "/v2/" + job + ":cancel")->status, 200);
+  EXPECT_EQ(second.Kill(SIGTERM), 0);
+  std::filesystem::remove_all(dir);
+}
+
+// A job that host maintenance re-queued (maxRetries) stays QUEUED across a kill -9 with its
+// attempt and maxRetries, and runs again after the restart once the maintenance is over.
+TEST(DaemonJobsTest, AJobRequeuedByMaintenanceKeepsItsRetriesAcrossARestart) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tpuemu-e2e-retry-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::vector<std::string> args =
+      TestDaemonArgs({"--data-dir", dir.string()}, {"--maintenance-duration-ms", "2000"});
+  const std::string node = "/v2/projects/p/locations/us-central2-b/nodes/r";
+  std::string job;
+  {
+    DaemonProcess first;
+    ASSERT_TRUE(first.Start(args));
+    HttpClient c("127.0.0.1", first.port(), std::chrono::seconds(30));
+    ASSERT_EQ(c.Request("POST", "/v2/projects/p/locations/us-central2-b/nodes?nodeId=r",
+                        R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})")
+                  ->status,
+              200);
+    ASSERT_TRUE(WaitFor([&] { return c.Request("GET", node)->Json()["state"] == "READY"; }));
+    Result<ClientResponse> r = c.Request(
+        "POST", node + "/jobs",
+        R"({"workload": {"mlp": {"layers": 4, "batch": 128, "hidden": 256, "steps": 10000}},
+            "maxRetries": 2})");
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->status, 200) << r->body;
+    job = r->Json()["name"];
+    ASSERT_TRUE(
+        WaitFor([&] { return c.Request("GET", "/v2/" + job)->Json()["state"] == "RUNNING"; }));
+    ASSERT_EQ(c.Request("POST",
+                        "/v2alpha1/projects/p/locations/us-central2-b/nodes/r:"
+                        "simulateMaintenanceEvent",
+                        "{}")
+                  ->status,
+              200);
+    ASSERT_TRUE(WaitFor([&] {
+      json j = c.Request("GET", "/v2/" + job)->Json();
+      return j["state"] == "QUEUED" && j["attempt"] == 2;
+    }));
+    EXPECT_EQ(first.Kill(SIGKILL), -SIGKILL);
+  }
+  DaemonProcess second;
+  ASSERT_TRUE(second.Start(args));
+  HttpClient c("127.0.0.1", second.port(), std::chrono::seconds(30));
+  json after = c.Request("GET", "/v2/" + job)->Json();
+  EXPECT_EQ(after["maxRetries"], 2) << after.dump();
+  EXPECT_EQ(after["spec"]["maxRetries"], 2) << after.dump();
+  // Once the maintenance is over (recovered from the store) it runs its second attempt.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        json j = c.Request("GET", "/v2/" + job)->Json();
+        return j["state"] == "RUNNING" && j["attempt"] == 2;
+      },
+      std::chrono::seconds(60)))
+      << c.Request("GET", "/v2/" + job)->body;
+  EXPECT_EQ(c.Request("GET", node)->Json()["health"], "HEALTHY");
   EXPECT_EQ(c.Request("POST", "/v2/" + job + ":cancel")->status, 200);
   EXPECT_EQ(second.Kill(SIGTERM), 0);
   std::filesystem::remove_all(dir);

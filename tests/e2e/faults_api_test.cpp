@@ -286,6 +286,81 @@ TEST_F(FaultsDuringJobsTest, MaintenanceInterruptsTheRunningJobWithAReason) {
       << api_.Get(job).dump();
   api_.Finish(r);  // the node is HEALTHY again afterwards
   EXPECT_EQ(api_.Get(kParent + "/nodes/maint-job")["health"], "HEALTHY");
+  EXPECT_EQ(api_.Get(job)["attempt"], 1);  // maxRetries 0 (the default): not run again
+  EXPECT_EQ(api_.Get(job)["maxRetries"], 0);
+}
+
+// Long enough to be running when the fault lands (about a second on one host core), short enough
+// to finish once it runs again.
+constexpr char kRetriedJob[] =
+    R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": 150}},
+        "maxRetries": 1})";
+
+TEST_F(FaultsDuringJobsTest, MaintenanceRequeuesAJobWithRetriesLeftThatThenSucceeds) {
+  CreateNode("retry-job");
+  ClientResponse submitted = api_.Call("POST", kParent + "/nodes/retry-job/jobs", kRetriedJob);
+  ASSERT_EQ(submitted.status, 200) << submitted.body;
+  EXPECT_EQ(submitted.Json()["maxRetries"], 1);
+  EXPECT_EQ(submitted.Json()["spec"]["maxRetries"], 1);
+  const std::string job = "/v2/" + submitted.Json().value("name", "");
+  ASSERT_TRUE(api_.WaitField(job, "/state", "RUNNING"));
+  ClientResponse r = api_.Call("POST", kAlpha + "/nodes/retry-job:simulateMaintenanceEvent", "{}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_TRUE(api_.WaitField(job, "/state", "SUCCEEDED", std::chrono::seconds(60)))
+      << api_.Get(job).dump();
+  json done = api_.Get(job);
+  EXPECT_EQ(done["attempt"], 2);
+  EXPECT_EQ(done["maxRetries"], 1);
+  std::string log;
+  const json logs = api_.Get(job + "/logs");
+  for (const json& line : logs["lines"]) log += line.get<std::string>() + "\n";
+  EXPECT_NE(log.find("interrupted by host maintenance"), std::string::npos) << log;
+  EXPECT_NE(log.find("retry 1 of 1: re-queued"), std::string::npos) << log;
+  EXPECT_NE(log.find("running (attempt 2)"), std::string::npos) << log;
+  // The feed shows the re-queue like any job transition, and the second run starts only after
+  // the maintenance ended.
+  json events = api_.Get("/v2/projects/proj/events?since=0&pageSize=500")["events"];
+  int requeued = -1, ended = -1, second_run = -1;
+  for (int i = 0; i < static_cast<int>(events.size()); ++i) {
+    const json& e = events[i];
+    if (e["kind"] == "fault" && e["state"] == "MAINTENANCE_ENDED") ended = i;
+    if (e["kind"] != "job" || e["resource"] != done["name"]) continue;
+    if (e["state"] == "QUEUED" && e.value("previousState", "") == "RUNNING") requeued = i;
+    if (e["state"] == "RUNNING" && requeued >= 0) second_run = i;
+  }
+  ASSERT_GE(requeued, 0) << events.dump();
+  EXPECT_NE(events[requeued]["message"].get<std::string>().find("attempt 2"), std::string::npos);
+  ASSERT_GE(ended, 0) << events.dump();
+  EXPECT_GT(second_run, ended) << events.dump();
+}
+
+TEST_F(FaultsDuringJobsTest, APreemptedNodesJobEndsFailedWhateverItsRetries) {
+  CreateNode("spot-retry", {{"spot", true}});
+  ClientResponse submitted =
+      api_.Call("POST", kParent + "/nodes/spot-retry/jobs",
+                R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512,
+                    "steps": 10000}}, "maxRetries": 3})");
+  ASSERT_EQ(submitted.status, 200) << submitted.body;
+  const std::string job = "/v2/" + submitted.Json().value("name", "");
+  ASSERT_TRUE(api_.WaitField(job, "/state", "RUNNING"));
+  ASSERT_EQ(api_.Call("POST", kEmulator + "/nodes/spot-retry:preempt", "{}").status, 200);
+  ASSERT_TRUE(api_.WaitField(job, "/state", "FAILED", std::chrono::seconds(30)));
+  json failed = api_.Get(job);
+  const std::string reason = failed["reason"];
+  EXPECT_NE(reason.find("was preempted"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("PREEMPTED node can only be deleted"), std::string::npos) << reason;
+  EXPECT_EQ(failed["attempt"], 1);
+  EXPECT_EQ(failed["maxRetries"], 3);
+}
+
+TEST_F(FaultsDuringJobsTest, MaxRetriesOutOfRangeIs400NamingTheField) {
+  CreateNode("bad-retries");
+  for (const char* value : {"11", "-1", "\"many\"", "2.5"}) {
+    ExpectApiError(
+        api_.Call("POST", kParent + "/nodes/bad-retries/jobs",
+                  std::string(R"({"workload": {"matmul": {}}, "maxRetries": )") + value + "}"),
+        400, "INVALID_ARGUMENT", "maxRetries");
+  }
 }
 
 }  // namespace

@@ -37,8 +37,9 @@ class TpuctlJobsTest : public TpuctlTest {
 };
 
 TEST_F(TpuctlJobsTest, SubmitWaitSucceededStreamsTheLogAndExits0) {
-  ProcessResult r = Tpuctl(Submit({"--workload", "mlp", "--steps", "5", "--batch", "16", "--labels",
-                                   "ci=yes", "--job-id", "train-1", "--wait"}));
+  ProcessResult r =
+      Tpuctl(Submit({"--workload", "mlp", "--steps", "5", "--batch", "16", "--labels", "ci=yes",
+                     "--job-id", "train-1", "--max-retries", "2", "--wait"}));
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_NE(r.out.find("step 0 loss="), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("step 4 loss="), std::string::npos) << r.out;
@@ -56,6 +57,11 @@ TEST_F(TpuctlJobsTest, SubmitWaitSucceededStreamsTheLogAndExits0) {
   EXPECT_EQ(job["labels"]["ci"], "yes");
   EXPECT_EQ(job["spec"]["workload"]["mlp"]["steps"], 5);
   EXPECT_EQ(job["spec"]["workload"]["mlp"]["batch"], 16);
+  EXPECT_EQ(job["maxRetries"], 2);
+  EXPECT_EQ(job["attempt"], 1);
+  ProcessResult too_many = Tpuctl(Submit({"--workload", "matmul", "--max-retries", "11"}));
+  EXPECT_EQ(too_many.exit_code, 3) << Describe(too_many);
+  EXPECT_NE(too_many.err.find("maxRetries must be 0..10"), std::string::npos) << too_many.err;
 
   ProcessResult logs = Tpuctl({"jobs", "logs", "train-1", "--node", "my-tpu", "--zone", kZone});
   EXPECT_EQ(logs.exit_code, 0);

@@ -42,6 +42,7 @@ std::string Reference(const Job& job) {
     if (!result.empty()) j["result"] = std::move(result);
   }
   j["attempt"] = job.attempt;
+  j["maxRetries"] = job.max_retries;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -79,6 +80,7 @@ TEST(RenderJobTest, MatchesTheNlohmannRenderingInEveryState) {
   job.reason = "completed 3 steps";
   job.request_id = "req-1";
   job.attempt = 2;
+  job.max_retries = 3;
   job.result_json =
       json{{"profile", {{"ops", json::array()}}},
            {"finalLoss", 0.25},

@@ -10,6 +10,12 @@ TEST(JobLogLinesTest, LifeCycleLines) {
             "queued on projects/p/locations/z/nodes/n");
   EXPECT_EQ(RequeuedLine(2), "re-queued after a restart of tpuemud (attempt 2)");
   EXPECT_EQ(RunningLine(1), "running (attempt 1)");
+  EXPECT_EQ(FaultRetryLine("interrupted by host maintenance: m", 3, 4),
+            "interrupted by host maintenance: m; retry 2 of 4: re-queued to run when the node can "
+            "run jobs again (attempt 3)");
+  EXPECT_EQ(FaultWaitLine("f"),
+            "f; the job had not started, so it keeps its place and waits for the node (no retry "
+            "used)");
   EXPECT_EQ(TerminalLine(Ended(JobState::kSucceeded, "completed 3 steps")),
             "SUCCEEDED (exit code 0): completed 3 steps");
   EXPECT_EQ(TerminalLine(Ended(JobState::kTimedOut, "the job exceeded timeoutSeconds=1")),

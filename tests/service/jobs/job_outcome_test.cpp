@@ -17,6 +17,29 @@ TEST(CancelRequestTest, TheFirstRequestWinsAndSetsTheFlag) {
   EXPECT_EQ(cancel.Outcome(), (JobOutcome{JobState::kTimedOut, 124, "too slow"}));
 }
 
+TEST(CancelRequestTest, ARetryRequestStopsTheRunUnlessARequestComesToo) {
+  CancelRequest retry;
+  retry.RequestRetry("interrupted by host maintenance: m");
+  EXPECT_TRUE(retry.requested());
+  EXPECT_TRUE(retry.retry_requested());
+  EXPECT_FALSE(retry.has_reason());  // a shutdown still re-queues it as after any interrupt
+  EXPECT_EQ(retry.retry_reason(), "interrupted by host maintenance: m");
+  // Were the run to fail instead, it ends with the fault's reason.
+  EXPECT_EQ(retry.Outcome(),
+            (JobOutcome{JobState::kFailed, 1, "interrupted by host maintenance: m"}));
+  EXPECT_EQ(OutcomeAfterFailure(retry, /*shutting_down=*/false, Ended(JobState::kFailed, "x")),
+            retry.Outcome());
+  retry.Request(JobState::kCancelled, "cancelled by the user");
+  EXPECT_FALSE(retry.retry_requested());
+  EXPECT_EQ(retry.Outcome().state, JobState::kCancelled);
+
+  CancelRequest cancelled;
+  cancelled.Request(JobState::kTimedOut, "too slow");
+  cancelled.RequestRetry("maintenance");
+  EXPECT_FALSE(cancelled.retry_requested());
+  EXPECT_EQ(cancelled.Outcome().state, JobState::kTimedOut);
+}
+
 TEST(CancelRequestTest, AnInterruptIsNotACancel) {
   CancelRequest cancel;
   cancel.Interrupt();

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "service/jobs/job_log_lines.h"
+
 namespace tpuemu::service {
 namespace {
 
@@ -114,6 +116,26 @@ TEST_F(JobRecordsTest, RequeueCountsTheAttemptAndListsByState) {
   EXPECT_FALSE(stored.start_time.has_value());
   EXPECT_EQ(records_.ListInState(JobState::kQueued)->size(), 1u);
   EXPECT_TRUE(records_.ListInState(JobState::kRunning)->empty());
+}
+
+TEST_F(JobRecordsTest, AFaultRequeueKeepsMaxRetriesAndLogsTheRetry) {
+  bool inserted = false, began = false, requeued = false;
+  Job fresh = NewJob("r");
+  fresh.max_retries = 2;
+  const Job job = *records_.InsertOrReplay(fresh, &inserted);
+  EXPECT_EQ(records_.Get(job.name)->max_retries, 2);  // stored (schema v5)
+  Result<Job> not_running = records_.RequeueAfterFault(job.name, "fault", &requeued);
+  EXPECT_FALSE(requeued);
+  EXPECT_EQ(not_running->attempt, 1);
+  ASSERT_TRUE(records_.MarkRunning(job.name, &began).ok());
+  Result<Job> queued = records_.RequeueAfterFault(job.name, "fault", &requeued);
+  ASSERT_TRUE(requeued);
+  EXPECT_EQ(queued->state, JobState::kQueued);
+  EXPECT_EQ(queued->attempt, 2);
+  EXPECT_EQ(queued->max_retries, 2);
+  EXPECT_FALSE(queued->start_time.has_value());
+  EXPECT_EQ(*records_.Get(job.name), *queued);
+  EXPECT_EQ(records_.Logs(job.name, 0)->back(), FaultRetryLine("fault", 2, 2));
 }
 
 TEST_F(JobRecordsTest, AnUnknownStoredStateIsInternal) {

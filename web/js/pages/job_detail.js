@@ -179,7 +179,7 @@ export default {
       mount(info, h('dl', {class: 'facts'}, [
         ['State', badge(j.state)], ['Exit code', j.exitCode ?? '—'], ['Reason', j.reason || '—'],
         ['TPU VM', h('a', {href: `#/vms/${zone}/${node}`}, node)], ['Workload', data.workloadOf(j)],
-        ['Priority', j.priority ?? 0], ['Attempt', j.attempt ?? '—'], ['Created', formatTime(j.createTime)],
+        ['Priority', j.priority ?? 0], ['Attempt', j.attempt ?? '—'], ['Max retries', j.maxRetries ?? 0], ['Created', formatTime(j.createTime)],
         ['Started', formatTime(j.startTime)], ['Ended', formatTime(j.endTime)],
         ['Duration', durationBetween(j.startTime, j.endTime)],
       ].map(([k, v]) => [h('dt', {}, k), h('dd', {id: `job-${k.toLowerCase().replace(/\s+/g, '-')}`}, v)])));

@@ -26,6 +26,9 @@ function submitForm(nodes, previous) {
                         Object.entries(kPresets).map(([value, p]) => ({value, label: p.label})), 'mlp');
   const jobId = h('input', {id: 'job-id', name: 'jobId', autocomplete: 'off', spellcheck: 'false',
                             placeholder: 'generated', pattern: '[a-z]([a-z0-9\\-]*[a-z0-9])?'});
+  // maxRetries: re-runs after host maintenance interrupts the job (empty: the spec's own).
+  const retries = h('input', {id: 'job-retries', name: 'maxRetries', type: 'number', min: 0, max: 10,
+                              placeholder: '0', size: 4});
   const editor = h('textarea', {id: 'job-spec', name: 'spec', rows: 12, spellcheck: 'false',
                                 class: 'code', 'aria-describedby': 'job-spec-status'});
   editor.value = presetText('mlp');
@@ -62,6 +65,7 @@ function submitForm(nodes, previous) {
     editor.value = previous.querySelector('#job-spec').value;
     preset.value = previous.querySelector('#job-preset').value;
     jobId.value = previous.querySelector('#job-id').value;
+    retries.value = previous.querySelector('#job-retries').value;
     hlo.copyFrom(previous);
     hlo.show(Boolean(kPresets[preset.value]?.hlo));
   }
@@ -76,6 +80,7 @@ function submitForm(nodes, previous) {
     const edited = validate();
     if (!edited) return;
     const spec = hlo.apply(edited);
+    if (retries.value !== '') spec.maxRetries = Number(retries.value);
     if (!node.value) {
       mount(message, errorBox({message: 'Create a TPU VM first: jobs run on one.'}));
       return;
@@ -94,7 +99,7 @@ function submitForm(nodes, previous) {
   }},
   h('h2', {id: 'submit-title'}, 'Submit a job'),
   h('div', {class: 'fields'}, field('TPU VM', node), field('Preset', preset),
-    field('Job ID (optional)', jobId)),
+    field('Job ID (optional)', jobId), field('Max retries', retries, 'after host maintenance')),
   field('Job spec (JSON)', editor), hlo.element, h('div', {class: 'form-row'}, status, format, submit),
   message);
 }

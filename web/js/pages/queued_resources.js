@@ -1,7 +1,9 @@
 // Queued resources: every queued resource of the project with its state (and who caused it),
-// tier, accelerator type and the nodes it made (linked to their VM page); delete (with force)
-// and reset; a create form with gcloud's main choices (one node or a multislice node count, the
-// tier, a validUntil duration).
+// tier, accelerator type and the nodes it made (linked to their VM page, with their state and
+// health); delete (with force) and reset; the faults: maintenance on every node
+// (v2alpha1 performMaintenanceQueuedResource) and, for the spot and best-effort tiers, preemption
+// of a node (the emulator's :preempt), which suspends it; a create form with gcloud's main choices (one node or a
+// multislice node count, the tier, a validUntil duration).
 import * as api from '../api.js';
 import * as data from '../data.js';
 import {badge, confirmDialog, emptyRow, errorBox, field, formatTime, h, mount, parseName,
@@ -27,6 +29,14 @@ function nodeIdsOf(qr, id) {
     for (let i = 0; i < params.nodeCount; i++) ids.push(`${params.nodeIdPrefix || id}-${i}`);
   }
   return ids;
+}
+
+// One node of a queued resource: its link, and its state and health once it exists.
+function nodeCell(zone, id, node) {
+  const health = node?.health && node.health !== 'HEALTHY' ? node.health : null;
+  return h('div', {class: 'qr-node', dataset: {node: id, state: node?.state || '', health: node?.health || ''}},
+           h('a', {href: `#/vms/${zone}/${id}`}, id), ' ',
+           node ? badge(node.state) : null, health ? [' ', badge(health)] : null);
 }
 
 function createForm(notices, onCreated) {
@@ -107,11 +117,14 @@ function createForm(notices, onCreated) {
   return form;
 }
 
-function actions(qr, notices, refresh) {
+// `nodes`: the queued resource's nodes as the API lists them (those that exist now).
+function actions(qr, nodes, notices, refresh) {
   const {zone, queuedResource: id} = parseName(qr.name);
   const state = qr.state?.state;
   const path = api.zonePath(zone, `/queuedResources/${encodeURIComponent(id)}`);
-  const act = (label, question, call, enabled, danger = false) => h('button', {
+  const ready = nodes.filter((n) => n.state === 'READY');
+  const preemptible = qr.spot || qr.bestEffort;
+  const act = (label, question, call, enabled, danger = false, operation = true) => h('button', {
     type: 'button', class: danger ? 'danger small' : 'secondary small',
     'aria-label': `${label} ${id}`, disabled: !enabled,
     onclick: async () => {
@@ -120,7 +133,7 @@ function actions(qr, notices, refresh) {
         const p = call();
         await p;
         refresh();
-        runOperation(p, notices, `${label} ${id}`).then(refresh);
+        if (operation) runOperation(p, notices, `${label} ${id}`).then(refresh);
       } catch (e) {
         notices.append(errorBox(e));
       }
@@ -129,6 +142,14 @@ function actions(qr, notices, refresh) {
   return h('div', {class: 'row-actions'},
            act('Reset', `Reset queued resource ${id}? It queues again for capacity.`,
                () => api.post(`${path}:reset`, {}), state === 'SUSPENDED' || state === 'FAILED'),
+           act('Maintenance', `Start maintenance on every node of ${id}? Their running jobs are interrupted.`,
+               () => api.post(`${path.replace(/^\/v2\//, '/v2alpha1/')}:performMaintenanceQueuedResource`, {}),
+               state === 'ACTIVE' && ready.length > 0 && ready.every((n) => n.health !== 'UNHEALTHY_MAINTENANCE')),
+           // One preempted node suspends the whole queued resource (the service deletes the rest of
+           // its slice). The emulator's preemption answers the Node, not an Operation.
+           act('Preempt', `Preempt ${id}? Its node ${ready[0]?._.node} is taken back and the queued resource is suspended; it can then only be reset or deleted.`,
+               () => api.post(`/_emulator/${ready[0].name}:preempt`, {reason: 'preempted from the dashboard'}),
+               state === 'ACTIVE' && preemptible && ready.length > 0, true, false),
            act('Delete', `Delete queued resource ${id} and its nodes (force)?`,
                () => api.del(`${path}?force=true`), state !== 'DELETING' && state !== 'CREATING',
                true));
@@ -153,9 +174,10 @@ export default {
                 body))));
 
     async function refresh() {
-      let list;
+      let list, nodes;
       try {
-        list = await api.listAll(api.zonePath('-', '/queuedResources'), 'queuedResources');
+        [list, nodes] = await Promise.all([
+          api.listAll(api.zonePath('-', '/queuedResources'), 'queuedResources'), data.nodes()]);
       } catch (e) {
         mount(errors, errorBox(e));
         return;
@@ -166,6 +188,8 @@ export default {
         const state = qr.state || {};
         const failed = state.failedData?.error?.message;
         const spec = qr.tpu?.nodeSpec?.[0]?.node || {};
+        const mine = nodes.filter((n) => n.queuedResource === qr.name);
+        const byId = new Map(mine.map((n) => [n._.node, n]));
         return h('tr', {dataset: {queuedResource: id, state: state.state}},
                  h('th', {scope: 'row'}, id), h('td', {}, zone),
                  h('td', {class: 'state'}, badge(state.state),
@@ -173,9 +197,9 @@ export default {
                    failed ? h('div', {class: 'hint wrap'}, failed) : null),
                  h('td', {}, tierOf(qr)),
                  h('td', {}, spec.acceleratorType || `${spec.acceleratorConfig?.type} ${spec.acceleratorConfig?.topology}`),
-                 h('td', {}, nodeIdsOf(qr, id).map((n, i) => [i ? ', ' : '', h('a', {href: `#/vms/${zone}/${n}`}, n)])),
+                 h('td', {class: 'nodes'}, nodeIdsOf(qr, id).map((n) => nodeCell(zone, n, byId.get(n)))),
                  h('td', {}, formatTime(qr.createTime)),
-                 h('td', {}, actions(qr, notices, refresh)));
+                 h('td', {}, actions(qr, mine, notices, refresh)));
       }) : emptyRow(8, 'No queued resources in this project: queue one above.'));
     }
     await refresh();
