@@ -1,5 +1,5 @@
 // JobRepository: typed access to the `jobs`, `job_logs` and `job_steps` tables (schema v2;
-// jobs.max_retries since v5).
+// jobs.max_retries since v7).
 //
 // Writes take a Txn& so the service can change a job, append its log line and its step row in one
 // transaction; reads have a Txn& form and a convenience form running its own Store::Read. The
@@ -41,7 +41,7 @@ struct JobRow {
   std::optional<std::string> reason;
   std::optional<std::string> result_json;
   int64_t attempt = 1;
-  int64_t max_retries = 0;  // schema v5
+  int64_t max_retries = 0;  // schema v7
   friend bool operator==(const JobRow&, const JobRow&) = default;
 };
 
