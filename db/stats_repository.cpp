@@ -8,8 +8,8 @@ Result<std::map<std::pair<std::string, std::string>, int64_t>>
 StatsRepository::CountNodesByStateAndType() const {
   using Counts = std::map<std::pair<std::string, std::string>, int64_t>;
   return store_.ReadResult<Counts>([&](Txn& txn) -> Result<Counts> {
-    Result<Statement*> stmt = txn.Prepare(
-        "SELECT state, accelerator_type, n FROM node_state_counts WHERE n > 0");
+    Result<Statement*> stmt =
+        txn.Prepare("SELECT state, accelerator_type, n FROM node_state_counts WHERE n > 0");
     if (!stmt.ok()) return stmt.status();
     Counts counts;
     for (;;) {
@@ -55,8 +55,7 @@ Result<std::vector<NodeBrief>> ReadBriefs(Txn& txn, int64_t after_seq, int limit
 }  // namespace
 
 Result<std::vector<NodeBrief>> StatsRepository::ListAllNodes() const {
-  return store_.ReadResult<std::vector<NodeBrief>>(
-      [&](Txn& txn) { return ReadBriefs(txn, 0, 0); });
+  return store_.ReadResult<std::vector<NodeBrief>>([&](Txn& txn) { return ReadBriefs(txn, 0, 0); });
 }
 
 Result<StatsRepository::NodesAfter> StatsRepository::ListNodesAfter(int64_t after_seq,

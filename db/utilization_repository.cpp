@@ -132,8 +132,7 @@ Result<std::vector<UtilizationRow>> UtilizationRepository::List(std::string_view
 }
 
 Result<int64_t> UtilizationRepository::PruneBefore(Txn& txn, int64_t before_unix_ms) const {
-  Result<Statement*> ticks =
-      txn.Prepare("DELETE FROM utilization_ticks WHERE time_unix_ms < ?1");
+  Result<Statement*> ticks = txn.Prepare("DELETE FROM utilization_ticks WHERE time_unix_ms < ?1");
   if (!ticks.ok()) return ticks.status();
   (*ticks)->Bind(1, before_unix_ms);
   TPUEMU_RETURN_IF_ERROR((*ticks)->Run());

@@ -1,5 +1,6 @@
-// Schema v6 (counters, utilization runs) on a store written by v4: the counter tables start from the rows already there, and
-// the old one-row-per-pass utilization samples read back unchanged as one-tick runs.
+// Schema v6 (counters, utilization runs) on a store written by v4: the counter tables start from
+// the rows already there, and the old one-row-per-pass utilization samples read back unchanged as
+// one-tick runs.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
