@@ -2,6 +2,11 @@
 // once its node can run jobs again; a node that can never run again ends it whatever its retries.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
 #include "engine/compile_cache.h"
 #include "engine/pool.h"
 #include "service/jobs/job_log_lines.h"
@@ -98,22 +103,29 @@ class JobRetriesTest : public ::testing::Test {
 };
 
 TEST_F(JobRetriesTest, ARunningJobWithRetriesLeftIsRequeuedAndRunsOnceTheNodeResumes) {
-  std::vector<std::pair<JobState, std::optional<JobState>>> transitions;
-  std::mutex mu;
-  jobs_->AddTransitionObserver([&](const Job& job, std::optional<JobState> previous) {
-    std::lock_guard lock(mu);
-    transitions.push_back({job.state, previous});
+  // Shared with the observer, which runs on the job's thread after each commit and may still be
+  // called after this test's last check: it keeps the record alive itself.
+  struct Transitions {
+    std::mutex mu;
+    std::vector<std::pair<JobState, std::optional<JobState>>> seen;
+  };
+  auto transitions = std::make_shared<Transitions>();
+  jobs_->AddTransitionObserver([transitions](const Job& job, std::optional<JobState> previous) {
+    std::lock_guard lock(transitions->mu);
+    transitions->seen.push_back({job.state, previous});
   });
   Job job = SubmitLong(1);
   EXPECT_EQ(job.max_retries, 1);
   ASSERT_TRUE(WaitState(job.name, JobState::kRunning, 1));
   jobs_->InterruptNodeJobs(key_.Name(), kFault);
   ASSERT_TRUE(WaitState(job.name, JobState::kQueued, 2));
-  {
-    std::lock_guard lock(mu);
-    EXPECT_EQ(transitions.back(),
-              std::make_pair(JobState::kQueued, std::optional<JobState>(JobState::kRunning)));
-  }
+  // Observers hear of a change after it committed: wait for the re-queue to reach them.
+  EXPECT_TRUE(WaitFor([&] {
+    std::lock_guard lock(transitions->mu);
+    return !transitions->seen.empty() &&
+           transitions->seen.back() ==
+               std::make_pair(JobState::kQueued, std::optional<JobState>(JobState::kRunning));
+  }));
   EXPECT_NE(Log(job.name).find(kFault + "; retry 1 of 1: re-queued"), std::string::npos)
       << Log(job.name);
   // Held until the node resumes: still QUEUED once the interrupted run has let go of the node.
