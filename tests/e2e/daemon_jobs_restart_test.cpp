@@ -19,10 +19,30 @@ namespace {
 
 using nlohmann::json;
 
-TEST(DaemonJobsTest, RunningJobIsRequeuedAndRunsAgainAfterKill9) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("tpuemu-e2e-jobs-" + std::to_string(::getpid()));
+// A data dir of this test's own (emptied first: an earlier run that crashed may have left it).
+std::filesystem::path FreshDataDir(const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("tpuemu-e2e-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
+  return dir;
+}
+
+// Creates node r (a v4-8) and waits until it is READY.
+::testing::AssertionResult CreateReadyNode(HttpClient& c, const std::string& node) {
+  Result<ClientResponse> created =
+      c.Request("POST", "/v2/projects/p/locations/us-central2-b/nodes?nodeId=r",
+                R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})");
+  if (!created.ok() || created->status != 200) {
+    return ::testing::AssertionFailure() << "create of node r failed";
+  }
+  if (!WaitFor([&] { return c.Request("GET", node)->Json()["state"] == "READY"; })) {
+    return ::testing::AssertionFailure() << "node r did not become READY";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(DaemonJobsTest, RunningJobIsRequeuedAndRunsAgainAfterKill9) {
+  const std::filesystem::path dir = FreshDataDir("jobs");
   const std::vector<std::string> args = TestDaemonArgs({"--data-dir", dir.string()});
   const std::string node = "/v2/projects/p/locations/us-central2-b/nodes/r";
   std::string job;
@@ -31,11 +51,7 @@ TEST(DaemonJobsTest, RunningJobIsRequeuedAndRunsAgainAfterKill9) {
     DaemonProcess first;
     ASSERT_TRUE(first.Start(args));
     HttpClient c("127.0.0.1", first.port());
-    ASSERT_EQ(c.Request("POST", "/v2/projects/p/locations/us-central2-b/nodes?nodeId=r",
-                        R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})")
-                  ->status,
-              200);
-    ASSERT_TRUE(WaitFor([&] { return c.Request("GET", node)->Json()["state"] == "READY"; }));
+    ASSERT_TRUE(CreateReadyNode(c, node));
     // A finished job's metrics, per-op profile included, must survive the kill.
     Result<ClientResponse> small =
         c.Request("POST", node + "/jobs?jobId=small",
@@ -92,9 +108,7 @@ TEST(DaemonJobsTest, RunningJobIsRequeuedAndRunsAgainAfterKill9) {
 }
 
 TEST(DaemonJobsTest, SigtermStopsALargeOpWithinTheBoundAndRequeuesTheJob) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("tpuemu-e2e-sigterm-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const std::filesystem::path dir = FreshDataDir("sigterm");
   // tpuemud exits 1 when its shutdown outlives this bound (the watchdog in daemon/main.cpp), so
   // exit code 0 is the proof that it finished within it.
   const std::vector<std::string> args =
@@ -105,11 +119,7 @@ TEST(DaemonJobsTest, SigtermStopsALargeOpWithinTheBoundAndRequeuesTheJob) {
     DaemonProcess first;
     ASSERT_TRUE(first.Start(args));
     HttpClient c("127.0.0.1", first.port(), std::chrono::seconds(30));
-    ASSERT_EQ(c.Request("POST", "/v2/projects/p/locations/us-central2-b/nodes?nodeId=r",
-                        R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})")
-                  ->status,
-              200);
-    ASSERT_TRUE(WaitFor([&] { return c.Request("GET", node)->Json()["state"] == "READY"; }));
+    ASSERT_TRUE(CreateReadyNode(c, node));
     // The issue's probe: one 4096^3 f32 HIGHEST matmul takes tens of seconds per step here.
     Result<ClientResponse> r = c.Request(
         "POST", node + "/jobs?jobId=big",
@@ -153,9 +163,7 @@ TEST(DaemonJobsTest, SigtermStopsALargeOpWithinTheBoundAndRequeuesTheJob) {
 // A job that host maintenance re-queued (maxRetries) stays QUEUED across a kill -9 with its
 // attempt and maxRetries, and runs again after the restart once the maintenance is over.
 TEST(DaemonJobsTest, AJobRequeuedByMaintenanceKeepsItsRetriesAcrossARestart) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("tpuemu-e2e-retry-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const std::filesystem::path dir = FreshDataDir("retry");
   const std::vector<std::string> args =
       TestDaemonArgs({"--data-dir", dir.string()}, {"--maintenance-duration-ms", "2000"});
   const std::string node = "/v2/projects/p/locations/us-central2-b/nodes/r";
@@ -164,11 +172,7 @@ TEST(DaemonJobsTest, AJobRequeuedByMaintenanceKeepsItsRetriesAcrossARestart) {
     DaemonProcess first;
     ASSERT_TRUE(first.Start(args));
     HttpClient c("127.0.0.1", first.port(), std::chrono::seconds(30));
-    ASSERT_EQ(c.Request("POST", "/v2/projects/p/locations/us-central2-b/nodes?nodeId=r",
-                        R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})")
-                  ->status,
-              200);
-    ASSERT_TRUE(WaitFor([&] { return c.Request("GET", node)->Json()["state"] == "READY"; }));
+    ASSERT_TRUE(CreateReadyNode(c, node));
     Result<ClientResponse> r = c.Request(
         "POST", node + "/jobs",
         R"({"workload": {"mlp": {"layers": 4, "batch": 128, "hidden": 256, "steps": 10000}},
