@@ -21,7 +21,7 @@ std::shared_ptr<const NodeView> NodeCache::Insert(Node node, uint64_t generation
   view->json = RenderNode(node).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   view->node = std::move(node);
   std::lock_guard lock(mu_);
-  if (!writing_ && generation == generation_) {
+  if (generation == generation_ && !touched_.contains(view->node.key.Name())) {
     if (views_.size() >= kMaxEntries) views_.clear();
     views_[view->node.key.Name()] = view;
   }
@@ -30,16 +30,26 @@ std::shared_ptr<const NodeView> NodeCache::Insert(Node node, uint64_t generation
 
 void NodeCache::BeginWrite() {
   std::lock_guard lock(mu_);
-  views_.clear();
   ++generation_;
-  writing_ = true;
+}
+
+void NodeCache::Touch(const std::string& name) {
+  std::lock_guard lock(mu_);
+  views_.erase(name);
+  touched_.insert(name);
 }
 
 void NodeCache::EndWrite() {
   std::lock_guard lock(mu_);
+  for (const std::string& name : touched_) views_.erase(name);
+  touched_.clear();
+  ++generation_;
+}
+
+void NodeCache::Clear() {
+  std::lock_guard lock(mu_);
   views_.clear();
   ++generation_;
-  writing_ = false;
 }
 
 }  // namespace tpuemu::service

@@ -3,11 +3,13 @@
 // on every request (those were most of a GET's CPU time).
 //
 // Consistency: the writer brackets every batch of writes with BeginWrite() (before its transaction)
-// and EndWrite() (after it ended, before the writes are acknowledged). In between, the cache is
-// empty and takes no inserts, so every read goes to the store and agrees with what other readers
-// see there (an Operation done and its node READY, say). A reader fills the cache only if no
-// BeginWrite/EndWrite happened since it began reading the store (the generation check), so a value
-// read before a commit can never be inserted after it.
+// and EndWrite() (after it ended, before the writes are acknowledged), and calls Touch(name) before
+// it writes a node's row. A touched node leaves the cache and takes no insert until the batch ends,
+// so its reads go to the store and agree with what other readers see there (an Operation done and
+// its node READY, say); the nodes the batch does not write stay cached, unchanged, which is what
+// keeps GET fast in a large project while writes flow (docs/architecture.md, "Store at scale"). A
+// reader fills the cache only if no BeginWrite/EndWrite happened since it began reading the store
+// (the generation check), so a value read before a commit can never be inserted after it.
 // Thread-safe: every member is guarded by mu_; views are immutable and shared.
 #pragma once
 
@@ -16,6 +18,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "service/nodes/node.h"
 
@@ -36,15 +39,20 @@ class NodeCache {
   uint64_t Generation() const;
   // Builds the view and caches it unless a write began or ended since `generation`.
   std::shared_ptr<const NodeView> Insert(Node node, uint64_t generation);
-  // Empties the cache and stops inserts until EndWrite (batches of writes, wipes).
+  // A batch of writes begins / has ended (committed or not).
   void BeginWrite();
   void EndWrite();
+  // The running batch is about to write node `name`: drops its view and refuses inserts of it
+  // until EndWrite.
+  void Touch(const std::string& name);
+  // Drops every view (a wipe of the store).
+  void Clear();
 
  private:
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const NodeView>> views_;  // guarded by mu_
-  uint64_t generation_ = 0;                                                 // guarded by mu_
-  bool writing_ = false;                                                    // guarded by mu_
+  std::unordered_set<std::string> touched_;  // written by the running batch; guarded by mu_
+  uint64_t generation_ = 0;                  // guarded by mu_
 };
 
 }  // namespace tpuemu::service

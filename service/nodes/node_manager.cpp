@@ -183,6 +183,7 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
         } else {
           node.pending_operation = op.name;
           node.pending_due_ms = due_ms;
+          cache_.Touch(node.key.Name());
           Result<int64_t> seq = nodes_.Insert(txn, NodeToRow(node));
           if (!seq.ok()) return seq.status();
           node.seq = *seq;
@@ -228,6 +229,7 @@ Result<Node> NodeManager::Amend(const NodeKey& key,
         previous = node.state;
         zone_before = node.ZoneTensorCores();
         TPUEMU_RETURN_IF_ERROR(change(node, txn));
+        cache_.Touch(node.key.Name());
         TPUEMU_RETURN_IF_ERROR(nodes_.Update(txn, NodeToRow(node)));
         if (node.state != previous) {
           TPUEMU_RETURN_IF_ERROR(events.Append(txn, NodeEvent(node, previous)));
@@ -337,6 +339,7 @@ Result<Operation> NodeManager::BeginTransition(const NodeKey& key, NodeVerb verb
         node.state = TransientState(verb, node.state);
         node.pending_operation = op.name;
         node.pending_due_ms = due_ms;
+        cache_.Touch(node.key.Name());
         Status updated = nodes_.Update(txn, NodeToRow(node));
         if (!updated.ok()) return updated;
         if (node.state != previous) {
@@ -407,12 +410,14 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
         node.pending_due_ms.reset();
         if (final_state) {
           node.state = *final_state;
+          cache_.Touch(node.key.Name());
           Status updated = nodes_.Update(txn, NodeToRow(node));
           if (!updated.ok()) return updated;
           json response = RenderNode(node, {.for_operation = true});
           response["@type"] = kNodeType;
           CompleteOperation(*op, std::move(response));
         } else {
+          cache_.Touch(node_name);
           Status deleted = nodes_.Delete(txn, node_name);
           if (!deleted.ok()) return deleted;
           node.state = NodeState::kUnspecified;  // observers read "gone"
@@ -447,9 +452,9 @@ Result<int64_t> NodeManager::TensorCoresInZone(const std::string& zone) const {
 
 Status NodeManager::Reset() {
   scheduler_.Clear();
-  cache_.BeginWrite();
+  cache_.Clear();
   Status wiped = store_.WipeAll();
-  cache_.EndWrite();
+  cache_.Clear();
   TPUEMU_RETURN_IF_ERROR(wiped);
   quota_.Clear();
   return Status::Ok();

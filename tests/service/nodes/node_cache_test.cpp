@@ -1,4 +1,5 @@
-// service/node_cache: a view read before or during a batch of writes is never cached past it.
+// service/node_cache: a view read before a batch of writes, or of a node the batch writes, is never
+// cached past it; the nodes a batch does not write stay cached.
 #include "service/nodes/node_cache.h"
 
 #include <gtest/gtest.h>
@@ -24,13 +25,15 @@ TEST(NodeCacheTest, CachesAViewReadBetweenWrites) {
   EXPECT_EQ(cache.Find("projects/p/locations/us-central2-b/nodes/a"), view);
 }
 
-TEST(NodeCacheTest, AWriteEmptiesTheCacheAndBlocksInsertsUntilItEnds) {
+TEST(NodeCacheTest, ATouchedNodeLeavesTheCacheAndTakesNoInsertUntilTheBatchEnds) {
   NodeCache cache;
   const std::string name = "projects/p/locations/us-central2-b/nodes/a";
   cache.Insert(MakeNode("a", NodeState::kCreating), cache.Generation());
   cache.BeginWrite();
+  ASSERT_NE(cache.Find(name), nullptr);  // not written (yet) by this batch: still the committed row
+  cache.Touch(name);
   EXPECT_EQ(cache.Find(name), nullptr);
-  // Read while the batch writes: returned to its reader, never cached.
+  // Read while the batch writes it: returned to its reader, never cached.
   auto during = cache.Insert(MakeNode("a", NodeState::kCreating), cache.Generation());
   EXPECT_NE(during, nullptr);
   EXPECT_EQ(cache.Find(name), nullptr);
@@ -39,6 +42,24 @@ TEST(NodeCacheTest, AWriteEmptiesTheCacheAndBlocksInsertsUntilItEnds) {
   cache.Insert(MakeNode("a", NodeState::kReady), cache.Generation());
   ASSERT_NE(cache.Find(name), nullptr);
   EXPECT_EQ(cache.Find(name)->node.state, NodeState::kReady);
+}
+
+TEST(NodeCacheTest, NodesABatchDoesNotWriteStayCachedAcrossIt) {
+  NodeCache cache;
+  const std::string a = "projects/p/locations/us-central2-b/nodes/a";
+  const std::string b = "projects/p/locations/us-central2-b/nodes/b";
+  cache.Insert(MakeNode("a", NodeState::kReady), cache.Generation());
+  cache.Insert(MakeNode("b", NodeState::kReady), cache.Generation());
+  cache.BeginWrite();
+  cache.Touch(b);
+  // An untouched node read during the batch may be cached: the batch does not change it.
+  cache.Insert(MakeNode("c", NodeState::kReady), cache.Generation());
+  cache.EndWrite();
+  EXPECT_NE(cache.Find(a), nullptr);
+  EXPECT_EQ(cache.Find(b), nullptr);
+  EXPECT_NE(cache.Find("projects/p/locations/us-central2-b/nodes/c"), nullptr);
+  cache.Clear();
+  EXPECT_EQ(cache.Find(a), nullptr);
 }
 
 TEST(NodeCacheTest, AViewReadBeforeAWriteIsNotCachedAfterIt) {
