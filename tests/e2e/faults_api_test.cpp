@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/e2e/api_test_client.h"
+#include "tests/support/sanitizers.h"
 
 namespace tpuemu::testing {
 namespace {
@@ -291,10 +292,12 @@ TEST_F(FaultsDuringJobsTest, MaintenanceInterruptsTheRunningJobWithAReason) {
 }
 
 // Long enough to be running when the fault lands (about a second on one host core), short enough
-// to finish once it runs again.
-constexpr char kRetriedJob[] =
-    R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": 150}},
-        "maxRetries": 1})";
+// to finish once it runs again. A step takes about 0.3 s under TSan, so sanitizer builds run 20
+// steps (150 took 45 s alone and over 60 s beside another test on 2 cores).
+const std::string kRetriedJob =
+    std::string(R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": )") +
+    (kSanitizedBuild ? "20" : "150") + R"(}}, "maxRetries": 1})";
+constexpr std::chrono::seconds kRetriedJobWait{kSanitizedBuild ? 180 : 60};
 
 TEST_F(FaultsDuringJobsTest, MaintenanceRequeuesAJobWithRetriesLeftThatThenSucceeds) {
   CreateNode("retry-job");
@@ -306,8 +309,7 @@ TEST_F(FaultsDuringJobsTest, MaintenanceRequeuesAJobWithRetriesLeftThatThenSucce
   ASSERT_TRUE(api_.WaitField(job, "/state", "RUNNING"));
   ClientResponse r = api_.Call("POST", kAlpha + "/nodes/retry-job:simulateMaintenanceEvent", "{}");
   ASSERT_EQ(r.status, 200) << r.body;
-  ASSERT_TRUE(api_.WaitField(job, "/state", "SUCCEEDED", std::chrono::seconds(60)))
-      << api_.Get(job).dump();
+  ASSERT_TRUE(api_.WaitField(job, "/state", "SUCCEEDED", kRetriedJobWait)) << api_.Get(job).dump();
   json done = api_.Get(job);
   EXPECT_EQ(done["attempt"], 2);
   EXPECT_EQ(done["maxRetries"], 1);

@@ -64,7 +64,8 @@ class HostMemoryApiTest : public ::testing::Test {
         service::NodeManagerOptions{.provisioning_delay_ms = 0, .transition_delay_ms = 0},
         api::HttpServerOptions{}, service::ObservabilityOptions{.utilization_interval_ms = 0},
         limits);
-    client_ = std::make_unique<HttpClient>("127.0.0.1", server_->port(), std::chrono::seconds(30));
+    // Longer than Wait's 60 s long-poll, so a slow (sanitized) job ends the wait, not the socket.
+    client_ = std::make_unique<HttpClient>("127.0.0.1", server_->port(), std::chrono::seconds(75));
   }
   ClientResponse Call(const std::string& method, const std::string& target,
                       const std::string& body = "") {
