@@ -63,10 +63,12 @@ Status App::Build() {
   Graph& g = *graph_;
   Result<std::unique_ptr<db::Store>> store = db::Store::Open(options_.db_path);
   if (!store.ok()) {
-    return Status(store.status().code(),
-                  "cannot open the store at " + options_.db_path + ": " + store.status().message());
+    return Status(store.status().code(), "cannot open the store at " +
+                                             db::Store::Describe(options_.db_path) + ": " +
+                                             store.status().message());
   }
   g.store = std::move(store).value();
+  TPUEMU_RETURN_IF_ERROR(g.store->ClaimExclusiveUse());
   const service::Catalog& catalog = service::Catalog::Default();
   g.nodes = std::make_unique<service::NodeManager>(*g.store, g.scheduler, catalog, options_.nodes);
   // Each injector wrote the fault's event with its change (service/faults/fault_event.h).

@@ -51,7 +51,7 @@ struct FaultOptions {
 };
 
 struct AppOptions {
-  std::string db_path = ":memory:";  // a SQLite file, or ":memory:"
+  std::string db_path = ":memory:";  // a SQLite file, ":memory:", or a postgresql:// URL
   service::NodeManagerOptions nodes;
   service::QueuedResourceOptions queued_resources;
   FaultOptions faults;

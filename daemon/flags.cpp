@@ -42,8 +42,8 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_DATA_DIR")
       ->capture_default_str();
   app.add_option("--db", f.db_path,
-                 "SQLite file (default <data-dir>/tpuemu.db); ':memory:' for a "
-                 "throwaway store")
+                 "SQLite file (default <data-dir>/tpuemu.db), ':memory:' for a throwaway store, "
+                 "or a PostgreSQL URL (postgresql://user@host:5432/db)")
       ->envname("TPUEMU_DB");
   app.add_option("--provisioning-delay-ms", f.provisioning_delay_ms, "CREATING -> READY delay")
       ->envname("TPUEMU_PROVISIONING_DELAY_MS")

@@ -17,6 +17,7 @@
 
 #include "daemon/app.h"
 #include "daemon/flags.h"
+#include "db/store.h"
 #include "engine/gemm.h"
 
 namespace {
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
   if (options->auth) {
     spdlog::info("auth on: {} token(s) from {}", options->auth->size(), flags.auth_tokens);
   }
-  const std::string db_path = options->db_path, web_dir = options->web_dir;
+  const std::string db_path = db::Store::Describe(options->db_path), web_dir = options->web_dir;
   Result<std::unique_ptr<daemon::App>> app = daemon::App::Start(std::move(options).value());
   if (!app.ok()) {
     spdlog::critical("{}", app.status().ToString());

@@ -3,10 +3,15 @@
 namespace tpuemu::db {
 Status JobProgramRepository::Put(Txn& txn, const JobProgramRow& row) const {
   Result<Statement*> stmt = txn.Prepare(
-      "INSERT OR REPLACE INTO job_programs (job, compile_cache_hit, compile_seconds, "
+      "INSERT INTO job_programs (job, compile_cache_hit, compile_seconds, "
       "compile_end_unix_ns, tensorcores, hbm_peak_bytes_per_tensorcore, "
       "transfer_to_device_bytes_per_step, transfer_from_device_bytes_per_step) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (job) DO UPDATE SET "
+      "compile_cache_hit = excluded.compile_cache_hit, compile_seconds = excluded.compile_seconds, "
+      "compile_end_unix_ns = excluded.compile_end_unix_ns, tensorcores = excluded.tensorcores, "
+      "hbm_peak_bytes_per_tensorcore = excluded.hbm_peak_bytes_per_tensorcore, "
+      "transfer_to_device_bytes_per_step = excluded.transfer_to_device_bytes_per_step, "
+      "transfer_from_device_bytes_per_step = excluded.transfer_from_device_bytes_per_step");
   if (!stmt.ok()) return stmt.status();
   (*stmt)
       ->Bind(1, row.job)

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "db/list_queries.h"
+
 namespace tpuemu::db {
 namespace {
 
@@ -169,7 +171,7 @@ Result<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64_t
     if (!all_zones) s.Bind(2, filter.zone);
     if (!filter.node_id.empty()) s.Bind(3, filter.node_id);
     if (!filter.state.empty()) s.Bind(4, filter.state);
-    s.Bind(5, after_seq).Bind(6, int64_t{limit > 0 ? limit : -1});
+    s.Bind(5, after_seq).Bind(6, limit > 0 ? int64_t{limit} : kNoLimit);
     return CollectRows(s);
   });
 }
@@ -191,8 +193,11 @@ Status JobRepository::AppendLog(Txn& txn, std::string_view job, std::string_view
 
 Status JobRepository::AppendStep(Txn& txn, std::string_view job, const JobStepRow& step) const {
   Result<Statement*> stmt = txn.Prepare(
-      "INSERT OR REPLACE INTO job_steps (job, step, loss, cycles, emulated_seconds, "
-      "mxu_utilization, flops, host_seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      "INSERT INTO job_steps (job, step, loss, cycles, emulated_seconds, mxu_utilization, flops, "
+      "host_seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (job, step) DO UPDATE "
+      "SET loss = excluded.loss, cycles = excluded.cycles, "
+      "emulated_seconds = excluded.emulated_seconds, mxu_utilization = excluded.mxu_utilization, "
+      "flops = excluded.flops, host_seconds = excluded.host_seconds");
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   s.Bind(1, job).Bind(2, step.step).Bind(4, step.cycles);

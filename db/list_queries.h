@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string_view>
 
 // nodes (nodes_by_project, nodes_by_location, nodes_by_queued_resource, nodes_pending)
@@ -33,6 +34,9 @@
   " FROM reservations WHERE project = ?1 AND zone = ?2 ORDER BY seq"
 
 namespace tpuemu::db {
+
+// The LIMIT bound for "no limit": SQLite reads LIMIT -1 so, PostgreSQL refuses a negative LIMIT.
+inline constexpr int64_t kNoLimit = INT64_MAX;
 
 // Every filtered list above (jobs build theirs from the filters set: JobRepository::ListSql).
 inline constexpr std::array<std::string_view, 11> kFilteredListQueries = {

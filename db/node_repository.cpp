@@ -146,7 +146,7 @@ Result<std::vector<NodeRow>> NodeRepository::List(Txn& txn, std::string_view pro
                 : txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_IN_LOCATION);
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
-  s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : int64_t{-1});
+  s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : kNoLimit);
   if (!all_zones) s.Bind(2, zone);
   return CollectRows(s);
 }
@@ -218,7 +218,7 @@ Result<std::vector<NodeRow>> NodeRepository::ListAll(int64_t after_seq, int limi
     Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
                                           " FROM nodes WHERE seq > ?1 ORDER BY seq LIMIT ?2");
     if (!stmt.ok()) return stmt.status();
-    (*stmt)->Bind(1, after_seq).Bind(2, limit > 0 ? int64_t{limit} : int64_t{-1});
+    (*stmt)->Bind(1, after_seq).Bind(2, limit > 0 ? int64_t{limit} : kNoLimit);
     return CollectRows(**stmt);
   });
 }

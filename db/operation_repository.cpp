@@ -121,7 +121,7 @@ Result<std::vector<OperationRow>> OperationRepository::List(Txn& txn, std::strin
                 : txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS TPUEMU_OPERATIONS_IN_LOCATION);
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
-  s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : int64_t{-1});
+  s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : kNoLimit);
   if (!all_zones) s.Bind(2, zone);
   std::vector<OperationRow> rows;
   for (;;) {

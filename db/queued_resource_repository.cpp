@@ -143,7 +143,7 @@ Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::List(std::strin
                 : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_LOCATION);
         if (!stmt.ok()) return stmt.status();
         Statement& s = **stmt;
-        s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : int64_t{-1});
+        s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : kNoLimit);
         if (!all_zones) s.Bind(2, zone);
         return CollectRows(s);
       });

@@ -14,16 +14,6 @@ Result<int64_t> Run(Txn& txn, std::string_view sql, const std::function<void(Sta
   return txn.Changes();
 }
 
-Result<int64_t> Pragma(Store& store, std::string_view sql) {
-  return store.ReadResult<int64_t>([&](Txn& txn) -> Result<int64_t> {
-    Result<Statement*> stmt = txn.Prepare(sql);
-    if (!stmt.ok()) return stmt.status();
-    Result<bool> row = (*stmt)->Step();
-    if (!row.ok()) return row.status();
-    return *row ? (*stmt)->ColumnInt64(0) : int64_t{0};
-  });
-}
-
 }  // namespace
 
 Result<int64_t> RetentionRepository::DeleteJobs(Txn& txn, const std::string& ended_before,
@@ -32,12 +22,15 @@ Result<int64_t> RetentionRepository::DeleteJobs(Txn& txn, const std::string& end
   constexpr std::string_view kPick =
       "SELECT name FROM jobs WHERE end_time IS NOT NULL AND end_time < ?1 "
       "ORDER BY end_time LIMIT ?2";
-  Result<int64_t> logs =
-      Run(txn, "DELETE FROM job_logs WHERE job IN (SELECT name FROM (" + std::string(kPick) + "))",
-          [&](Statement& s) { s.Bind(1, ended_before).Bind(2, int64_t{limit}); });
+  Result<int64_t> logs = Run(
+      txn,
+      "DELETE FROM job_logs WHERE job IN (SELECT name FROM (" + std::string(kPick) + ") AS picked)",
+      [&](Statement& s) { s.Bind(1, ended_before).Bind(2, int64_t{limit}); });
   if (!logs.ok()) return logs.status();
   Result<int64_t> steps =
-      Run(txn, "DELETE FROM job_steps WHERE job IN (SELECT name FROM (" + std::string(kPick) + "))",
+      Run(txn,
+          "DELETE FROM job_steps WHERE job IN (SELECT name FROM (" + std::string(kPick) +
+              ") AS picked)",
           [&](Statement& s) { s.Bind(1, ended_before).Bind(2, int64_t{limit}); });
   if (!steps.ok()) return steps.status();
   return Run(txn, "DELETE FROM jobs WHERE name IN (" + std::string(kPick) + ")",
@@ -86,7 +79,7 @@ Result<int64_t> RetentionRepository::DeleteEvents(Txn& txn, int64_t before_unix_
                                                   int limit) const {
   return Run(txn,
              "DELETE FROM events WHERE seq IN (SELECT seq FROM (SELECT seq, time_unix_ms FROM "
-             "events ORDER BY seq LIMIT ?2) WHERE time_unix_ms < ?1)",
+             "events ORDER BY seq LIMIT ?2) AS oldest WHERE time_unix_ms < ?1)",
              [&](Statement& s) { s.Bind(1, before_unix_ms).Bind(2, int64_t{limit}); });
 }
 
@@ -100,17 +93,11 @@ Result<int64_t> RetentionRepository::DeleteEventsOverMax(Txn& txn, int64_t max_e
 }
 
 Status RetentionRepository::IncrementalVacuum(int pages) const {
-  return store_.Transaction([&](Txn& txn) {
-    return txn.ExecScript("PRAGMA incremental_vacuum(" + std::to_string(pages) + ")");
-  });
+  return store_.ReclaimFreePages(pages);
 }
 
-Result<int64_t> RetentionRepository::FreePages() const {
-  return Pragma(store_, "PRAGMA freelist_count");
-}
+Result<int64_t> RetentionRepository::FreePages() const { return store_.FreePages(); }
 
-Result<int64_t> RetentionRepository::PageCount() const {
-  return Pragma(store_, "PRAGMA page_count");
-}
+Result<int64_t> RetentionRepository::PageCount() const { return store_.PageCount(); }
 
 }  // namespace tpuemu::db

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "db/list_queries.h"
+
 namespace tpuemu::db {
 
 Result<std::map<std::pair<std::string, std::string>, int64_t>>
@@ -42,7 +44,7 @@ Result<std::vector<NodeBrief>> ReadBriefs(Txn& txn, int64_t after_seq, int limit
       "SELECT name, state, accelerator_type, tensorcores, seq FROM nodes WHERE seq > ?1 "
       "ORDER BY seq LIMIT ?2");
   if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, after_seq).Bind(2, int64_t{limit > 0 ? limit : -1});
+  (*stmt)->Bind(1, after_seq).Bind(2, limit > 0 ? int64_t{limit} : kNoLimit);
   std::vector<NodeBrief> nodes;
   for (;;) {
     Result<bool> more = (*stmt)->Step();

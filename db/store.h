@@ -1,20 +1,16 @@
-// Store: the tpuemu SQLite database — one connection, migrations, transactions, statement cache.
+// Store: the tpuemu database — one connection to SQLite (a file, or ":memory:") or to PostgreSQL
+// (a postgresql:// URL), migrations, transactions, statement cache. Durability is the backend's:
+// db/sqlite_connection.h and db/postgres/pg_connection.h; either way, once Transaction() returned
+// OK its change survives a kill -9 of tpuemud.
 //
-// Durability: file databases run with journal_mode=WAL and synchronous=NORMAL. In that mode a
-// COMMIT is appended to the WAL with write(2) before Transaction() returns, so once Transaction()
-// has returned OK the change survives a crash of the process (kill -9, abort, OOM kill). What
-// NORMAL gives up is durability against an OS crash or power loss (the last commits may roll back;
-// the database stays consistent). Surviving kill -9 is tpuemud's promise, so we do not pay an
-// fsync per commit. ":memory:" databases are throwaway and durable against nothing.
+// Threads: the Store owns one Connection; every public method may be called from any thread. A
+// thread uses the connection only while it holds the connection lease (in_use_, handed out under
+// mu_). Transaction() and Read() hold the lease for the whole body, so a body should do one state
+// change's worth of SQL and nothing slow. Waiting for the lease (or for another process's write
+// lock) is bounded by kBusyTimeout; past it the call returns kUnavailable.
 //
-// Threads: the Store owns one sqlite3 connection; every public method may be called from any
-// thread. A thread uses the connection only while it holds the connection lease (in_use_, handed
-// out under mu_). Transaction() and Read() hold the lease for the whole body, so a body should do
-// one state change's worth of SQL and nothing slow. Waiting for the lease (or for another process's
-// write lock, via busy_timeout) is bounded by kBusyTimeout; past it the call returns kBusy.
-//
-// Errors: every call returns a Status / DbResult; nothing throws across this API. An exception
-// escaping a transaction body is caught, the transaction rolled back, and kIoError returned with
+// Errors: every call returns a Status / Result; nothing throws across this API. An exception
+// escaping a transaction body is caught, the transaction rolled back, and kInternal returned with
 // the exception's what().
 #pragma once
 
@@ -33,9 +29,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "db/connection.h"
 #include "db/statement.h"
-
-struct sqlite3;
 
 namespace tpuemu::db {
 
@@ -73,11 +68,15 @@ class Store {
   // How long a caller waits for the connection (and SQLite for another process's lock).
   static constexpr std::chrono::milliseconds kBusyTimeout{5000};
 
-  // Opens (creating if needed, including parent folders) the database at `path`, or a private
-  // in-memory one for ":memory:", and applies pending migrations (db/migrations.h). Errors:
-  // kInvalid for an empty path, kIoError when the file cannot be created or opened, kCorruption
-  // when it is not a SQLite database or its schema is newer than this build.
-  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  // Opens the database `location` names and applies pending migrations (db/migrations.h):
+  // a PostgreSQL server for "postgresql://..." or "postgres://..." (libpq's URL form), a private
+  // in-memory SQLite database for ":memory:", else a SQLite file (created if needed, with its
+  // parent folders). Errors: kInvalid for an empty location, kUnavailable when the server cannot
+  // be reached, kInternal when the file cannot be created or opened, kDataLoss when it is not a
+  // tpuemu database or its schema is newer than this build.
+  static Result<std::unique_ptr<Store>> Open(const std::string& location);
+  // `location` as logs may show it: a PostgreSQL URL without its password.
+  static std::string Describe(const std::string& location);
 
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -110,31 +109,55 @@ class Store {
   // on this Store return kInvalid. Idempotent.
   Status Close();
 
+  // Describe() of the location Open() was given.
   const std::string& path() const { return path_; }
-  // PRAGMA user_version of the open database.
+  Backend backend() const { return backend_; }
+  // The schema version of the open database (db/migrations.h).
   Result<int> SchemaVersion();
+  // The database's size and its free space, in pages, and returning up to `pages` free pages to
+  // the file system (SQLite's incremental vacuum; PostgreSQL's autovacuum does this itself).
+  Result<int64_t> PageCount();
+  Result<int64_t> FreePages();
+  Status ReclaimFreePages(int pages);
+  // For the serving process: FAILED_PRECONDITION when another process serves this database
+  // (PostgreSQL; always OK on SQLite). Held until Close().
+  Status ClaimExclusiveUse();
 
  private:
   friend class Txn;
-  Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  Store(std::string path, std::unique_ptr<Connection> connection)
+      : path_(std::move(path)), backend_(connection->backend()), conn_(std::move(connection)) {}
 
   // Takes the connection lease, waiting at most `timeout`; false on timeout.
   bool AcquireLease(std::chrono::milliseconds timeout);
   void ReleaseLease();
-  // Runs `body` holding the lease; `writable` wraps it in BEGIN IMMEDIATE/COMMIT.
+  // Runs `body` holding the lease; `writable` wraps it in Begin()/Commit().
   Status Run(bool writable, const std::function<Status(Txn&)>& body);
+  // Runs `body` on the connection holding the lease, outside any Txn.
+  Status WithConnection(const std::function<Status(Connection&)>& body);
+  // WithConnection() for a question: the body's answer, or the lease's error.
+  template <typename T>
+  Result<T> Ask(const std::function<Result<T>(Connection&)>& body) {
+    std::optional<Result<T>> out;
+    Status status = WithConnection([&](Connection& connection) {
+      out.emplace(body(connection));
+      return out->status();
+    });
+    if (!out.has_value()) return status;
+    return std::move(*out);
+  }
   // Requires the lease. The cached statement for `sql`, prepared on first use.
   Result<Statement*> CachedStatement(std::string_view sql);
-  Status RunCached(std::string_view sql);  // requires the lease
 
   const std::string path_;
+  const Backend backend_;
   // A lease rather than a mutex held across the body: it gives the bounded wait (kBusyTimeout)
   // without std::timed_mutex, whose clocklock ThreadSanitizer does not see.
   std::mutex mu_;
   std::condition_variable idle_;  // notified when in_use_ turns false
   bool in_use_ = false;           // guarded by mu_; true while one thread holds the lease
 
-  sqlite3* db_;  // guarded by the lease; owned; null once closed
+  std::unique_ptr<Connection> conn_;  // guarded by the lease; null once closed
   // Guarded by the lease. Keyed by SQL text; unique_ptr keeps Statement* stable across rehashes.
   std::unordered_map<std::string, std::unique_ptr<Statement>> statements_;
   // The thread currently inside a body (default id when none), to refuse nested calls without

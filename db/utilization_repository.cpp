@@ -4,14 +4,18 @@ namespace tpuemu::db {
 namespace {
 
 constexpr std::string_view kInsertTick =
-    "INSERT OR IGNORE INTO utilization_ticks (time_unix_ms) VALUES (?1)";
+    "INSERT INTO utilization_ticks (time_unix_ms) VALUES (?1) ON CONFLICT DO NOTHING";
 
 // Inserts a run of `row`'s values starting at row.time_unix_ms, ending at `end` (or open).
 Status InsertRun(Txn& txn, const UtilizationRow& row, const int64_t* end) {
   Result<Statement*> stmt = txn.Prepare(
-      "INSERT OR REPLACE INTO utilization_runs (node, start_unix_ms, end_unix_ms, duty_cycle, "
+      "INSERT INTO utilization_runs (node, start_unix_ms, end_unix_ms, duty_cycle, "
       "tensorcore_utilization, mxu_utilization, hbm_used_bytes, hbm_total_bytes) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (node, start_unix_ms) DO UPDATE SET "
+      "end_unix_ms = excluded.end_unix_ms, duty_cycle = excluded.duty_cycle, "
+      "tensorcore_utilization = excluded.tensorcore_utilization, "
+      "mxu_utilization = excluded.mxu_utilization, hbm_used_bytes = excluded.hbm_used_bytes, "
+      "hbm_total_bytes = excluded.hbm_total_bytes");
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   s.Bind(1, row.node).Bind(2, row.time_unix_ms);
