@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/db/temp_dir.h"
+#include "tests/support/test_store.h"
 
 namespace tpuemu::db {
 namespace {
@@ -26,7 +27,7 @@ class JobRepositoryTest : public ::testing::Test {
  protected:
   void SetUp() override { Open(); }
   void Open() {
-    Result<std::unique_ptr<Store>> store = Store::Open(dir_.File("jobs.db"));
+    Result<std::unique_ptr<Store>> store = Store::Open(location_);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
     jobs_ = std::make_unique<JobRepository>(*store_);
@@ -45,6 +46,7 @@ class JobRepositoryTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  const std::string location_ = ::tpuemu::testing::TestStoreLocation(dir_.File("jobs.db"));
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobRepository> jobs_;
 };

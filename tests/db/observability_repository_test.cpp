@@ -9,6 +9,7 @@
 #include "db/stats_repository.h"
 #include "db/utilization_repository.h"
 #include "tests/db/temp_dir.h"
+#include "tests/support/test_store.h"
 
 namespace tpuemu::db {
 namespace {
@@ -16,7 +17,8 @@ namespace {
 class ObservabilityRepositoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Result<std::unique_ptr<Store>> store = Store::Open(dir_.File("obs.db"));
+    Result<std::unique_ptr<Store>> store =
+        Store::Open(::tpuemu::testing::TestStoreLocation(dir_.File("obs.db")));
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
   }

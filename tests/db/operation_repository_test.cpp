@@ -4,6 +4,7 @@
 
 #include "db/node_repository.h"
 #include "tests/db/rows.h"
+#include "tests/support/test_store.h"
 
 namespace tpuemu::db {
 namespace {
@@ -14,7 +15,7 @@ using testing::MakeOperation;
 class OperationRepositoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Result<std::unique_ptr<Store>> store = Store::Open(":memory:");
+    Result<std::unique_ptr<Store>> store = Store::Open(::tpuemu::testing::TestStoreLocation());
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
     ops_ = std::make_unique<OperationRepository>(*store_);

@@ -1,5 +1,6 @@
 // ApiServer: the whole tpuemud stack in-process — the same daemon::App tpuemud runs, over an
-// in-memory store on an ephemeral port — for integration tests that speak real HTTP through
+// in-memory SQLite store (or a fresh PostgreSQL database for the pg.* runs, tests/support/
+// test_store.h) on an ephemeral port — for integration tests that speak real HTTP through
 // HttpClient.
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include "daemon/app.h"
 #include "tests/support/http_client.h"
+#include "tests/support/test_store.h"
 #include "tests/support/wait_for.h"
 
 namespace tpuemu::testing {
@@ -36,6 +38,7 @@ class ApiServer {
     options.writer_threads = 8;
     options.engine_threads = 2;
     options.log_requests = false;
+    if (options.db_path == ":memory:") options.db_path = TestStoreLocation();
     Result<std::unique_ptr<daemon::App>> app = daemon::App::Start(std::move(options));
     EXPECT_TRUE(app.ok()) << app.status().ToString();
     if (app.ok()) app_ = std::move(app).value();
