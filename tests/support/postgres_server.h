@@ -1,7 +1,8 @@
 // PostgresServer: a private PostgreSQL server for tests, run from the binaries of Debian's
 // `postgresql` package (/usr/lib/postgresql/<major>/bin) in a fresh temp dir, listening on
 // 127.0.0.1 on a free port and on a unix socket inside that dir (never /var/run/postgresql). Trust
-// auth, superuser `tpuemu`, UTF8, locale C; fsync off (a crash loses nothing a test needs).
+// auth, superuser `tpuemu`, UTF8, locale C; fsync off (a crash loses nothing a test needs) unless
+// TPUEMU_POSTGRES_DURABLE=1 (benchmarks: PostgreSQL's defaults, every commit flushed).
 //
 // PostgreSQL refuses to run as root: when this process is root (CI), initdb and the server run as
 // `nobody`, which then owns the temp dir. The server is this process's child and gets SIGQUIT
