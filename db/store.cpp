@@ -101,6 +101,34 @@ Status Store::Transaction(const std::function<Status(Txn&)>& body) { return Run(
 Status Store::Read(const std::function<Status(Txn&)>& body) { return Run(false, body); }
 
 Status Store::Run(bool writable, const std::function<Status(Txn&)>& body) {
+  return WithConnection([&](Connection& connection) -> Status {
+    // Only a failure inside the rollback path below could leave a transaction open; never let it
+    // swallow the next caller's writes.
+    if (connection.InTransaction()) (void)connection.Rollback();
+
+    Txn txn(*this, writable);
+    Status status = writable ? connection.Begin() : Status::Ok();
+    const bool began = writable && status.ok();
+    if (status.ok()) {
+      try {
+        status = body(txn);
+      } catch (const std::exception& e) {
+        status = Status::Internal(std::string("exception in transaction body: ") + e.what());
+      } catch (...) {
+        status = Status::Internal("unknown exception in transaction body");
+      }
+    }
+    txn.ResetUsed();
+    if (began) {
+      if (status.ok()) status = connection.Commit();
+      // COMMIT can fail and leave the transaction open (e.g. SQLITE_BUSY); roll back either way.
+      if (!status.ok() && connection.InTransaction()) (void)connection.Rollback();
+    }
+    return status;
+  });
+}
+
+Status Store::WithConnection(const std::function<Status(Connection&)>& body) {
   if (owner_.load() == std::this_thread::get_id()) {
     return Status::Internal("nested Store::Transaction/Read on one thread");
   }
@@ -118,44 +146,7 @@ Status Store::Run(bool writable, const std::function<Status(Txn&)>& body) {
   } holder{this};
   if (conn_ == nullptr) return Status::Internal("store " + path_ + " is closed");
   owner_.store(std::this_thread::get_id());
-
-  // Only a failure inside the rollback path below could leave a transaction open; never let it
-  // swallow the next caller's writes.
-  if (conn_->InTransaction()) (void)conn_->Rollback();
-
-  Txn txn(*this, writable);
-  Status status = writable ? conn_->Begin() : Status::Ok();
-  const bool began = writable && status.ok();
-  if (status.ok()) {
-    try {
-      status = body(txn);
-    } catch (const std::exception& e) {
-      status = Status::Internal(std::string("exception in transaction body: ") + e.what());
-    } catch (...) {
-      status = Status::Internal("unknown exception in transaction body");
-    }
-  }
-  txn.ResetUsed();
-  if (began) {
-    if (status.ok()) status = conn_->Commit();
-    // COMMIT can fail and leave the transaction open (e.g. SQLITE_BUSY); roll back either way.
-    if (!status.ok() && conn_->InTransaction()) (void)conn_->Rollback();
-  }
-  return status;
-}
-
-Status Store::WithConnection(const std::function<Status(Connection&)>& body) {
-  if (owner_.load() == std::this_thread::get_id()) {
-    return Status::Internal("Store call inside a transaction body");
-  }
-  if (!AcquireLease(kBusyTimeout)) {
-    return Status::Unavailable("database connection busy for more than " +
-                               std::to_string(kBusyTimeout.count()) + " ms");
-  }
-  Status status =
-      conn_ == nullptr ? Status::Internal("store " + path_ + " is closed") : body(*conn_);
-  ReleaseLease();
-  return status;
+  return body(*conn_);
 }
 
 bool Store::AcquireLease(std::chrono::milliseconds timeout) {

@@ -133,7 +133,8 @@ class Store {
   void ReleaseLease();
   // Runs `body` holding the lease; `writable` wraps it in Begin()/Commit().
   Status Run(bool writable, const std::function<Status(Txn&)>& body);
-  // Runs `body` on the connection holding the lease, outside any Txn.
+  // Runs `body` on the connection holding the lease (refused from inside another body: no
+  // nesting); Run() and the questions outside any Txn go through it.
   Status WithConnection(const std::function<Status(Connection&)>& body);
   // WithConnection() for a question: the body's answer, or the lease's error.
   template <typename T>

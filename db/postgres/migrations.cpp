@@ -16,8 +16,9 @@ namespace {
 //   IDENTITY leave the sequence alone). Unlike SQLite, an insert that fails or rolls back still
 //   spends its value, so seq can have gaps SQLite would not leave; the order is the same.
 // - WITHOUT ROWID has no counterpart (every PostgreSQL table is a heap plus its indexes).
-// - A trigger is a PL/pgSQL function plus CREATE TRIGGER ... FOR EACH ROW, both named as SQLite's
-//   trigger; `IS NOT` is IS DISTINCT FROM, and every ON CONFLICT names its conflict target.
+// - A trigger is CREATE TRIGGER ... FOR EACH ROW named as SQLite's, running a PL/pgSQL function
+//   (the counter triggers of one table share one, branching on TG_OP); `IS NOT` is IS DISTINCT
+//   FROM, and every ON CONFLICT names its conflict target.
 
 // v1: TPU nodes and long-running operations.
 constexpr std::string_view kV1 = R"sql(
@@ -265,53 +266,34 @@ INSERT INTO zone_tensorcores SELECT zone, 0,
   FROM queued_resources GROUP BY 1
   ON CONFLICT (zone) DO UPDATE SET queued_resources = excluded.queued_resources;
 
-CREATE FUNCTION nodes_count_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+-- One function per counted table, shared by its three triggers (named as SQLite's): an update
+-- takes the old row out of the counters and puts the new one in, as a delete and an insert would.
+CREATE FUNCTION nodes_count() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO node_state_counts VALUES (NEW.state, NEW.accelerator_type, 1)
-    ON CONFLICT (state, accelerator_type) DO UPDATE SET n = node_state_counts.n + 1;
-  INSERT INTO project_tensorcores VALUES (NEW.project,
-    CASE WHEN NEW.queued_resource IS NULL THEN NEW.tensorcores ELSE 0 END, 0)
-    ON CONFLICT (project) DO UPDATE SET nodes = project_tensorcores.nodes + excluded.nodes;
-  INSERT INTO zone_tensorcores VALUES (NEW.zone, NEW.zone_tensorcores, 0)
-    ON CONFLICT (zone) DO UPDATE SET nodes = zone_tensorcores.nodes + excluded.nodes;
+  IF TG_OP <> 'INSERT' THEN
+    UPDATE node_state_counts SET n = n - 1
+      WHERE state = OLD.state AND accelerator_type = OLD.accelerator_type;
+    UPDATE project_tensorcores
+      SET nodes = nodes - CASE WHEN OLD.queued_resource IS NULL THEN OLD.tensorcores ELSE 0 END
+      WHERE project = OLD.project;
+    UPDATE zone_tensorcores SET nodes = nodes - OLD.zone_tensorcores WHERE zone = OLD.zone;
+  END IF;
+  IF TG_OP <> 'DELETE' THEN
+    INSERT INTO node_state_counts VALUES (NEW.state, NEW.accelerator_type, 1)
+      ON CONFLICT (state, accelerator_type) DO UPDATE SET n = node_state_counts.n + 1;
+    INSERT INTO project_tensorcores VALUES (NEW.project,
+      CASE WHEN NEW.queued_resource IS NULL THEN NEW.tensorcores ELSE 0 END, 0)
+      ON CONFLICT (project) DO UPDATE SET nodes = project_tensorcores.nodes + excluded.nodes;
+    INSERT INTO zone_tensorcores VALUES (NEW.zone, NEW.zone_tensorcores, 0)
+      ON CONFLICT (zone) DO UPDATE SET nodes = zone_tensorcores.nodes + excluded.nodes;
+  END IF;
   RETURN NULL;
 END
 $$;
 CREATE TRIGGER nodes_count_insert AFTER INSERT ON nodes
-  FOR EACH ROW EXECUTE FUNCTION nodes_count_insert();
-
-CREATE FUNCTION nodes_count_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  UPDATE node_state_counts SET n = n - 1
-    WHERE state = OLD.state AND accelerator_type = OLD.accelerator_type;
-  UPDATE project_tensorcores
-    SET nodes = nodes - CASE WHEN OLD.queued_resource IS NULL THEN OLD.tensorcores ELSE 0 END
-    WHERE project = OLD.project;
-  UPDATE zone_tensorcores SET nodes = nodes - OLD.zone_tensorcores WHERE zone = OLD.zone;
-  RETURN NULL;
-END
-$$;
+  FOR EACH ROW EXECUTE FUNCTION nodes_count();
 CREATE TRIGGER nodes_count_delete AFTER DELETE ON nodes
-  FOR EACH ROW EXECUTE FUNCTION nodes_count_delete();
-
-CREATE FUNCTION nodes_count_update() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  UPDATE node_state_counts SET n = n - 1
-    WHERE state = OLD.state AND accelerator_type = OLD.accelerator_type;
-  INSERT INTO node_state_counts VALUES (NEW.state, NEW.accelerator_type, 1)
-    ON CONFLICT (state, accelerator_type) DO UPDATE SET n = node_state_counts.n + 1;
-  UPDATE project_tensorcores
-    SET nodes = nodes - CASE WHEN OLD.queued_resource IS NULL THEN OLD.tensorcores ELSE 0 END
-    WHERE project = OLD.project;
-  INSERT INTO project_tensorcores VALUES (NEW.project,
-    CASE WHEN NEW.queued_resource IS NULL THEN NEW.tensorcores ELSE 0 END, 0)
-    ON CONFLICT (project) DO UPDATE SET nodes = project_tensorcores.nodes + excluded.nodes;
-  UPDATE zone_tensorcores SET nodes = nodes - OLD.zone_tensorcores WHERE zone = OLD.zone;
-  INSERT INTO zone_tensorcores VALUES (NEW.zone, NEW.zone_tensorcores, 0)
-    ON CONFLICT (zone) DO UPDATE SET nodes = zone_tensorcores.nodes + excluded.nodes;
-  RETURN NULL;
-END
-$$;
+  FOR EACH ROW EXECUTE FUNCTION nodes_count();
 CREATE TRIGGER nodes_count_update AFTER UPDATE ON nodes FOR EACH ROW
   WHEN (OLD.state IS DISTINCT FROM NEW.state
     OR OLD.accelerator_type IS DISTINCT FROM NEW.accelerator_type
@@ -319,88 +301,58 @@ CREATE TRIGGER nodes_count_update AFTER UPDATE ON nodes FOR EACH ROW
     OR OLD.tensorcores IS DISTINCT FROM NEW.tensorcores
     OR OLD.zone_tensorcores IS DISTINCT FROM NEW.zone_tensorcores
     OR OLD.queued_resource IS DISTINCT FROM NEW.queued_resource)
-  EXECUTE FUNCTION nodes_count_update();
+  EXECUTE FUNCTION nodes_count();
 
-CREATE FUNCTION queued_resources_count_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION queued_resources_count() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO project_tensorcores VALUES (NEW.project, 0, NEW.tensorcores)
-    ON CONFLICT (project) DO UPDATE
-    SET queued_resources = project_tensorcores.queued_resources + excluded.queued_resources;
-  INSERT INTO zone_tensorcores VALUES (NEW.zone, 0,
-    CASE WHEN NEW.reservation IS NULL THEN NEW.held_tensorcores ELSE 0 END)
-    ON CONFLICT (zone) DO UPDATE
-    SET queued_resources = zone_tensorcores.queued_resources + excluded.queued_resources;
+  IF TG_OP <> 'INSERT' THEN
+    UPDATE project_tensorcores SET queued_resources = queued_resources - OLD.tensorcores
+      WHERE project = OLD.project;
+    UPDATE zone_tensorcores SET queued_resources = queued_resources -
+      CASE WHEN OLD.reservation IS NULL THEN OLD.held_tensorcores ELSE 0 END WHERE zone = OLD.zone;
+  END IF;
+  IF TG_OP <> 'DELETE' THEN
+    INSERT INTO project_tensorcores VALUES (NEW.project, 0, NEW.tensorcores)
+      ON CONFLICT (project) DO UPDATE
+      SET queued_resources = project_tensorcores.queued_resources + excluded.queued_resources;
+    INSERT INTO zone_tensorcores VALUES (NEW.zone, 0,
+      CASE WHEN NEW.reservation IS NULL THEN NEW.held_tensorcores ELSE 0 END)
+      ON CONFLICT (zone) DO UPDATE
+      SET queued_resources = zone_tensorcores.queued_resources + excluded.queued_resources;
+  END IF;
   RETURN NULL;
 END
 $$;
 CREATE TRIGGER queued_resources_count_insert AFTER INSERT ON queued_resources
-  FOR EACH ROW EXECUTE FUNCTION queued_resources_count_insert();
-
-CREATE FUNCTION queued_resources_count_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  UPDATE project_tensorcores SET queued_resources = queued_resources - OLD.tensorcores
-    WHERE project = OLD.project;
-  UPDATE zone_tensorcores SET queued_resources = queued_resources -
-    CASE WHEN OLD.reservation IS NULL THEN OLD.held_tensorcores ELSE 0 END WHERE zone = OLD.zone;
-  RETURN NULL;
-END
-$$;
+  FOR EACH ROW EXECUTE FUNCTION queued_resources_count();
 CREATE TRIGGER queued_resources_count_delete AFTER DELETE ON queued_resources
-  FOR EACH ROW EXECUTE FUNCTION queued_resources_count_delete();
-
-CREATE FUNCTION queued_resources_count_update() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  UPDATE project_tensorcores SET queued_resources = queued_resources - OLD.tensorcores
-    WHERE project = OLD.project;
-  INSERT INTO project_tensorcores VALUES (NEW.project, 0, NEW.tensorcores)
-    ON CONFLICT (project) DO UPDATE
-    SET queued_resources = project_tensorcores.queued_resources + excluded.queued_resources;
-  UPDATE zone_tensorcores SET queued_resources = queued_resources -
-    CASE WHEN OLD.reservation IS NULL THEN OLD.held_tensorcores ELSE 0 END WHERE zone = OLD.zone;
-  INSERT INTO zone_tensorcores VALUES (NEW.zone, 0,
-    CASE WHEN NEW.reservation IS NULL THEN NEW.held_tensorcores ELSE 0 END)
-    ON CONFLICT (zone) DO UPDATE
-    SET queued_resources = zone_tensorcores.queued_resources + excluded.queued_resources;
-  RETURN NULL;
-END
-$$;
+  FOR EACH ROW EXECUTE FUNCTION queued_resources_count();
 CREATE TRIGGER queued_resources_count_update AFTER UPDATE ON queued_resources FOR EACH ROW
   WHEN (OLD.project IS DISTINCT FROM NEW.project OR OLD.zone IS DISTINCT FROM NEW.zone
     OR OLD.tensorcores IS DISTINCT FROM NEW.tensorcores
     OR OLD.held_tensorcores IS DISTINCT FROM NEW.held_tensorcores
     OR OLD.reservation IS DISTINCT FROM NEW.reservation)
-  EXECUTE FUNCTION queued_resources_count_update();
+  EXECUTE FUNCTION queued_resources_count();
 
-CREATE FUNCTION jobs_count_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION jobs_count() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO job_state_counts VALUES (NEW.state, 1)
-    ON CONFLICT (state) DO UPDATE SET n = job_state_counts.n + 1;
+  IF TG_OP <> 'INSERT' THEN
+    UPDATE job_state_counts SET n = n - 1 WHERE state = OLD.state;
+  END IF;
+  IF TG_OP <> 'DELETE' THEN
+    INSERT INTO job_state_counts VALUES (NEW.state, 1)
+      ON CONFLICT (state) DO UPDATE SET n = job_state_counts.n + 1;
+  END IF;
   RETURN NULL;
 END
 $$;
 CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs
-  FOR EACH ROW EXECUTE FUNCTION jobs_count_insert();
-
-CREATE FUNCTION jobs_count_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  UPDATE job_state_counts SET n = n - 1 WHERE state = OLD.state;
-  RETURN NULL;
-END
-$$;
+  FOR EACH ROW EXECUTE FUNCTION jobs_count();
 CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs
-  FOR EACH ROW EXECUTE FUNCTION jobs_count_delete();
-
-CREATE FUNCTION jobs_count_update() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  UPDATE job_state_counts SET n = n - 1 WHERE state = OLD.state;
-  INSERT INTO job_state_counts VALUES (NEW.state, 1)
-    ON CONFLICT (state) DO UPDATE SET n = job_state_counts.n + 1;
-  RETURN NULL;
-END
-$$;
+  FOR EACH ROW EXECUTE FUNCTION jobs_count();
 CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs FOR EACH ROW
   WHEN (OLD.state IS DISTINCT FROM NEW.state)
-  EXECUTE FUNCTION jobs_count_update();
+  EXECUTE FUNCTION jobs_count();
 
 CREATE INDEX nodes_by_project ON nodes (project, seq);
 CREATE INDEX nodes_pending ON nodes (pending_due_ms, seq) WHERE pending_operation IS NOT NULL;

@@ -24,17 +24,6 @@ constexpr int64_t kOwnerLock = 0x747075656d6f;
 // Notices (e.g. "table does not exist, skipping") are not errors; keep them off stderr.
 void IgnoreNotice(void*, const char*) {}
 
-// Runs `sql` (one or more statements); OK when the last one succeeded.
-Status ExecOn(PGconn* conn, const std::string& sql, std::string_view context) {
-  PGresult* result = PQexec(conn, sql.c_str());
-  const ExecStatusType status = PQresultStatus(result);
-  Status out = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK
-                   ? Status::Ok()
-                   : PgError(conn, result, context);
-  PQclear(result);
-  return out;
-}
-
 }  // namespace
 
 std::string WithoutPassword(const std::string& url) {
@@ -115,45 +104,46 @@ Result<std::unique_ptr<Statement>> PgConnection::Prepare(std::string_view sql) {
       new PgStatement(*this, sql, "s" + std::to_string(++next_statement_)));
 }
 
-Status PgConnection::Exec(std::string_view script) {
-  PGresult* result = PQexec(raw(), std::string(script).c_str());
+Result<std::string> PgConnection::Query(const std::string& sql, std::string_view context,
+                                        int64_t* changes) {
+  PGresult* result = PQexec(raw(), sql.c_str());
   const ExecStatusType status = PQresultStatus(result);
-  Status out = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK
-                   ? Status::Ok()
-                   : PgError(conn_, result, "exec script");
-  if (out.ok()) changes_ = std::atoll(PQcmdTuples(result));
+  Result<std::string> out = std::string();
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    out = PgError(conn_, result, context);
+  } else {
+    if (PQntuples(result) > 0 && PQnfields(result) > 0 && !PQgetisnull(result, 0, 0)) {
+      out = std::string(PQgetvalue(result, 0, 0));
+    }
+    if (changes != nullptr) *changes = std::atoll(PQcmdTuples(result));
+  }
   PQclear(result);
   return out;
+}
+
+Result<int64_t> PgConnection::QueryInt(const std::string& sql) {
+  Result<std::string> value = Query(sql, "'" + sql + "'");
+  if (!value.ok()) return value.status();
+  return std::strtoll(value->c_str(), nullptr, 10);  // 0 for no row or NULL
+}
+
+Status PgConnection::Exec(std::string_view script) {
+  return Query(std::string(script), "exec script", &changes_).status();
 }
 
 Status PgConnection::Begin() {
   // One writer at a time, as SQLite's BEGIN IMMEDIATE: seq values then commit in order (keyset
   // pages and the events feed never skip a row that commits late), and transactions moving rows
   // through the counter tables cannot deadlock. Reads take no lock.
-  return ExecOn(raw(), "BEGIN; SELECT pg_advisory_xact_lock(" + std::to_string(kWriteLock) + ")",
-                "begin");
+  return Query("BEGIN; SELECT pg_advisory_xact_lock(" + std::to_string(kWriteLock) + ")", "begin")
+      .status();
 }
-Status PgConnection::Commit() { return ExecOn(raw(), "COMMIT", "commit"); }
-Status PgConnection::Rollback() { return ExecOn(raw(), "ROLLBACK", "rollback"); }
+Status PgConnection::Commit() { return Query("COMMIT", "commit").status(); }
+Status PgConnection::Rollback() { return Query("ROLLBACK", "rollback").status(); }
 
 bool PgConnection::InTransaction() const {
   const PGTransactionStatusType status = PQtransactionStatus(conn_);
   return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
-}
-
-Result<int64_t> PgConnection::QueryInt(const std::string& sql) {
-  PGresult* result = PQexec(raw(), sql.c_str());
-  const ExecStatusType status = PQresultStatus(result);
-  Result<int64_t> out = int64_t{0};
-  if (status == PGRES_TUPLES_OK) {
-    if (PQntuples(result) > 0 && !PQgetisnull(result, 0, 0)) {
-      out = std::strtoll(PQgetvalue(result, 0, 0), nullptr, 10);
-    }
-  } else if (status != PGRES_COMMAND_OK) {
-    out = PgError(conn_, result, "'" + sql + "'");
-  }
-  PQclear(result);
-  return out;
 }
 
 Result<int> PgConnection::SchemaVersion() {
@@ -176,16 +166,15 @@ Status PgConnection::Migrate() {
     (void)Rollback();
     return status;
   };
-  Status status =
-      ExecOn(conn_,
-             "SELECT pg_advisory_xact_lock(" + std::to_string(kMigrationLock) +
-                 "); CREATE TABLE IF NOT EXISTS tpuemu_schema (version BIGINT NOT NULL)",
-             "create tpuemu_schema");
+  Status status = Query("SELECT pg_advisory_xact_lock(" + std::to_string(kMigrationLock) +
+                            "); CREATE TABLE IF NOT EXISTS tpuemu_schema (version BIGINT NOT NULL)",
+                        "create tpuemu_schema")
+                      .status();
   if (!status.ok()) return fail(status);
   Result<int64_t> rows = QueryInt("SELECT COUNT(*) FROM tpuemu_schema");
   if (!rows.ok()) return fail(rows.status());
   if (*rows == 0) {
-    status = ExecOn(conn_, "INSERT INTO tpuemu_schema (version) VALUES (0)", "init tpuemu_schema");
+    status = Query("INSERT INTO tpuemu_schema (version) VALUES (0)", "init tpuemu_schema").status();
     if (!status.ok()) return fail(status);
   }
   Result<int> current = SchemaVersion();
@@ -197,10 +186,10 @@ Status PgConnection::Migrate() {
   for (const Migration& m : migrations) {
     if (m.version <= *current) continue;
     const std::string context = "migration to schema version " + std::to_string(m.version);
-    status = ExecOn(conn_, std::string(m.sql), context);
+    status = Query(std::string(m.sql), context).status();
     if (status.ok()) {
-      status =
-          ExecOn(conn_, "UPDATE tpuemu_schema SET version = " + std::to_string(m.version), context);
+      status = Query("UPDATE tpuemu_schema SET version = " + std::to_string(m.version), context)
+                   .status();
     }
     if (!status.ok()) return fail(status);
   }
@@ -211,19 +200,12 @@ Status PgConnection::WipeAll() {
   // One TRUNCATE of every table at once satisfies the foreign keys between them; without RESTART
   // IDENTITY the seq columns continue, so page tokens never repeat across a reset (as SQLite's
   // AUTOINCREMENT). The schema version stays.
-  PGresult* result = PQexec(raw(),
-                            "SELECT string_agg(quote_ident(tablename), ', ') FROM pg_tables "
-                            "WHERE schemaname = current_schema() AND tablename <> 'tpuemu_schema'");
-  if (PQresultStatus(result) != PGRES_TUPLES_OK) {
-    Status error = PgError(conn_, result, "list tables");
-    PQclear(result);
-    return error;
-  }
-  const std::string tables =
-      PQntuples(result) > 0 && !PQgetisnull(result, 0, 0) ? PQgetvalue(result, 0, 0) : "";
-  PQclear(result);
-  if (tables.empty()) return Status::Ok();
-  return ExecOn(conn_, "TRUNCATE " + tables, "wipe all tables");
+  Result<std::string> tables = Query(
+      "SELECT string_agg(quote_ident(tablename), ', ') FROM pg_tables "
+      "WHERE schemaname = current_schema() AND tablename <> 'tpuemu_schema'",
+      "list tables");
+  if (!tables.ok() || tables->empty()) return tables.status();
+  return Query("TRUNCATE " + *tables, "wipe all tables").status();
 }
 
 Result<int64_t> PgConnection::PageCount() {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "db/connection.h"
 
@@ -60,7 +61,12 @@ class PgConnection final : public Connection {
  private:
   explicit PgConnection(pg_conn* conn) : conn_(conn) {}
   Status Migrate();
-  // Runs one SQL command that returns at most one row and one column; its value (0 for none).
+  // Runs `sql` (one or more statements) on the live connection: the first column of the last
+  // statement's first row ("" for none or NULL), or its error named by `context`. `changes`, when
+  // given, receives the rows that statement inserted, updated or deleted.
+  Result<std::string> Query(const std::string& sql, std::string_view context,
+                            int64_t* changes = nullptr);
+  // Query() for a one-number answer (0 for no row or NULL).
   Result<int64_t> QueryInt(const std::string& sql);
 
   pg_conn* conn_;  // owned; null once closed
