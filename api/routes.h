@@ -20,6 +20,7 @@
 #include "service/operations/operation_manager.h"
 #include "service/queued_resources/queued_resource_manager.h"
 #include "service/queued_resources/reservations.h"
+#include "service/replicas/replica_set.h"
 
 namespace tpuemu::api {
 
@@ -64,10 +65,13 @@ void RegisterFaultRoutes(Router& router, const FaultRouteDeps& deps);
 // `scheduler` times out :wait long-polls; it must be stopped before `jobs` is destroyed.
 void RegisterJobRoutes(Router& router, service::JobManager& jobs, service::Scheduler& scheduler,
                        WorkerThreads& writers);
-// /healthz, /readyz (200 only once `ready` is true) and POST /_emulator/reset (calls `reset`).
+// /healthz, /readyz (200 only once `ready` is true), POST /_emulator/reset (calls `reset`) and
+// GET /_emulator/replicas: {"self": id, "replicas": [{"id", "address", "startTime",
+// "heartbeatAgeMs"}]}, the live replicas serving this store (service/replicas/replica_set.h).
 struct EmulatorHooks {
   const std::atomic<bool>* ready = nullptr;
   std::function<Status()> reset;
+  const service::ReplicaSet* replicas = nullptr;
 };
 void RegisterEmulatorRoutes(Router& router, EmulatorHooks hooks);
 // GET /_emulator/hardware[?acceleratorType=T]: every type's engine figures and the zones offering

@@ -1,8 +1,13 @@
 #include "daemon/app.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <future>
+#include <optional>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -28,6 +33,7 @@ namespace tpuemu::daemon {
 struct App::Graph {
   std::atomic<bool> ready{false};
   std::unique_ptr<db::Store> store;
+  std::unique_ptr<service::ReplicaSet> replicas;
   service::Scheduler scheduler;
   std::unique_ptr<service::NodeManager> nodes;
   std::unique_ptr<service::ReservationBook> reservations;
@@ -47,6 +53,114 @@ struct App::Graph {
   api::AsyncHandlerFn handler;  // auth (when on) around the router
   std::unique_ptr<api::HttpServer> server;
 };
+
+namespace {
+
+// "host:port" as other machines reach this one: the host name when it listens on every address.
+std::string ServedAt(const std::string& host, int port) {
+  std::string shown = host;
+  if (shown.empty() || shown == "0.0.0.0" || shown == "::") {
+    char name[256] = {};
+    shown = gethostname(name, sizeof name - 1) == 0 && name[0] != '\0' ? name : "localhost";
+  }
+  return shown + ":" + std::to_string(port);
+}
+
+// What POST /_emulator/reset forgets besides the store (which the replica that was asked wipes;
+// the others hear of it on the change feed and forget too).
+void ForgetAfterReset(App::Graph& g) {
+  g.obs->Reset();
+  g.queued_resources->Clear();
+  g.chaos->Clear();
+  g.preempter->Start();  // the scheduler was cleared
+}
+
+// "projects/P/locations/Z/nodes/N" as a NodeKey; nullopt for anything else.
+std::optional<service::NodeKey> NodeKeyOf(const std::string& name) {
+  std::vector<std::string> parts;
+  for (size_t at = 0;;) {
+    const size_t slash = name.find('/', at);
+    parts.push_back(name.substr(at, slash - at));
+    if (slash == std::string::npos) break;
+    at = slash + 1;
+  }
+  if (parts.size() != 6 || parts[0] != "projects" || parts[2] != "locations" ||
+      parts[4] != "nodes") {
+    return std::nullopt;
+  }
+  return service::NodeKey{parts[1], parts[3], parts[5]};
+}
+
+// "a b c" split at spaces (a change feed payload); missing words are empty.
+std::vector<std::string> Words(const std::string& payload, size_t count) {
+  std::vector<std::string> words(count);
+  size_t at = 0;
+  for (size_t i = 0; i < count && at <= payload.size(); ++i) {
+    const size_t space = i + 1 == count ? std::string::npos : payload.find(' ', at);
+    words[i] = payload.substr(at, space == std::string::npos ? std::string::npos : space - at);
+    if (space == std::string::npos) break;
+    at = space + 1;
+  }
+  return words;
+}
+
+// What the other replicas' commits mean here (service/replicas/replica_set.h).
+void OnRemoteChange(App::Graph& g, const db::Change& change) {
+  if (change.channel == "tpuemu_events") {
+    std::vector<std::string> w = Words(change.payload, 2);
+    db::EventRow event;
+    event.project = w[0];
+    event.seq = std::atoll(w[1].c_str());
+    g.obs->events().Published(event);  // wakes the long-polls waiting here
+  } else if (change.channel == "tpuemu_jobs") {
+    std::vector<std::string> w = Words(change.payload, 3);
+    g.jobs->OnRemoteChange(w[0], w[1], w[2]);
+  } else if (change.channel == "tpuemu_nodes") {
+    std::vector<std::string> w = Words(change.payload, 3);
+    if (w[2] == g.replicas->id()) return;  // this replica's own write
+    g.nodes->Forget(w[0]);
+    std::optional<service::NodeKey> key = NodeKeyOf(w[0]);
+    if (!key || w[1] == "DELETED") return;
+    Result<service::Node> node = g.nodes->Get(*key);
+    if (node.ok()) g.jobs->OnRemoteNodeChange(*node);
+  } else if (change.channel == "tpuemu_settings") {
+    if (change.payload == "reset " + g.replicas->id()) return;  // this replica's own reset
+    if (change.payload.starts_with("reset ")) {
+      g.scheduler.Clear();
+      g.nodes->ForgetAll();
+      ForgetAfterReset(g);
+      return;
+    }
+    if (Words(change.payload, 2)[1] == g.replicas->id()) return;  // this replica's own write
+    (void)g.capacity->Load();
+    (void)g.chaos->Load();
+  }
+}
+
+service::ReplicaHooks ReplicaHooksFor(App::Graph& g) {
+  return {.on_orphans =
+              [&g] {
+                Result<std::vector<service::Node>> nodes = g.nodes->Adopt(false);
+                if (nodes.ok()) g.maintenance->ScheduleTimers(*nodes);
+                (void)g.queued_resources->Recover();  // idempotent: every reconcile reads afresh
+                Status jobs = g.jobs->Adopt(false);
+                if (!nodes.ok() || !jobs.ok()) {
+                  spdlog::warn("adopting a replica's work: nodes {}, jobs {}",
+                               nodes.status().ToString(), jobs.ToString());
+                }
+              },
+          .on_tick = [&g] { g.jobs->RetryBlocked(); },
+          .on_change = [&g](const db::Change& change) { OnRemoteChange(g, change); },
+          .on_resync =
+              [&g] {
+                g.nodes->ForgetAll();
+                (void)g.capacity->Load();
+                (void)g.chaos->Load();
+                g.jobs->RetryBlocked();
+              }};
+}
+
+}  // namespace
 
 App::App(AppOptions options) : options_(std::move(options)), graph_(std::make_unique<Graph>()) {}
 
@@ -68,9 +182,18 @@ Status App::Build() {
                                              store.status().message());
   }
   g.store = std::move(store).value();
-  TPUEMU_RETURN_IF_ERROR(g.store->ClaimExclusiveUse());
+  // Joined before anything writes: what this replica writes is its own (nodes.owner, jobs.owner).
+  const bool shared = g.store->backend() == db::Backend::kPostgres;
+  service::ReplicaOptions replica = options_.replica;
+  if (replica.id.empty()) replica.id = service::DefaultReplicaId(*g.store, options_.http.port);
+  if (replica.address.empty()) replica.address = ServedAt(options_.http.host, options_.http.port);
+  g.replicas = std::make_unique<service::ReplicaSet>(*g.store, options_.db_path, replica);
+  TPUEMU_RETURN_IF_ERROR(g.replicas->Join());
   const service::Catalog& catalog = service::Catalog::Default();
-  g.nodes = std::make_unique<service::NodeManager>(*g.store, g.scheduler, catalog, options_.nodes);
+  service::NodeManagerOptions node_options = options_.nodes;
+  node_options.replica_id = g.replicas->id();
+  node_options.shared_store = shared;
+  g.nodes = std::make_unique<service::NodeManager>(*g.store, g.scheduler, catalog, node_options);
   // Each injector wrote the fault's event with its change (service/faults/fault_event.h).
   // A maintenance event interrupts the job running on the node and holds its queue until it ends
   // (a job with maxRetries left runs again then; docs/faults.md); preemption reaches the jobs
@@ -106,6 +229,7 @@ Status App::Build() {
   g.pool = std::make_unique<engine::Pool>(engine_threads);
   g.jobs = std::make_unique<service::JobManager>(*g.store, *g.nodes, g.scheduler, *g.pool,
                                                  g.compile_cache, options_.jobs);
+  g.jobs->SetReplica(g.replicas->id(), shared);
   g.nodes->SetStateObserver(
       [jobs = g.jobs.get()](const service::Node& node, service::NodeState previous) {
         jobs->OnNodeStateChanged(node, previous);
@@ -124,15 +248,15 @@ Status App::Build() {
 
   // Mutations block until their group commit: they run on writer threads, never on IO threads.
   g.writers = std::make_unique<api::WorkerThreads>(options_.writer_threads);
-  api::RegisterEmulatorRoutes(g.router, {.ready = &g.ready, .reset = [&g] {
-                                           Status s = g.nodes->Reset();
-                                           if (!s.ok()) return s;
-                                           g.obs->Reset();
-                                           g.queued_resources->Clear();
-                                           g.chaos->Clear();
-                                           g.preempter->Start();  // the scheduler was cleared
-                                           return s;
-                                         }});
+  api::RegisterEmulatorRoutes(g.router, {.ready = &g.ready,
+                                         .reset =
+                                             [&g] {
+                                               Status s = g.nodes->Reset();
+                                               if (!s.ok()) return s;
+                                               ForgetAfterReset(g);
+                                               return g.replicas->AnnounceReset();
+                                             },
+                                         .replicas = g.replicas.get()});
   api::RegisterNodeRoutes(g.router, *g.nodes, *g.maintenance, *g.writers);
   api::RegisterQueuedResourceRoutes(g.router, *g.queued_resources, *g.maintenance, *g.reservations,
                                     *g.writers);
@@ -201,6 +325,10 @@ Status App::Build() {
   if (Status s = g.maintenance->Recover(); !s.ok()) {
     return Status(s.code(), "maintenance recovery failed: " + s.message());
   }
+  if (g.server) {
+    TPUEMU_RETURN_IF_ERROR(g.replicas->SetAddress(ServedAt(options_.http.host, g.server->port())));
+  }
+  TPUEMU_RETURN_IF_ERROR(g.replicas->Start(ReplicaHooksFor(g)));
   g.preempter->Start();
   g.obs->Start();
   g.pruner->Start();
@@ -213,6 +341,8 @@ Status App::Stop(std::chrono::milliseconds drain) {
   stopped_ = true;
   Graph& g = *graph_;
   g.ready = false;
+  // No more adoptions or notifications: their hooks use what is stopped below.
+  if (g.replicas) g.replicas->Stop();
   // Jobs start stopping (cooperatively, within a tile of work) while HTTP drains; none starts.
   if (g.jobs) g.jobs->Interrupt();
   if (g.server) g.server->Stop(drain);
@@ -220,6 +350,8 @@ Status App::Stop(std::chrono::milliseconds drain) {
   if (g.pruner) g.pruner->Stop();  // within its current transaction
   if (g.jobs) g.jobs->Shutdown();  // interrupted jobs go back to QUEUED: re-run on restart
   if (g.obs) g.obs->Stop();        // after everything that notifies it
+  // Last: the other replicas adopt this one's nodes and re-queued jobs at once.
+  if (g.replicas) g.replicas->Leave();
   return g.store ? g.store->Close() : Status::Ok();
 }
 

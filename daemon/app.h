@@ -31,6 +31,7 @@
 #include "service/nodes/node_manager.h"
 #include "service/observability/observability.h"
 #include "service/queued_resources/queued_resource_manager.h"
+#include "service/replicas/replica_set.h"
 #include "service/retention/retention_pruner.h"
 
 namespace tpuemu::db {
@@ -58,7 +59,9 @@ struct AppOptions {
   service::JobLimits jobs;
   service::ObservabilityOptions observability;
   service::RetentionOptions retention;  // what the background pruner deletes, and how often
-  api::HttpServerOptions http;          // port 0 = any free port (see App::port())
+  // This process among the replicas of one PostgreSQL store (id, heartbeat, lease).
+  service::ReplicaOptions replica;
+  api::HttpServerOptions http;  // port 0 = any free port (see App::port())
   // false: no socket at all (the HTTP fuzzer calls Handle() directly).
   bool serve_http = true;
   // Threads that run mutations while they wait for their group commit (never IO threads).
@@ -97,8 +100,9 @@ class App {
   service::JobManager& jobs();
   service::Observability& obs();
 
+  struct Graph;  // every object of the graph, in construction order (app.cpp)
+
  private:
-  struct Graph;  // every object of the graph, in construction order
   explicit App(AppOptions options);
   Status Build();
 

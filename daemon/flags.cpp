@@ -45,6 +45,20 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "SQLite file (default <data-dir>/tpuemu.db), ':memory:' for a throwaway store, "
                  "or a PostgreSQL URL (postgresql://user@host:5432/db)")
       ->envname("TPUEMU_DB");
+  app.add_option("--replica-id", f.replica_id,
+                 "This replica's name among the tpuemud processes sharing one PostgreSQL store "
+                 "(default host:port; unique among live replicas)")
+      ->envname("TPUEMU_REPLICA_ID");
+  app.add_option("--replica-heartbeat-ms", f.replica_heartbeat_ms,
+                 "How often a replica refreshes its heartbeat in the store")
+      ->envname("TPUEMU_REPLICA_HEARTBEAT_MS")
+      ->check(CLI::Range(int64_t{50}, int64_t{60000}))
+      ->capture_default_str();
+  app.add_option("--replica-lease-ms", f.replica_lease_ms,
+                 "A replica silent this long is dead: another adopts its nodes and jobs")
+      ->envname("TPUEMU_REPLICA_LEASE_MS")
+      ->check(CLI::Range(int64_t{200}, int64_t{600000}))
+      ->capture_default_str();
   app.add_option("--provisioning-delay-ms", f.provisioning_delay_ms, "CREATING -> READY delay")
       ->envname("TPUEMU_PROVISIONING_DELAY_MS")
       ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
@@ -218,6 +232,13 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
   o.faults = {.seed = flags.fault_seed,
               .preemption_rate_per_hour = flags.preemption_rate_per_hour,
               .maintenance_duration_ms = flags.maintenance_duration_ms};
+  if (flags.replica_lease_ms < 2 * flags.replica_heartbeat_ms) {
+    return Status::InvalidArgument(
+        "--replica-lease-ms must be at least twice --replica-heartbeat-ms");
+  }
+  o.replica = {.id = flags.replica_id,
+               .heartbeat_ms = flags.replica_heartbeat_ms,
+               .lease_ms = flags.replica_lease_ms};
   o.jobs.max_job_seconds = flags.max_job_seconds;
   o.jobs.max_job_host_memory_bytes = flags.max_job_host_memory_bytes;
   o.jobs.host_memory_budget_bytes = flags.host_memory_budget_bytes;

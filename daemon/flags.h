@@ -25,6 +25,9 @@ struct Flags {
   int64_t transition_delay_ms = 500;
   int64_t zone_capacity_tensorcores = 65536;
   int64_t maintenance_duration_ms = 30000;
+  std::string replica_id;  // empty: host:port on PostgreSQL, "local" on SQLite
+  int64_t replica_heartbeat_ms = 1000;
+  int64_t replica_lease_ms = 5000;
   double preemption_rate_per_hour = 0;
   uint64_t fault_seed = 1;
   std::string log_level = "info";

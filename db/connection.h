@@ -47,9 +47,9 @@ class Connection {
   virtual Result<int64_t> FreePages() = 0;
   virtual Status ReclaimFreePages(int pages) = 0;
 
-  // Marks the database as this process's until it closes; FAILED_PRECONDITION when another process
-  // holds it. Only the PostgreSQL backend needs it (a SQLite file is local to one machine).
-  virtual Status ClaimExclusiveUse() { return Status::Ok(); }
+  // Marks replica id `id` as this process's until the connection closes; FAILED_PRECONDITION when
+  // another live process holds it. Only PostgreSQL has replicas (a SQLite file is one process's).
+  virtual Status ClaimReplicaId(std::string_view) { return Status::Ok(); }
 
   // Finalizes prepared statements first (the Store drops its cache before calling). Idempotent.
   virtual Status Close() = 0;

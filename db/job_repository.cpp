@@ -1,5 +1,6 @@
 #include "db/job_repository.h"
 
+#include <algorithm>
 #include <string>
 
 #include "db/list_queries.h"
@@ -10,7 +11,7 @@ namespace {
 #define TPUEMU_JOB_INSERT_COLUMNS                                                              \
   "name, project, zone, node_id, job_id, state, priority, labels_json, spec_json, "            \
   "request_id, spec_hash, create_time, start_time, end_time, exit_code, reason, result_json, " \
-  "attempt, max_retries"
+  "attempt, max_retries, owner"
 #define TPUEMU_JOB_COLUMNS TPUEMU_JOB_INSERT_COLUMNS ", seq"
 
 JobRow ReadRow(const Statement& s) {
@@ -34,7 +35,8 @@ JobRow ReadRow(const Statement& s) {
   row.result_json = s.ColumnOptionalText(16);
   row.attempt = s.ColumnInt64(17);
   row.max_retries = s.ColumnInt64(18);
-  row.seq = s.ColumnInt64(19);
+  row.owner = s.ColumnOptionalText(19);
+  row.seq = s.ColumnInt64(20);
   return row;
 }
 
@@ -57,7 +59,8 @@ void BindRow(Statement& s, const JobRow& row) {
       .Bind(16, row.reason)
       .Bind(17, row.result_json)
       .Bind(18, row.attempt)
-      .Bind(19, row.max_retries);
+      .Bind(19, row.max_retries)
+      .Bind(20, row.owner);
 }
 
 Result<std::vector<JobRow>> CollectRows(Statement& s) {
@@ -70,6 +73,19 @@ Result<std::vector<JobRow>> CollectRows(Statement& s) {
   }
 }
 
+// The first row's name of `sql`, whose ?1..?3 are a node's project, zone and node id.
+Result<std::optional<std::string>> FirstNameOnNode(Txn& txn, const char* sql,
+                                                   std::string_view project, std::string_view zone,
+                                                   std::string_view node_id) {
+  Result<Statement*> stmt = txn.Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, project).Bind(2, zone).Bind(3, node_id);
+  Result<bool> row = (*stmt)->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<std::string>();
+  return std::optional<std::string>((*stmt)->ColumnText(0));
+}
+
 Status NotFound(std::string_view name) {
   return Status::NotFound("job '" + std::string(name) + "' not found");
 }
@@ -80,7 +96,7 @@ Result<int64_t> JobRepository::Insert(Txn& txn, const JobRow& row) const {
   Result<Statement*> stmt = txn.Prepare(
       "INSERT INTO jobs (" TPUEMU_JOB_INSERT_COLUMNS
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-      "?19) RETURNING seq");
+      "?19, ?20) RETURNING seq");
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   BindRow(s, row);
@@ -102,7 +118,7 @@ Status JobRepository::Update(Txn& txn, const JobRow& row) const {
       "UPDATE jobs SET project = ?2, zone = ?3, node_id = ?4, job_id = ?5, state = ?6, "
       "priority = ?7, labels_json = ?8, spec_json = ?9, request_id = ?10, spec_hash = ?11, "
       "create_time = ?12, start_time = ?13, end_time = ?14, exit_code = ?15, reason = ?16, "
-      "result_json = ?17, attempt = ?18, max_retries = ?19 WHERE name = ?1");
+      "result_json = ?17, attempt = ?18, max_retries = ?19, owner = ?20 WHERE name = ?1");
   if (!stmt.ok()) return stmt.status();
   BindRow(**stmt, row);
   TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
@@ -174,6 +190,65 @@ Result<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64_t
     s.Bind(5, after_seq).Bind(6, limit > 0 ? int64_t{limit} : kNoLimit);
     return CollectRows(s);
   });
+}
+
+Result<std::vector<JobRow>> JobRepository::AdoptOrphans(Txn& txn, std::string_view owner,
+                                                        bool include_own) const {
+  Result<Statement*> stmt = txn.Prepare(
+      "UPDATE jobs SET owner = ?1 WHERE state IN ('QUEUED', 'RUNNING') AND (owner IS NULL OR "
+      "owner NOT IN (SELECT id FROM replicas)) AND (owner IS NULL OR owner <> ?1) "
+      "RETURNING " TPUEMU_JOB_COLUMNS);
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, owner);
+  Result<std::vector<JobRow>> rows = CollectRows(**stmt);
+  if (!rows.ok() || !include_own) {
+    if (rows.ok()) {
+      std::sort(rows->begin(), rows->end(),
+                [](const JobRow& a, const JobRow& b) { return a.seq < b.seq; });
+    }
+    return rows;
+  }
+  Result<Statement*> own =
+      txn.Prepare("SELECT " TPUEMU_JOB_COLUMNS
+                  " FROM jobs WHERE state IN ('QUEUED', 'RUNNING') AND owner = ?1 ORDER BY seq");
+  if (!own.ok()) return own.status();
+  (*own)->Bind(1, owner);
+  return CollectRows(**own);  // the adopted jobs are among them now
+}
+
+Result<std::optional<std::string>> JobRepository::RunningOnNode(Txn& txn, std::string_view project,
+                                                                std::string_view zone,
+                                                                std::string_view node_id) const {
+  return FirstNameOnNode(txn,
+                         "SELECT name FROM jobs WHERE project = ?1 AND zone = ?2 AND node_id = ?3 "
+                         "AND state = 'RUNNING' LIMIT 1",
+                         project, zone, node_id);
+}
+
+Result<std::optional<std::string>> JobRepository::NextQueuedOnNode(Txn& txn,
+                                                                   std::string_view project,
+                                                                   std::string_view zone,
+                                                                   std::string_view node_id) const {
+  return FirstNameOnNode(txn,
+                         "SELECT name FROM jobs WHERE project = ?1 AND zone = ?2 AND node_id = ?3 "
+                         "AND state = 'QUEUED' ORDER BY priority DESC, seq LIMIT 1",
+                         project, zone, node_id);
+}
+
+Result<JobRow> JobRepository::LockQueued(Txn& txn, std::string_view name) const {
+  // On PostgreSQL the row is locked until the transaction ends and a replica that finds it locked
+  // skips it at once instead of waiting; SQLite has one writer, so its plain read is the same.
+  Result<Statement*> stmt = txn.Prepare(
+      store_.backend() == Backend::kPostgres
+          ? "SELECT " TPUEMU_JOB_COLUMNS
+            " FROM jobs WHERE name = ?1 AND state = 'QUEUED' FOR UPDATE SKIP LOCKED"
+          : "SELECT " TPUEMU_JOB_COLUMNS " FROM jobs WHERE name = ?1 AND state = 'QUEUED'");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, name);
+  Result<bool> row = (*stmt)->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return NotFound(name);
+  return ReadRow(**stmt);
 }
 
 Result<std::vector<JobRow>> JobRepository::ListInState(std::string_view state) const {

@@ -42,6 +42,8 @@ struct JobRow {
   std::optional<std::string> result_json;
   int64_t attempt = 1;
   int64_t max_retries = 0;  // schema v7
+  // The replica whose queue holds the job (QUEUED) or that runs it (RUNNING); schema v8.
+  std::optional<std::string> owner;
   friend bool operator==(const JobRow&, const JobRow&) = default;
 };
 
@@ -84,6 +86,22 @@ class JobRepository {
   // The FROM/WHERE/ORDER part of List's SQL: only the filters that are set (zone "-" is none),
   // ?1..?4 project, zone, node_id, state, ?5 after_seq, ?6 limit (db/list_queries.h).
   static std::string ListSql(const JobFilter& filter);
+  // Makes `owner` the owner of every QUEUED or RUNNING job whose owner is not a live replica
+  // (absent from `replicas`, or unset) — and of those `owner` already owns when `include_own` —
+  // and returns them by seq.
+  Result<std::vector<JobRow>> AdoptOrphans(Txn& txn, std::string_view owner,
+                                           bool include_own) const;
+  // The RUNNING job of node (project, zone, node_id), if any (at most one: schema v8's index).
+  Result<std::optional<std::string>> RunningOnNode(Txn& txn, std::string_view project,
+                                                   std::string_view zone,
+                                                   std::string_view node_id) const;
+  // The QUEUED job of that node that runs next: highest priority, then oldest.
+  Result<std::optional<std::string>> NextQueuedOnNode(Txn& txn, std::string_view project,
+                                                      std::string_view zone,
+                                                      std::string_view node_id) const;
+  // The job `name` if it is QUEUED, locked for this transaction (PostgreSQL: SELECT … FOR UPDATE
+  // SKIP LOCKED; a row another transaction holds reads as absent). kNotFound otherwise.
+  Result<JobRow> LockQueued(Txn& txn, std::string_view name) const;
   // Every job in `state` (e.g. QUEUED and RUNNING at recovery), by seq.
   Result<std::vector<JobRow>> ListInState(std::string_view state) const;
 

@@ -363,6 +363,24 @@ CREATE INDEX jobs_by_project ON jobs (project, seq);
 constexpr std::string_view kV7 = R"sql(
 ALTER TABLE jobs ADD COLUMN max_retries INTEGER NOT NULL DEFAULT 0;
 )sql";
+// v8: replicas (several tpuemud processes on one PostgreSQL database; SQLite has one): the live
+// replicas with their heartbeats, the replica that drives each node's timers (nodes.owner) and
+// the one that queues or runs each job (jobs.owner), and at most one RUNNING job per node, which
+// the database itself enforces.
+constexpr std::string_view kV8 = R"sql(
+CREATE TABLE replicas (
+  id           TEXT PRIMARY KEY,           -- --replica-id, default host:port
+  address      TEXT NOT NULL,              -- where it serves HTTP
+  started_ms   INTEGER NOT NULL,           -- unix ms, the database's clock
+  heartbeat_ms INTEGER NOT NULL            -- unix ms of its last heartbeat, the database's clock
+);
+ALTER TABLE nodes ADD COLUMN owner TEXT;
+ALTER TABLE jobs ADD COLUMN owner TEXT;
+CREATE INDEX nodes_by_owner ON nodes (owner);
+CREATE INDEX jobs_active_by_owner ON jobs (owner) WHERE state IN ('QUEUED', 'RUNNING');
+CREATE UNIQUE INDEX jobs_one_running_per_node ON jobs (project, zone, node_id)
+  WHERE state = 'RUNNING';
+)sql";
 constexpr std::array kMigrations = {
     Migration{1, kV1},
     Migration{2, kV2},
@@ -371,6 +389,7 @@ constexpr std::array kMigrations = {
     Migration{5, kV5, kV5Before},
     Migration{6, kV6},
     Migration{7, kV7},
+    Migration{8, kV8},
 };
 
 Result<int> UserVersion(sqlite3* db) {

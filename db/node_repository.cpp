@@ -12,7 +12,7 @@ namespace {
 #define TPUEMU_NODE_INSERT_COLUMNS                                                         \
   "name, project, zone, node_id, uid, state, accelerator_type, tensorcores, create_time, " \
   "update_time, resource_json, pending_operation, pending_due_ms, queued_resource, "       \
-  "zone_tensorcores"
+  "zone_tensorcores, owner"
 #define TPUEMU_NODE_COLUMNS TPUEMU_NODE_INSERT_COLUMNS ", seq"
 
 NodeRow ReadRow(const Statement& s) {
@@ -32,11 +32,12 @@ NodeRow ReadRow(const Statement& s) {
   row.pending_due_ms = s.ColumnOptionalInt64(12);
   row.queued_resource = s.ColumnOptionalText(13);
   row.zone_tensorcores = s.ColumnInt64(14);
-  row.seq = s.ColumnInt64(15);
+  row.owner = s.ColumnOptionalText(15);
+  row.seq = s.ColumnInt64(16);
   return row;
 }
 
-// Binds ?2..?15 (every column but name and seq) in table order.
+// Binds ?2..?16 (every column but name and seq) in table order.
 void BindBody(Statement& s, const NodeRow& row) {
   s.Bind(2, row.project)
       .Bind(3, row.zone)
@@ -51,7 +52,8 @@ void BindBody(Statement& s, const NodeRow& row) {
       .Bind(12, row.pending_operation)
       .Bind(13, row.pending_due_ms)
       .Bind(14, row.queued_resource)
-      .Bind(15, row.zone_tensorcores);
+      .Bind(15, row.zone_tensorcores)
+      .Bind(16, row.owner);
 }
 
 // The one integer a SUM query with one text parameter returns.
@@ -77,9 +79,9 @@ Result<std::vector<NodeRow>> CollectRows(Statement& s) {
 }  // namespace
 
 Result<int64_t> NodeRepository::Insert(Txn& txn, const NodeRow& row) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "INSERT INTO nodes (" TPUEMU_NODE_INSERT_COLUMNS
-      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) RETURNING seq");
+  Result<Statement*> stmt = txn.Prepare("INSERT INTO nodes (" TPUEMU_NODE_INSERT_COLUMNS
+                                        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                                        "?12, ?13, ?14, ?15, ?16) RETURNING seq");
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   s.Bind(1, row.name);
@@ -101,7 +103,7 @@ Status NodeRepository::Update(Txn& txn, const NodeRow& row) const {
       "UPDATE nodes SET project = ?2, zone = ?3, node_id = ?4, uid = ?5, state = ?6, "
       "accelerator_type = ?7, tensorcores = ?8, create_time = ?9, update_time = ?10, "
       "resource_json = ?11, pending_operation = ?12, pending_due_ms = ?13, queued_resource = ?14, "
-      "zone_tensorcores = ?15 WHERE name = ?1");
+      "zone_tensorcores = ?15, owner = ?16 WHERE name = ?1");
   if (!stmt.ok()) return stmt.status();
   Statement& s = **stmt;
   s.Bind(1, row.name);
@@ -161,6 +163,26 @@ Result<std::vector<NodeRow>> NodeRepository::ListPending(Txn& txn) const {
   Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_PENDING);
   if (!stmt.ok()) return stmt.status();
   return CollectRows(**stmt);
+}
+
+Result<std::vector<NodeRow>> NodeRepository::AdoptOrphans(Txn& txn, std::string_view owner,
+                                                          bool include_own) const {
+  // Only orphans are written: a restart under the same id rewrites nothing.
+  Result<Statement*> stmt = txn.Prepare(
+      "UPDATE nodes SET owner = ?1 WHERE (owner IS NULL OR owner NOT IN (SELECT id FROM replicas)) "
+      "AND (owner IS NULL OR owner <> ?1) RETURNING " TPUEMU_NODE_COLUMNS);
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, owner);
+  Result<std::vector<NodeRow>> rows = CollectRows(**stmt);
+  if (!rows.ok() || !include_own) return rows;
+  Result<Statement*> own =
+      txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS " FROM nodes WHERE owner = ?1 ORDER BY seq");
+  if (!own.ok()) return own.status();
+  (*own)->Bind(1, owner);
+  Result<std::vector<NodeRow>> owned = CollectRows(**own);
+  if (!owned.ok()) return owned.status();
+  // The adopted rows are among `owned` now (same transaction): that list is the answer.
+  return owned;
 }
 
 Result<std::vector<NodeRow>> NodeRepository::ListPending() const {

@@ -36,6 +36,9 @@ struct NodeRow {
   std::optional<int64_t> pending_due_ms;
   std::optional<std::string> queued_resource;  // the queued resource that made the node, if any
   int64_t zone_tensorcores = 0;  // what it takes from the zone's general capacity (see v4 schema)
+  // The replica that drives the node's timers (schema v8): the last one that wrote it, or the one
+  // that adopted it when that one died. Unset on rows from before v8.
+  std::optional<std::string> owner;
   int64_t seq = 0;  // assigned by Insert (the input's value is ignored); never changed by Update
 
   friend bool operator==(const NodeRow&, const NodeRow&) = default;
@@ -68,6 +71,11 @@ class NodeRepository {
   // Rows with a pending_operation, soonest pending_due_ms first (recovery after a restart).
   Result<std::vector<NodeRow>> ListPending(Txn& txn) const;
   Result<std::vector<NodeRow>> ListPending() const;
+  // Makes `owner` the owner of every node whose owner is not a live replica (absent from the
+  // `replicas` table, or unset) — and of the nodes `owner` already owns when `include_own` (a
+  // restarted replica under the same id) — and returns those rows by seq.
+  Result<std::vector<NodeRow>> AdoptOrphans(Txn& txn, std::string_view owner,
+                                            bool include_own) const;
 
   // Sum of tensorcores over every node of `project` in `zone` (kAllZones for all), any state.
   Result<int64_t> SumTensorCores(Txn& txn, std::string_view project, std::string_view zone) const;

@@ -146,7 +146,7 @@ Status SqliteConnection::WipeAll() {
   {
     Result<std::unique_ptr<Statement>> stmt = Prepare(
         "SELECT name FROM sqlite_schema WHERE type = 'table' "
-        "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'");
+        "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'replicas'");
     if (!stmt.ok()) return stmt.status();
     for (;;) {
       Result<bool> row = (*stmt)->Step();

@@ -180,8 +180,8 @@ Result<Statement*> Store::CachedStatement(std::string_view sql) {
   return out;
 }
 
-Status Store::ClaimExclusiveUse() {
-  return WithConnection([](Connection& connection) { return connection.ClaimExclusiveUse(); });
+Status Store::ClaimReplicaId(std::string_view id) {
+  return WithConnection([id](Connection& connection) { return connection.ClaimReplicaId(id); });
 }
 
 Status Store::WipeAll() {

@@ -119,9 +119,9 @@ class Store {
   Result<int64_t> PageCount();
   Result<int64_t> FreePages();
   Status ReclaimFreePages(int pages);
-  // For the serving process: FAILED_PRECONDITION when another process serves this database
-  // (PostgreSQL; always OK on SQLite). Held until Close().
-  Status ClaimExclusiveUse();
+  // For the serving process: FAILED_PRECONDITION when another live process serves this database
+  // as replica `id` (PostgreSQL; always OK on SQLite). Held until Close().
+  Status ClaimReplicaId(std::string_view id);
 
  private:
   friend class Txn;

@@ -370,10 +370,68 @@ constexpr std::string_view kV7 = R"sql(
 ALTER TABLE jobs ADD COLUMN max_retries BIGINT NOT NULL DEFAULT 0;
 )sql";
 
+// v8: replicas (db/migrations.cpp v8), and the notifications they wake each other with: every
+// event on channel tpuemu_events ("project seq"), every job state or owner change on tpuemu_jobs
+// ("name state owner"), every node change on tpuemu_nodes ("name state owner") and every change
+// of the fault settings on tpuemu_settings ("table replica", the writer's tpuemu.replica setting).
+constexpr std::string_view kV8 = R"sql(
+CREATE TABLE replicas (
+  id           TEXT COLLATE "C" PRIMARY KEY,
+  address      TEXT COLLATE "C" NOT NULL,
+  started_ms   BIGINT NOT NULL,
+  heartbeat_ms BIGINT NOT NULL
+);
+ALTER TABLE nodes ADD COLUMN owner TEXT COLLATE "C";
+ALTER TABLE jobs ADD COLUMN owner TEXT COLLATE "C";
+CREATE INDEX nodes_by_owner ON nodes (owner);
+CREATE INDEX jobs_active_by_owner ON jobs (owner) WHERE state IN ('QUEUED', 'RUNNING');
+CREATE UNIQUE INDEX jobs_one_running_per_node ON jobs (project, zone, node_id)
+  WHERE state = 'RUNNING';
+
+CREATE FUNCTION events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('tpuemu_events', NEW.project || ' ' || NEW.seq);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER events_notify AFTER INSERT ON events
+  FOR EACH ROW EXECUTE FUNCTION events_notify();
+
+CREATE FUNCTION jobs_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('tpuemu_jobs', NEW.name || ' ' || NEW.state || ' ' || COALESCE(NEW.owner, ''));
+  RETURN NULL;
+END $$;
+CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE OF state, owner ON jobs
+  FOR EACH ROW EXECUTE FUNCTION jobs_notify();
+
+CREATE FUNCTION nodes_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    PERFORM pg_notify('tpuemu_nodes', OLD.name || ' DELETED ' || COALESCE(OLD.owner, ''));
+    RETURN NULL;
+  END IF;
+  PERFORM pg_notify('tpuemu_nodes', NEW.name || ' ' || NEW.state || ' ' || COALESCE(NEW.owner, ''));
+  RETURN NULL;
+END $$;
+CREATE TRIGGER nodes_notify AFTER INSERT OR UPDATE OR DELETE ON nodes
+  FOR EACH ROW EXECUTE FUNCTION nodes_notify();
+
+CREATE FUNCTION settings_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('tpuemu_settings',
+                    TG_TABLE_NAME || ' ' || COALESCE(current_setting('tpuemu.replica', true), ''));
+  RETURN NULL;
+END $$;
+CREATE TRIGGER chaos_rules_notify AFTER INSERT OR UPDATE OR DELETE ON chaos_rules
+  FOR EACH STATEMENT EXECUTE FUNCTION settings_notify();
+CREATE TRIGGER zone_capacity_notify AFTER INSERT OR UPDATE OR DELETE ON zone_capacity
+  FOR EACH STATEMENT EXECUTE FUNCTION settings_notify();
+)sql";
+
 using ::tpuemu::db::Migration;
 constexpr std::array kMigrations = {
     Migration{1, kV1}, Migration{2, kV2}, Migration{3, kV3}, Migration{4, kV4},
-    Migration{5, kV5}, Migration{6, kV6}, Migration{7, kV7},
+    Migration{5, kV5}, Migration{6, kV6}, Migration{7, kV7}, Migration{8, kV8},
 };
 
 }  // namespace

@@ -18,8 +18,9 @@ namespace {
 // pg_advisory_xact_lock keys: migrations ("tpuemu" in ASCII) and writes ("tpuemw").
 constexpr int64_t kMigrationLock = 0x747075656d75;
 constexpr int64_t kWriteLock = 0x747075656d77;
-// pg_try_advisory_lock key a serving process holds for its whole session ("tpuemo").
-constexpr int64_t kOwnerLock = 0x747075656d6f;
+// The first key of the pg_try_advisory_lock(int, int) pair a replica holds for its whole session;
+// the second is hashtext(replica id). ("tpur" in ASCII.)
+constexpr int32_t kReplicaLockSpace = 0x74707572;
 
 // Notices (e.g. "table does not exist, skipping") are not errors; keep them off stderr.
 void IgnoreNotice(void*, const char*) {}
@@ -78,24 +79,31 @@ PGconn* PgConnection::raw() {
       ++generation_;  // server-side statements are gone
       // The session lock went with the old session; without it another process may have taken
       // over, and this one must not write: drop the connection (every call then fails).
-      if (exclusive_ && !ClaimExclusiveUse().ok()) PQfinish(std::exchange(conn_, nullptr));
+      if (!replica_id_.empty() && !ClaimReplicaId(replica_id_).ok()) {
+        PQfinish(std::exchange(conn_, nullptr));
+      }
     }
   }
   return conn_;
 }
 
-Status PgConnection::ClaimExclusiveUse() {
+Status PgConnection::ClaimReplicaId(std::string_view id) {
+  std::string literal = "'";
+  for (char c : id) literal += c == '\'' ? std::string("''") : std::string(1, c);
+  literal += "'";
   Result<int64_t> claimed =
-      QueryInt("SELECT pg_try_advisory_lock(" + std::to_string(kOwnerLock) + ")::int");
+      QueryInt("SELECT pg_try_advisory_lock(" + std::to_string(kReplicaLockSpace) + ", hashtext(" +
+               literal + "))::int");
   if (!claimed.ok()) return claimed.status();
   if (*claimed != 1) {
     return Status::FailedPrecondition(
-        "another tpuemud process is serving this database (it holds advisory lock " +
-        std::to_string(kOwnerLock) +
-        "); run one tpuemud per database, or give each its own database");
+        "another tpuemud process serves this database as replica '" + std::string(id) +
+        "'; give each replica its own --replica-id (the default is host:port)");
   }
-  exclusive_ = true;
-  return Status::Ok();
+  replica_id_ = std::string(id);
+  // Triggers name the writer with it (tpuemu_settings notifications, migrations.cpp v8).
+  return Query("SELECT set_config('tpuemu.replica', " + literal + ", false)", "name the replica")
+      .status();
 }
 
 Result<std::unique_ptr<Statement>> PgConnection::Prepare(std::string_view sql) {
@@ -202,7 +210,7 @@ Status PgConnection::WipeAll() {
   // AUTOINCREMENT). The schema version stays.
   Result<std::string> tables = Query(
       "SELECT string_agg(quote_ident(tablename), ', ') FROM pg_tables "
-      "WHERE schemaname = current_schema() AND tablename <> 'tpuemu_schema'",
+      "WHERE schemaname = current_schema() AND tablename NOT IN ('tpuemu_schema', 'replicas')",
       "list tables");
   if (!tables.ok() || tables->empty()) return tables.status();
   return Query("TRUNCATE " + *tables, "wipe all tables").status();

@@ -48,9 +48,9 @@ class PgConnection final : public Connection {
   Result<int64_t> FreePages() override { return int64_t{0}; }  // autovacuum's business
   Status ReclaimFreePages(int) override { return Status::Ok(); }
   Status Close() override;
-  // A session advisory lock, held while this connection lives (and taken again after a reconnect):
-  // one tpuemud per database until replicas coordinate their timers and jobs.
-  Status ClaimExclusiveUse() override;
+  // A session advisory lock on the replica id, held while this connection lives (and taken again
+  // after a reconnect): two live processes never serve under one id.
+  Status ClaimReplicaId(std::string_view id) override;
 
   // For PgStatement: the live libpq connection, reconnected if the server dropped it.
   pg_conn* raw();
@@ -73,7 +73,7 @@ class PgConnection final : public Connection {
   uint64_t generation_ = 1;
   int64_t changes_ = 0;
   uint64_t next_statement_ = 0;  // names server-side prepared statements s1, s2, ...
-  bool exclusive_ = false;       // ClaimExclusiveUse() succeeded; re-claimed after a reconnect
+  std::string replica_id_;       // ClaimReplicaId() succeeded; re-claimed after a reconnect
 };
 
 }  // namespace tpuemu::db::postgres

@@ -64,16 +64,12 @@ MaintenanceManager::MaintenanceManager(NodeManager& nodes, QueuedResourceManager
       listener_(std::move(listener)) {}
 
 Status MaintenanceManager::Recover() {
-  int64_t after = 0;
-  for (;;) {
-    Result<std::vector<Node>> page = nodes_.ListEverywhere(after, 1000);
-    if (!page.ok()) return page.status();
-    if (page->empty()) return Status::Ok();
-    for (const Node& node : *page) {
-      after = node.seq;
-      ScheduleTimers(node);
-    }
-  }
+  ScheduleTimers(nodes_.recovered());
+  return Status::Ok();
+}
+
+void MaintenanceManager::ScheduleTimers(const std::vector<Node>& nodes) {
+  for (const Node& node : nodes) ScheduleTimers(node);
 }
 
 void MaintenanceManager::ScheduleTimers(const Node& node) {

@@ -40,8 +40,12 @@ class MaintenanceManager {
   MaintenanceManager(NodeManager& nodes, QueuedResourceManager& queued_resources,
                      Scheduler& scheduler, MaintenanceOptions options, FaultListener listener);
 
-  // Schedules the end of every running event and the start of every scheduled one.
+  // Schedules the end of every running event and the start of every scheduled one on the nodes
+  // this replica recovered (NodeManager::recovered()).
   Status Recover();
+  // The same for `nodes` (a replica adopted them: NodeManager::Adopt). Ending or starting an
+  // event twice is harmless: each checks the node as stored.
+  void ScheduleTimers(const std::vector<Node>& nodes);
 
   // simulateMaintenanceEvent: `worker_ids` are decimal worker numbers; empty = worker 0.
   // INVALID_ARGUMENT naming workerIds for a worker the node does not have.

@@ -30,6 +30,7 @@ db::JobRow JobToRow(const Job& job) {
   row.result_json = job.result_json;
   row.attempt = job.attempt;
   row.max_retries = job.max_retries;
+  row.owner = job.owner;
   return row;
 }
 
@@ -60,6 +61,7 @@ Result<Job> JobFromRow(db::JobRow row) {
   job.result_json = std::move(row.result_json);
   job.attempt = row.attempt;
   job.max_retries = row.max_retries;
+  job.owner = row.owner;
   return job;
 }
 

@@ -37,6 +37,7 @@ struct Job {
   std::optional<std::string> result_json;  // with "profile", which only .../metrics shows
   int64_t attempt = 1;                     // 1 + the re-runs after a restart or a fault
   int64_t max_retries = 0;                 // the spec's maxRetries
+  std::optional<std::string> owner;        // the replica queueing or running it (db JobRow)
 
   // "projects/p/locations/z/nodes/n": the node the job runs on.
   std::string NodeName() const;

@@ -51,15 +51,15 @@ void JobManager::Shutdown() {
   held_.clear();
 }
 
-Status JobManager::Recover() {
-  Result<std::vector<Job>> running = records_.ListInState(JobState::kRunning);
-  if (!running.ok()) return running.status();
-  for (Job& job : *running) {
-    TPUEMU_RETURN_IF_ERROR(records_.Requeue(job));
-    NotifyTransition(job, JobState::kRunning);
-  }
-  Result<std::vector<Job>> queued = records_.ListInState(JobState::kQueued);
+Status JobManager::Recover() { return Adopt(/*include_own=*/true); }
+
+Status JobManager::Adopt(bool include_own) {
+  std::vector<JobState> previous;
+  Result<std::vector<Job>> queued = records_.Adopt(include_own, &previous);
   if (!queued.ok()) return queued.status();
+  for (size_t i = 0; i < queued->size(); ++i) {
+    if (previous[i] == JobState::kRunning) NotifyTransition((*queued)[i], JobState::kRunning);
+  }
   // Each queued job's spec is decoded once, here, from the canonical JSON Submit stored.
   std::vector<Result<JobSpec>> specs;
   std::vector<int64_t> host_bytes;
@@ -168,7 +168,9 @@ void JobManager::PumpLocked(const std::string& node) {
   NodeQueue& q = queues_[node];
   // The node's waiting entry, if any, is re-made below for its current next job.
   std::erase_if(memory_waiting_, [&](const auto& waiter) { return waiter.second == node; });
-  if (stopping_ || held_.count(node) || !q.running.empty() || q.queued.empty()) return;
+  if (stopping_ || q.blocked || held_.count(node) || !q.running.empty() || q.queued.empty()) {
+    return;
+  }
   const auto next = q.queued.begin();
   std::string name = next->second;
   if (!AdmitLocked(node, name, next->first.second)) return;
@@ -251,9 +253,22 @@ Status JobManager::CancelLocked(const std::string& name, const std::string& reas
 Result<Job> JobManager::Cancel(const std::string& name) {
   Result<Job> job = Get(name);
   if (!job.ok() || IsTerminal(job->state)) return job;
+  bool here = false;
   {
     std::lock_guard lock(mu_);
-    TPUEMU_RETURN_IF_ERROR(CancelLocked(name, "cancelled by the user"));
+    here = active_.count(name) > 0;
+    if (here) TPUEMU_RETURN_IF_ERROR(CancelLocked(name, "cancelled by the user"));
+  }
+  if (!here) {
+    // Another replica queues or runs it: it ends in the store now; that replica's run stops at
+    // its next step, or sooner when the change feed tells it (OnRemoteChange).
+    std::optional<JobState> previous;
+    Result<Job> ended =
+        records_.MarkTerminal(name, Ended(JobState::kCancelled, "cancelled by the user"), json(),
+                              &previous, /*any_replica=*/true);
+    if (!ended.ok()) return ended.status();
+    if (previous) NotifyTransition(*ended, previous);
+    WakeIfTerminal(name);
   }
   return Get(name);
 }
@@ -316,7 +331,99 @@ void JobManager::OnTerminal(const std::string& name, std::function<void(Result<J
       return;
     }
   }
-  fn(Get(name));
+  Result<Job> job = Get(name);
+  if (!shared_ || !job.ok() || IsTerminal(job->state)) return fn(std::move(job));
+  // Another replica queues or runs it: its terminal state arrives through the change feed.
+  {
+    std::lock_guard lock(mu_);
+    waiters_[name].push_back(std::move(fn));
+  }
+  WakeIfTerminal(name);  // it may have ended between the read and the registration
+}
+
+void JobManager::WakeIfTerminal(const std::string& name) {
+  {
+    std::lock_guard lock(mu_);
+    if (!waiters_.count(name) || active_.count(name)) return;
+  }
+  Result<Job> job = Get(name);
+  if (job.ok() && !IsTerminal(job->state)) return;
+  std::vector<std::function<void(Result<Job>)>> waiters;
+  {
+    std::lock_guard lock(mu_);
+    if (active_.count(name)) return;  // queued here again: its run wakes them
+    if (auto w = waiters_.find(name); w != waiters_.end()) {
+      waiters = std::move(w->second);
+      waiters_.erase(w);
+    }
+  }
+  for (auto& fn : waiters) fn(job);
+}
+
+void JobManager::Forget(const std::string& name) {
+  {
+    std::lock_guard lock(mu_);
+    active_.erase(name);
+  }
+  WakeIfTerminal(name);
+}
+
+void JobManager::OnRemoteChange(const std::string& name, const std::string& state,
+                                const std::string& owner) {
+  Result<JobState> parsed = ParseJobState(state);
+  const bool terminal = parsed.ok() && IsTerminal(*parsed);
+  if (!terminal && owner == records_.replica_id()) return;  // this replica's own change
+  const std::string node = name.substr(0, name.find("/jobs/"));
+  {
+    std::lock_guard lock(mu_);
+    auto it = active_.find(name);
+    if (it != active_.end()) {
+      NodeQueue& q = queues_[node];
+      if (q.running == name) {
+        // Its run stops at the next cancellation point; Finish then finds it ended (or not this
+        // replica's) and writes nothing.
+        it->second->cancel.Request(JobState::kCancelled, "ended through another replica");
+      } else {
+        std::erase_if(q.queued, [&](const auto& item) { return item.second == name; });
+        active_.erase(it);
+      }
+    }
+    if (auto q = queues_.find(node); q != queues_.end()) {
+      q->second.blocked = false;
+      PumpLocked(node);
+    }
+  }
+  FlushLines();
+  if (terminal) WakeIfTerminal(name);
+}
+
+void JobManager::RetryBlocked() {
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [node, q] : queues_) {
+      if (!q.blocked) continue;
+      q.blocked = false;
+      PumpLocked(node);
+    }
+  }
+  FlushLines();
+}
+
+void JobManager::OnRemoteNodeChange(const Node& node) {
+  const std::string name = node.key.Name();
+  OnNodeStateChanged(node, NodeState::kUnspecified);
+  if (node.state != NodeState::kReady) return;
+  bool held = false;
+  {
+    std::lock_guard lock(mu_);
+    held = held_.count(name) > 0;
+  }
+  if (node.UnderMaintenance() && !held) {
+    InterruptNodeJobs(name, "interrupted by host maintenance on node " + node.key.node_id +
+                                " until " + node.maintenance.value("until", std::string()));
+  } else if (!node.UnderMaintenance() && held) {
+    ResumeNode(name);
+  }
 }
 
 void JobManager::OnNodeStateChanged(const Node& node, NodeState) {
@@ -428,6 +535,8 @@ void JobManager::Finish(const std::string& name, const JobOutcome& outcome, cons
   std::optional<JobState> previous;  // set when this call made the job terminal
   Result<Job> final_job = records_.MarkTerminal(name, outcome, result, &previous);
   if (final_job.ok() && previous) NotifyTransition(*final_job, previous);
+  // Not terminal: another replica adopted it and runs it now; its waiters wait for that run.
+  if (final_job.ok() && !IsTerminal(final_job->state)) return Forget(name);
   std::vector<std::function<void(Result<Job>)>> waiters;
   {
     std::lock_guard lock(mu_);

@@ -92,8 +92,29 @@ class JobManager {
   // Where every job state change writes its event, in the change's transaction (borrowed; null =
   // none). Set before Recover() and the first Submit().
   void SetEventSink(EventSink* sink) { records_.SetEventSink(sink); }
-  // Re-queues jobs left RUNNING by a previous process and starts every node's queue.
+  // This process among the replicas sharing the store (jobs.owner), and whether others share it
+  // (PostgreSQL). Set before Recover().
+  void SetReplica(std::string id, bool shared_store) {
+    records_.SetReplicaId(std::move(id));
+    shared_ = shared_store;
+  }
+  // Adopt(true): re-queues the jobs a previous process under this replica id left RUNNING, takes
+  // those no live replica owns, and starts every node's queue.
   Status Recover();
+  // Makes this replica the owner of the QUEUED and RUNNING jobs no live replica owns (a replica
+  // died or left; `include_own`: a restart): RUNNING ones are QUEUED again with attempt + 1, as
+  // after a restart, and all join this replica's queues.
+  Status Adopt(bool include_own);
+  // Another replica changed job `name` (the change feed, "name state owner"): a job this replica
+  // queues or runs that ended or moved elsewhere stops here; waiters for a job that ended wake;
+  // its node's queue is tried again (it may be free now).
+  void OnRemoteChange(const std::string& name, const std::string& state, const std::string& owner);
+  // Another replica changed node `node` (the change feed): its jobs here react as to this
+  // replica's own changes (stopping, deleting, preempted; maintenance holds and releases).
+  void OnRemoteNodeChange(const Node& node);
+  // Tries again every node whose next job another replica held back (safety net of the feed;
+  // the replica heartbeat calls it).
+  void RetryBlocked();
   // `job_id` empty = generated. *created tells a new job from an idempotent replay.
   Result<Job> Submit(const NodeKey& node, const nlohmann::json& body, const std::string& job_id,
                      bool* created = nullptr);
@@ -160,6 +181,9 @@ class JobManager {
     std::set<std::pair<std::pair<int64_t, int64_t>, std::string>> queued;  // (-prio, seq), name
     std::string running;
     int64_t running_bytes = 0;  // the running job's reservation of budget_
+    // Its last claim found the node busy with another replica's job (or that replica's job comes
+    // first): no new claim until that job changes (OnRemoteChange) or RetryBlocked.
+    bool blocked = false;
   };
   void EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec,
                      int64_t host_bytes);
@@ -196,6 +220,14 @@ class JobManager {
   bool Interrupted(const Active& active);
   // Marks the node free, starts its next job; the last thing a run's task does.
   void Release(const std::string& node);
+  // The claim of `job` found the node busy elsewhere: back in its queue, the node blocked, the
+  // task done (the last thing that run's task does).
+  void Unclaimed(const std::string& node, const Job& job);
+  // The job is no longer this replica's (ended or re-owned through another replica): forgets its
+  // in-memory half; its waiters wake if it is terminal, else stay for the change feed.
+  void Forget(const std::string& name);
+  // Wakes the waiters of `name` if it is terminal as stored.
+  void WakeIfTerminal(const std::string& name);
   // Writes the terminal state (if the job is not already terminal) and wakes the waiters.
   void Finish(const std::string& name, const JobOutcome& outcome, const nlohmann::json& result);
   Status CancelLocked(const std::string& name, const std::string& reason,
@@ -220,6 +252,7 @@ class JobManager {
   std::vector<std::pair<std::string, std::string>> pending_lines_;  // (job, line); guarded by mu_
   bool stopping_ = false;                                           // guarded by mu_
   std::set<std::string> held_;  // nodes under maintenance: they start no job; guarded by mu_
+  bool shared_ = false;         // other replicas share the store; set before Recover()
   std::atomic<uint64_t> next_id_{0};
   std::mutex observers_mu_;
   std::vector<TransitionObserver> observers_;  // guarded by observers_mu_

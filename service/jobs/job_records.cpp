@@ -5,6 +5,7 @@
 #include "service/common/clock.h"
 #include "service/jobs/job_event.h"
 #include "service/jobs/job_log_lines.h"
+#include "service/nodes/node_rows.h"
 
 namespace tpuemu::service {
 namespace {
@@ -75,6 +76,7 @@ Result<Job> JobRecords::InsertOrReplay(Job job, bool* inserted) {
       }
       if (existing.status().code() != StatusCode::kNotFound) return existing.status();
     }
+    job.owner = replica_id_;
     Result<int64_t> seq = jobs_.Insert(txn, JobToRow(job));
     if (!seq.ok()) return seq.status();
     job.seq = *seq;
@@ -88,20 +90,6 @@ Result<Job> JobRecords::InsertOrReplay(Job job, bool* inserted) {
   }
   events.Publish();
   return job;
-}
-
-Status JobRecords::Requeue(Job& job) {
-  const JobState previous = job.state;
-  job.state = JobState::kQueued;
-  job.attempt += 1;
-  job.start_time.reset();
-  PendingEvents events(event_sink_);
-  TPUEMU_RETURN_IF_ERROR(store_.Transaction([&](db::Txn& txn) -> Status {
-    TPUEMU_RETURN_IF_ERROR(Update(txn, job, RequeuedLine(job.attempt)));
-    return events.Append(txn, JobEvent(job, previous));
-  }));
-  events.Publish();
-  return Status::Ok();
 }
 
 Status JobRecords::AppendLine(const std::string& name, const std::string& line) {
@@ -147,28 +135,83 @@ Result<Job> JobRecords::RequeueRunning(const std::string& name,
   return job;
 }
 
-Result<Job> JobRecords::MarkRunning(const std::string& name, bool* began) {
-  *began = false;
+Result<Job> JobRecords::Claim(const std::string& name, ClaimResult* result) {
+  *result = ClaimResult::kGone;
   Job job;
   PendingEvents events(event_sink_);
   Status s = store_.Transaction([&](db::Txn& txn) -> Status {
-    Result<Job> current = Get(txn, name);
+    *result = ClaimResult::kGone;
+    Result<db::JobRow> locked = jobs_.LockQueued(txn, name);
+    if (!locked.ok()) {
+      if (locked.status().code() != StatusCode::kNotFound) return locked.status();
+      Result<Job> current = Get(txn, name);  // not QUEUED (or held by another claim)
+      if (!current.ok()) return current.status();
+      job = std::move(current).value();
+      if (job.state == JobState::kQueued) *result = ClaimResult::kBusy;
+      return Status::Ok();
+    }
+    Result<Job> current = JobFromRow(std::move(locked).value());
     if (!current.ok()) return current.status();
     job = std::move(current).value();
-    if (job.state != JobState::kQueued) return Status::Ok();
+    if (job.owner && *job.owner != replica_id_) return Status::Ok();  // another replica's now
+    *result = ClaimResult::kBusy;
+    Result<std::optional<std::string>> running =
+        jobs_.RunningOnNode(txn, job.project, job.zone, job.node_id);
+    if (!running.ok()) return running.status();
+    if (running->has_value()) return Status::Ok();
+    Result<std::optional<std::string>> next =
+        jobs_.NextQueuedOnNode(txn, job.project, job.zone, job.node_id);
+    if (!next.ok()) return next.status();
+    if (next->value_or(name) != name) return Status::Ok();
+    Result<db::NodeRow> node = nodes_.Get(txn, job.NodeName());
+    if (node.ok()) {
+      Result<Node> parsed = NodeFromRow(*node);
+      if (parsed.ok() && parsed->UnderMaintenance()) return Status::Ok();
+    }
     job.state = JobState::kRunning;
     job.start_time = NowRfc3339();
     TPUEMU_RETURN_IF_ERROR(Update(txn, job, RunningLine(job.attempt)));
     TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(job, JobState::kQueued)));
-    *began = true;
+    *result = ClaimResult::kStarted;
     return Status::Ok();
   });
   if (!s.ok()) {
-    *began = false;
+    *result = ClaimResult::kGone;
+    // Another replica's claim on the same node won the race (the one-running index): wait.
+    if (s.code() == StatusCode::kAlreadyExists) *result = ClaimResult::kBusy;
     return s;
   }
   events.Publish();
   return job;
+}
+
+Result<std::vector<Job>> JobRecords::Adopt(bool include_own, std::vector<JobState>* previous) {
+  std::vector<Job> adopted;
+  previous->clear();
+  PendingEvents events(event_sink_);
+  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+    adopted.clear();
+    previous->clear();
+    Result<std::vector<db::JobRow>> rows = jobs_.AdoptOrphans(txn, replica_id_, include_own);
+    if (!rows.ok()) return rows.status();
+    for (db::JobRow& row : *rows) {
+      Result<Job> job = JobFromRow(std::move(row));
+      if (!job.ok()) return job.status();
+      previous->push_back(job->state);
+      if (job->state == JobState::kRunning) {
+        job->state = JobState::kQueued;
+        job->attempt += 1;
+        job->start_time.reset();
+        TPUEMU_RETURN_IF_ERROR(Update(txn, *job, RequeuedLine(job->attempt)));
+        TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(*job, JobState::kRunning)));
+      }
+      adopted.push_back(std::move(job).value());
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  events.Publish();
+  return adopted;
 }
 
 Status JobRecords::RecordCompile(const std::string& name, const CompiledJob& compiled) {
@@ -183,6 +226,13 @@ Status JobRecords::RecordCompile(const std::string& name, const CompiledJob& com
 
 Status JobRecords::RecordStep(const std::string& name, const db::JobStepRow& step) {
   return store_.Transaction([&](db::Txn& txn) -> Status {
+    Result<Job> job = Get(txn, name);
+    if (!job.ok()) return job.status();
+    if (job->state != JobState::kRunning || (job->owner && *job->owner != replica_id_)) {
+      return Status::Aborted("job " + name + " is " + std::string(JobStateName(job->state)) +
+                             (job->owner ? " on replica " + *job->owner : std::string()) +
+                             "; this replica stops its run");
+    }
     TPUEMU_RETURN_IF_ERROR(jobs_.AppendStep(txn, name, step));
     return jobs_.AppendLog(txn, name, StepLine(step));
   });
@@ -190,7 +240,7 @@ Status JobRecords::RecordStep(const std::string& name, const db::JobStepRow& ste
 
 Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& outcome,
                                      const nlohmann::json& result,
-                                     std::optional<JobState>* previous) {
+                                     std::optional<JobState>* previous, bool any_replica) {
   previous->reset();
   Job job;
   PendingEvents events(event_sink_);
@@ -199,6 +249,10 @@ Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& 
     if (!current.ok()) return current.status();
     job = std::move(current).value();
     if (IsTerminal(job.state)) return Status::Ok();
+    // Another replica queues or runs it (it adopted the job): that one ends it, not this stale
+    // run.
+    const bool elsewhere = job.owner && *job.owner != replica_id_;
+    if (elsewhere && !any_replica) return Status::Ok();
     const JobState left = job.state;
     job.state = outcome.state;
     job.exit_code = outcome.exit_code;

@@ -20,6 +20,7 @@
 #include "base/status.h"
 #include "db/job_program_repository.h"
 #include "db/job_repository.h"
+#include "db/node_repository.h"
 #include "db/store.h"
 #include "service/common/event_sink.h"
 #include "service/jobs/job.h"
@@ -28,9 +29,22 @@
 
 namespace tpuemu::service {
 
+// What a claim of a queued job found (JobRecords::Claim).
+enum class ClaimResult {
+  kStarted,  // QUEUED -> RUNNING, by this replica
+  kBusy,     // the node runs a job, another job comes first, or the node is under maintenance
+  kGone,     // no longer this replica's to start: ended, cancelled, or re-owned
+};
+
 class JobRecords {
  public:
-  explicit JobRecords(db::Store& store) : store_(store), jobs_(store), programs_(store) {}
+  explicit JobRecords(db::Store& store)
+      : store_(store), jobs_(store), programs_(store), nodes_(store) {}
+
+  // The replica these records write for (jobs.owner; NodeManagerOptions::replica_id). Set before
+  // the first write.
+  void SetReplicaId(std::string id) { replica_id_ = std::move(id); }
+  const std::string& replica_id() const { return replica_id_; }
 
   // Where state changes write their events (borrowed; null = none). Set before the first write.
   void SetEventSink(EventSink* sink) { event_sink_ = sink; }
@@ -46,8 +60,6 @@ class JobRecords {
   // true. If the job's requestId was already used on its node, returns that job instead
   // (*inserted = false), or ALREADY_EXISTS when it was used with a different spec hash.
   Result<Job> InsertOrReplay(Job job, bool* inserted);
-  // A job a restart interrupted: back to QUEUED, attempt + 1, no start time; its line.
-  Status Requeue(Job& job);
   // Appends `line` to the job's log (a state it waits in, e.g. for host memory).
   Status AppendLine(const std::string& name, const std::string& line);
   // A job interrupted by shutdown back to QUEUED (attempt + 1, no start time) with
@@ -55,18 +67,27 @@ class JobRecords {
   Result<Job> RequeueInterrupted(const std::string& name, bool* requeued);
   // The same for a job a fault interrupted that has retries left, with FaultRetryLine(`fault`).
   Result<Job> RequeueAfterFault(const std::string& name, const std::string& fault, bool* requeued);
-  // QUEUED -> RUNNING with the start time and the running line. Returns the job as stored;
-  // *began tells whether this call started it (false: it was not QUEUED).
-  Result<Job> MarkRunning(const std::string& name, bool* began);
+  // QUEUED -> RUNNING with the start time and the running line, when the job is this replica's,
+  // its node runs no job (the one-job rule, across replicas; schema v8 enforces it too), it is
+  // the node's next job (priority, then age, whichever replica queued it) and the node is not
+  // under maintenance. The row is locked with SELECT … FOR UPDATE SKIP LOCKED. Returns the job
+  // as stored with *result.
+  Result<Job> Claim(const std::string& name, ClaimResult* result);
+  // Makes this replica the owner of the QUEUED and RUNNING jobs no live replica owns (and of its
+  // own, with `include_own`); the RUNNING ones go back to QUEUED (attempt + 1, Requeue's line).
+  // Returns them, every one QUEUED, by seq.
+  Result<std::vector<Job>> Adopt(bool include_own, std::vector<JobState>* previous);
   // The program row, the profile as the job's result so far, and the compile line.
   Status RecordCompile(const std::string& name, const CompiledJob& compiled);
-  // The step row and its line.
+  // The step row and its line. ABORTED when the job is no longer RUNNING on this replica
+  // (cancelled through another replica, or adopted by one): the run must stop writing.
   Status RecordStep(const std::string& name, const db::JobStepRow& step);
   // Makes the job terminal with `outcome`, the end time, `result` (unless null) and the terminal
-  // line, unless it already is terminal. Returns the job as stored; *previous is the state it
-  // left, nullopt when it was terminal already.
+  // line, unless it already is terminal or (without `any_replica`) another replica owns it.
+  // Returns the job as stored; *previous is the state it left, nullopt when it did not change.
   Result<Job> MarkTerminal(const std::string& name, const JobOutcome& outcome,
-                           const nlohmann::json& result, std::optional<JobState>* previous);
+                           const nlohmann::json& result, std::optional<JobState>* previous,
+                           bool any_replica = false);
   Status Delete(const std::string& name);
 
  private:
@@ -81,6 +102,8 @@ class JobRecords {
   EventSink* event_sink_ = nullptr;
   db::JobRepository jobs_;
   db::JobProgramRepository programs_;
+  db::NodeRepository nodes_;
+  std::string replica_id_ = "local";
 };
 
 }  // namespace tpuemu::service

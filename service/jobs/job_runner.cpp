@@ -41,6 +41,16 @@ void JobManager::Release(const std::string& node) {
   if (--running_tasks_ == 0) idle_.notify_all();
 }
 
+void JobManager::Unclaimed(const std::string& node, const Job& job) {
+  std::lock_guard lock(mu_);
+  NodeQueue& q = queues_[node];
+  q.running.clear();
+  budget_.Release(std::exchange(q.running_bytes, 0));
+  if (active_.count(job.name)) q.queued.insert({{-job.priority, job.seq}, job.name});
+  q.blocked = true;
+  if (--running_tasks_ == 0) idle_.notify_all();
+}
+
 JobOutcome JobManager::AfterFailure(const Active& active, JobOutcome failure) {
   std::lock_guard lock(mu_);  // mu_ before the CancelRequest's, as in CancelLocked
   return OutcomeAfterFailure(active.cancel, stopping_, std::move(failure));
@@ -77,12 +87,20 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   }
   // Interrupted by Shutdown before it started: it is still QUEUED in the store.
   if (active && Interrupted(*active)) return Release(node);
-  bool began = false;
-  Result<Job> job = records_.MarkRunning(name, &began);
-  if (began) NotifyTransition(*job, JobState::kQueued);
-  if (!job.ok() || !active || job->state != JobState::kRunning) {
-    if (active) {
+  ClaimResult claim = ClaimResult::kGone;
+  Result<Job> job = records_.Claim(name, &claim);
+  if (claim == ClaimResult::kStarted) NotifyTransition(*job, JobState::kQueued);
+  if (claim == ClaimResult::kBusy && active && job.ok()) return Unclaimed(node, *job);
+  if (claim == ClaimResult::kBusy && active) {
+    // The one-running index refused it: another replica's claim on this node won the race.
+    Result<Job> queued = records_.Get(name);
+    if (queued.ok()) return Unclaimed(node, *queued);
+  }
+  if (claim != ClaimResult::kStarted || !job.ok() || !active) {
+    if (active && !job.ok()) {
       Finish(name, Ended(JobState::kFailed, "could not start: " + job.status().message()), json());
+    } else if (active) {
+      Forget(name);  // ended, or another replica's now: nothing of it runs here
     }
     return Release(node);
   }

@@ -15,8 +15,9 @@ uint64_t NodeCache::Generation() const {
   return generation_;
 }
 
-std::shared_ptr<const NodeView> NodeCache::Insert(Node node, uint64_t generation) {
+std::shared_ptr<const NodeView> NodeCache::Insert(Node node, uint64_t generation, db::NodeRow row) {
   auto view = std::make_shared<NodeView>();
+  view->row = std::move(row);
   // Rendered outside the lock: it is the expensive part.
   view->json = RenderNode(node).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   view->node = std::move(node);
@@ -43,6 +44,12 @@ void NodeCache::EndWrite() {
   std::lock_guard lock(mu_);
   for (const std::string& name : touched_) views_.erase(name);
   touched_.clear();
+  ++generation_;
+}
+
+void NodeCache::Drop(const std::string& name) {
+  std::lock_guard lock(mu_);
+  views_.erase(name);
   ++generation_;
 }
 

@@ -10,6 +10,9 @@
 // keeps GET fast in a large project while writes flow (docs/architecture.md, "Store at scale"). A
 // reader fills the cache only if no BeginWrite/EndWrite happened since it began reading the store
 // (the generation check), so a value read before a commit can never be inserted after it.
+// With several replicas on one store, another replica's commit reaches no BeginWrite here: the
+// manager then checks each view against the row it reads (NodeView::row), and the change feed
+// drops views early (Drop).
 // Thread-safe: every member is guarded by mu_; views are immutable and shared.
 #pragma once
 
@@ -20,6 +23,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "db/node_repository.h"
 #include "service/nodes/node.h"
 
 namespace tpuemu::service {
@@ -27,6 +31,7 @@ namespace tpuemu::service {
 struct NodeView {
   Node node;
   std::string json;  // RenderNode(node), compact, invalid UTF-8 replaced
+  db::NodeRow row;   // the stored row it was made from (a shared store's reads compare it)
 };
 
 class NodeCache {
@@ -38,13 +43,15 @@ class NodeCache {
   // The generation to pass to Insert: take it BEFORE reading the store.
   uint64_t Generation() const;
   // Builds the view and caches it unless a write began or ended since `generation`.
-  std::shared_ptr<const NodeView> Insert(Node node, uint64_t generation);
+  std::shared_ptr<const NodeView> Insert(Node node, uint64_t generation, db::NodeRow row = {});
   // A batch of writes begins / has ended (committed or not).
   void BeginWrite();
   void EndWrite();
   // The running batch is about to write node `name`: drops its view and refuses inserts of it
   // until EndWrite.
   void Touch(const std::string& name);
+  // Drops node `name`'s view (another replica wrote it).
+  void Drop(const std::string& name);
   // Drops every view (a wipe of the store).
   void Clear();
 

@@ -68,6 +68,7 @@ NodeManager::NodeManager(db::Store& store, Scheduler& scheduler, const Catalog& 
               .project_quota_tensorcores = options.project_quota_tensorcores}),
       batcher_(store),
       operations_(store, batcher_, catalog) {
+  quota_.SetShared(options.shared_store);
   batcher_.SetBatchHooks([this] { cache_.BeginWrite(); }, [this] { cache_.EndWrite(); });
 }
 
@@ -75,12 +76,42 @@ NodeManager::~NodeManager() { batcher_.Stop(); }
 
 Status NodeManager::Recover() {
   TPUEMU_RETURN_IF_ERROR(quota_.Reseed());
-  Result<std::vector<db::NodeRow>> pending = nodes_.ListPending();
-  if (!pending.ok()) return pending.status();
-  for (const db::NodeRow& row : *pending) {
-    Schedule(row.name, row.pending_due_ms.value_or(0));
-  }
+  Result<std::vector<Node>> adopted = Adopt(/*include_own=*/true);
+  if (!adopted.ok()) return adopted.status();
+  recovered_ = std::move(adopted).value();
   return Status::Ok();
+}
+
+Result<std::vector<Node>> NodeManager::Adopt(bool include_own) {
+  std::vector<db::NodeRow> rows;
+  TPUEMU_RETURN_IF_ERROR(batcher_.Run([&](db::Txn& txn) -> Status {
+    Result<std::vector<db::NodeRow>> adopted =
+        nodes_.AdoptOrphans(txn, options_.replica_id, include_own);
+    if (!adopted.ok()) return adopted.status();
+    rows = std::move(adopted).value();
+    for (const db::NodeRow& row : rows) cache_.Touch(row.name);
+    return Status::Ok();
+  }));
+  Result<std::vector<Node>> nodes = NodesFromRows(std::move(rows));
+  if (!nodes.ok()) return nodes.status();
+  // Soonest first, as the transitions were due.
+  for (const Node& node : *nodes) {
+    if (node.pending_operation) Schedule(node.key.Name(), node.pending_due_ms.value_or(0));
+  }
+  return nodes;
+}
+
+db::NodeRow NodeManager::Row(const Node& node) const {
+  db::NodeRow row = NodeToRow(node);
+  row.owner = options_.replica_id;
+  return row;
+}
+
+std::shared_ptr<const NodeView> NodeManager::FindCurrent(const db::NodeRow& row) const {
+  std::shared_ptr<const NodeView> view = cache_.Find(row.name);
+  // One process: a cached view is never older than the row (node_cache.h). Several: it may be.
+  if (view && options_.shared_store && !(view->row == row)) return nullptr;
+  return view;
 }
 
 Status NodeManager::ResolveAcceleratorType(const NodeKey& key, const NodeSpec& spec,
@@ -174,6 +205,7 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
         }
         Status refused = spec.injected_failure;
         if (refused.ok() && node.ZoneTensorCores() > 0) {
+          TPUEMU_RETURN_IF_ERROR(quota_.Sync(txn, key.zone));
           refused = quota_.CheckZone(key.zone, node.ZoneTensorCores(), op.name);
         }
         const bool fits = refused.ok();
@@ -184,7 +216,7 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
           node.pending_operation = op.name;
           node.pending_due_ms = due_ms;
           cache_.Touch(node.key.Name());
-          Result<int64_t> seq = nodes_.Insert(txn, NodeToRow(node));
+          Result<int64_t> seq = nodes_.Insert(txn, Row(node));
           if (!seq.ok()) return seq.status();
           node.seq = *seq;
         }
@@ -230,7 +262,7 @@ Result<Node> NodeManager::Amend(const NodeKey& key,
         zone_before = node.ZoneTensorCores();
         TPUEMU_RETURN_IF_ERROR(change(node, txn));
         cache_.Touch(node.key.Name());
-        TPUEMU_RETURN_IF_ERROR(nodes_.Update(txn, NodeToRow(node)));
+        TPUEMU_RETURN_IF_ERROR(nodes_.Update(txn, Row(node)));
         if (node.state != previous) {
           TPUEMU_RETURN_IF_ERROR(events.Append(txn, NodeEvent(node, previous)));
         }
@@ -261,13 +293,18 @@ Result<Node> NodeManager::Get(const NodeKey& key) const {
 
 Result<std::shared_ptr<const NodeView>> NodeManager::GetView(const NodeKey& key) const {
   const std::string name = key.Name();
-  if (std::shared_ptr<const NodeView> cached = cache_.Find(name)) return cached;
+  if (!options_.shared_store) {
+    if (std::shared_ptr<const NodeView> cached = cache_.Find(name)) return cached;
+  }
   const uint64_t generation = cache_.Generation();
   Result<db::NodeRow> row = nodes_.Get(name);
   if (!row.ok()) return NotFoundAs(row.status(), name);
+  if (std::shared_ptr<const NodeView> cached = FindCurrent(*row)) return cached;
   Result<Node> node = NodeFromRow(*row);
   if (!node.ok()) return node.status();
-  return cache_.Insert(std::move(node).value(), generation);
+  // The row is kept only where reads compare it (a shared store).
+  return cache_.Insert(std::move(node).value(), generation,
+                       options_.shared_store ? std::move(row).value() : db::NodeRow());
 }
 
 Result<NodePage> NodeManager::List(const std::string& project, const std::string& zone,
@@ -292,11 +329,12 @@ Result<NodeViewPage> NodeManager::ListViews(const std::string& project, const st
   NodeViewPage out;
   for (int i = 0; i < static_cast<int>(rows->size()) && i < size; ++i) {
     // A cached view was filled after the last batch of writes ended: never older than the row.
-    std::shared_ptr<const NodeView> view = cache_.Find((*rows)[i].name);
+    std::shared_ptr<const NodeView> view = FindCurrent((*rows)[i]);
     if (!view) {
       Result<Node> node = NodeFromRow((*rows)[i]);
       if (!node.ok()) return node.status();
-      view = cache_.Insert(std::move(node).value(), generation);
+      view = cache_.Insert(std::move(node).value(), generation,
+                           options_.shared_store ? (*rows)[i] : db::NodeRow());
     }
     out.nodes.push_back(std::move(view));
   }
@@ -340,7 +378,7 @@ Result<Operation> NodeManager::BeginTransition(const NodeKey& key, NodeVerb verb
         node.pending_operation = op.name;
         node.pending_due_ms = due_ms;
         cache_.Touch(node.key.Name());
-        Status updated = nodes_.Update(txn, NodeToRow(node));
+        Status updated = nodes_.Update(txn, Row(node));
         if (!updated.ok()) return updated;
         if (node.state != previous) {
           TPUEMU_RETURN_IF_ERROR(events.Append(txn, NodeEvent(node, previous)));
@@ -396,6 +434,8 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
         // Gone or already completed (a reset, or a duplicate schedule after recovery): nothing to
         // do.
         if (!row.ok() || !row->pending_operation) return Status::Ok();
+        // Another replica began a newer transition of it, or adopted it: that one completes it.
+        if (row->owner && *row->owner != options_.replica_id) return Status::Ok();
         Result<Node> loaded = NodeFromRow(*row);
         if (!loaded.ok()) return loaded.status();
         node = std::move(loaded).value();
@@ -411,7 +451,7 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
         if (final_state) {
           node.state = *final_state;
           cache_.Touch(node.key.Name());
-          Status updated = nodes_.Update(txn, NodeToRow(node));
+          Status updated = nodes_.Update(txn, Row(node));
           if (!updated.ok()) return updated;
           json response = RenderNode(node, {.for_operation = true});
           response["@type"] = kNodeType;

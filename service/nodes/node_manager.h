@@ -63,6 +63,13 @@ struct NodeManagerOptions {
   // unlimited. A create past it fails synchronously with RESOURCE_EXHAUSTED "Quota
   // 'TPU_TENSORCORES_PER_PROJECT' exceeded. …" (HTTP 429), like a Google quota error.
   int64_t project_quota_tensorcores = 0;
+  // This process among the replicas sharing the store (service/replicas/replica_set.h): every
+  // node it writes becomes its own to drive (nodes.owner), and it completes only the transitions
+  // of nodes it owns.
+  std::string replica_id = "local";
+  // Other replicas write the same store (PostgreSQL): reads check the cache against the stored
+  // row, and the quota counts from the store.
+  bool shared_store = false;
 };
 
 struct NodePage {
@@ -84,9 +91,20 @@ class NodeManager {
   NodeManager(const NodeManager&) = delete;
   NodeManager& operator=(const NodeManager&) = delete;
 
-  // Counts the quota from the store and schedules the completion of every transition that was
-  // running when the process stopped.
+  // Counts the quota from the store and adopts the nodes no live replica owns, with those this
+  // replica id owned before a restart (Adopt(true)).
   Status Recover();
+  // Makes this replica the owner of every node whose owner is not a live replica (a replica died
+  // or left; with `include_own`, also the nodes this id owned: a restart) and schedules the
+  // completion of their unfinished transitions. Returns the adopted nodes (their other timers,
+  // maintenance, are the fault injectors' to schedule).
+  Result<std::vector<Node>> Adopt(bool include_own);
+  // The nodes adopted by Recover (for MaintenanceManager::Recover).
+  const std::vector<Node>& recovered() const { return recovered_; }
+  // Another replica changed node `name` (the change feed): drops its cached view.
+  void Forget(const std::string& name) { cache_.Drop(name); }
+  // Drops every cached view (the feed reconnected, or another replica wiped the store).
+  void ForgetAll() { cache_.Clear(); }
 
   // The checks Create makes before it writes anything (project and node id, zone, runtime
   // version, labels, description, accelerator type offered in the zone); the resolved type.
@@ -162,6 +180,10 @@ class NodeManager {
   Status ResolveAcceleratorType(const NodeKey& key, const NodeSpec& spec,
                                 engine::AcceleratorType* type) const;
   void Notify(const Node& node, NodeState previous);
+  // The row for `node`, owned by this replica.
+  db::NodeRow Row(const Node& node) const;
+  // A cached view, checked against `row` as stored when another replica may have written it.
+  std::shared_ptr<const NodeView> FindCurrent(const db::NodeRow& row) const;
 
   db::Store& store_;
   Scheduler& scheduler_;
@@ -177,6 +199,7 @@ class NodeManager {
   EventSink* event_sink_ = nullptr;  // set before the first write
   std::mutex observer_mu_;
   std::vector<StateObserver> observers_;  // guarded by observer_mu_
+  std::vector<Node> recovered_;           // set by Recover, before serving
 };
 
 }  // namespace tpuemu::service

@@ -5,15 +5,30 @@ namespace tpuemu::service {
 TensorCoreQuota::TensorCoreQuota(db::Store& store, const Catalog& catalog, QuotaLimits limits)
     : store_(store), catalog_(catalog), limits_(limits), nodes_(store), queued_resources_(store) {}
 
+Result<int64_t> TensorCoreQuota::CountZone(db::Txn& txn, const std::string& zone) const {
+  Result<int64_t> nodes = nodes_.SumTensorCoresInZone(txn, zone);
+  if (!nodes.ok()) return nodes.status();
+  Result<int64_t> queued = queued_resources_.SumHeldInZone(txn, zone);
+  if (!queued.ok()) return queued.status();
+  return *nodes + *queued;
+}
+
+Status TensorCoreQuota::Sync(db::Txn& txn, const std::string& zone) {
+  if (!shared_) return Status::Ok();
+  Result<int64_t> used = CountZone(txn, zone);
+  if (!used.ok()) return used.status();
+  std::lock_guard lock(mu_);
+  zone_tensorcores_[zone] = *used;
+  return Status::Ok();
+}
+
 Status TensorCoreQuota::Reseed() {
   std::map<std::string, int64_t> used;
   Status s = store_.Read([&](db::Txn& txn) -> Status {
     for (const Zone& zone : catalog_.zones()) {
-      Result<int64_t> nodes = nodes_.SumTensorCoresInZone(txn, zone.id);
-      if (!nodes.ok()) return nodes.status();
-      Result<int64_t> queued = queued_resources_.SumHeldInZone(txn, zone.id);
-      if (!queued.ok()) return queued.status();
-      if (*nodes + *queued > 0) used[zone.id] = *nodes + *queued;
+      Result<int64_t> count = CountZone(txn, zone.id);
+      if (!count.ok()) return count.status();
+      if (*count > 0) used[zone.id] = *count;
     }
     return Status::Ok();
   });
@@ -32,7 +47,7 @@ void TensorCoreQuota::Clear() {
 }
 
 Result<int64_t> TensorCoreQuota::ProjectUsed(db::Txn& txn, const std::string& project) {
-  {
+  if (!shared_) {
     std::lock_guard lock(mu_);
     auto it = project_tensorcores_.find(project);
     if (it != project_tensorcores_.end()) return it->second;
@@ -42,7 +57,7 @@ Result<int64_t> TensorCoreQuota::ProjectUsed(db::Txn& txn, const std::string& pr
   Result<int64_t> queued = queued_resources_.SumTensorCores(txn, project);
   if (!queued.ok()) return queued.status();
   std::lock_guard lock(mu_);
-  project_tensorcores_[project] = *nodes + *queued;
+  if (!shared_) project_tensorcores_[project] = *nodes + *queued;
   return *nodes + *queued;
 }
 
@@ -61,7 +76,7 @@ Status TensorCoreQuota::CheckProject(db::Txn& txn, const std::string& project, i
 
 Status TensorCoreQuota::CheckZone(const std::string& zone, int64_t tensorcores,
                                   const std::string& operation_name) const {
-  if (ZoneUsed(zone) + tensorcores <= ZoneCapacity(zone)) return Status::Ok();
+  if (ZoneCounted(zone) + tensorcores <= ZoneCapacity(zone)) return Status::Ok();
   const std::string eid = operation_name.size() >= 8
                               ? operation_name.substr(operation_name.size() - 8)
                               : operation_name;
@@ -84,6 +99,15 @@ void TensorCoreQuota::AddZone(const std::string& zone, int64_t tensorcores) {
 }
 
 int64_t TensorCoreQuota::ZoneUsed(const std::string& zone) const {
+  if (shared_) {
+    Result<int64_t> used =
+        store_.ReadResult<int64_t>([&](db::Txn& txn) { return CountZone(txn, zone); });
+    if (used.ok()) return *used;  // else the last count this replica made
+  }
+  return ZoneCounted(zone);
+}
+
+int64_t TensorCoreQuota::ZoneCounted(const std::string& zone) const {
   std::lock_guard lock(mu_);
   auto it = zone_tensorcores_.find(zone);
   return it == zone_tensorcores_.end() ? 0 : it->second;

@@ -47,6 +47,14 @@ class TensorCoreQuota {
  public:
   TensorCoreQuota(db::Store& store, const Catalog& catalog, QuotaLimits limits);
 
+  // Several replicas write the store (PostgreSQL): counts kept in memory would miss the others'
+  // writes, so every check counts from the store inside its transaction instead (Sync, and
+  // project counts never cached), and ZoneUsed reads the store. Set before the first write.
+  void SetShared(bool shared) { shared_ = shared; }
+  // Inside a batcher body, before CheckZone/ZoneUsed decide on `zone`: with SetShared, recounts
+  // the zone from the store through `txn` (under the write lock, so the count is exact).
+  Status Sync(db::Txn& txn, const std::string& zone);
+
   // Counts every zone of the catalog from the store and forgets the project counts (counted
   // again on first use): at startup, and after a commit failed once the counts had moved.
   Status Reseed();
@@ -75,8 +83,11 @@ class TensorCoreQuota {
   void AddProject(const std::string& project, int64_t tensorcores);
   void AddZone(const std::string& zone, int64_t tensorcores);
 
-  // TensorCores held in `zone`'s general capacity (all projects), as counted.
+  // TensorCores held in `zone`'s general capacity (all projects): as stored with SetShared (not
+  // inside a batcher body), else as counted.
   int64_t ZoneUsed(const std::string& zone) const;
+  // As counted in memory: inside a batcher body (after Sync with SetShared).
+  int64_t ZoneCounted(const std::string& zone) const;
   // TensorCores `zone` holds: its override, else the --zone-capacity-tensorcores default.
   int64_t ZoneCapacity(const std::string& zone) const;
   // Overrides the capacity of one zone (never below 0; existing nodes stay, new ones wait).
@@ -85,10 +96,13 @@ class TensorCoreQuota {
 
  private:
   Result<int64_t> ProjectUsed(db::Txn& txn, const std::string& project);
+  // The zone's use as stored: its nodes' and its queued resources' TensorCores.
+  Result<int64_t> CountZone(db::Txn& txn, const std::string& zone) const;
 
   db::Store& store_;
   const Catalog& catalog_;
   const QuotaLimits limits_;
+  bool shared_ = false;  // set before the first write
   db::NodeRepository nodes_;
   db::QueuedResourceRepository queued_resources_;
 

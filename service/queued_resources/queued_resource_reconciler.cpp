@@ -240,8 +240,9 @@ Result<bool> QueuedResourceManager::HasRoom(db::Txn& txn, const QueuedResource& 
   if (!qr.reservation.empty()) {
     return reservations_.HasRoom(txn, qr.reservation, qr.tensorcores, qr.chips);
   }
-  const TensorCoreQuota& quota = nodes_.quota();
-  return quota.ZoneUsed(qr.key.zone) + qr.tensorcores <= quota.ZoneCapacity(qr.key.zone);
+  TensorCoreQuota& quota = nodes_.quota();
+  TPUEMU_RETURN_IF_ERROR(quota.Sync(txn, qr.key.zone));  // other replicas' writes, when shared
+  return quota.ZoneCounted(qr.key.zone) + qr.tensorcores <= quota.ZoneCapacity(qr.key.zone);
 }
 
 void QueuedResourceManager::Act(const Step& step) {

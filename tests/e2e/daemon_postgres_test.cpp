@@ -1,7 +1,7 @@
 // The real tpuemud process on PostgreSQL (--db postgresql://…, tests/support/postgres_server.h):
 // acknowledged writes — a create mid-transition, a finished job, a running job — survive kill -9
-// and the restart resumes them as on SQLite; one process serves a database at a time; an
-// unreachable database refuses to start.
+// and the restart resumes them as on SQLite; one process serves a replica id at a time and
+// others join as replicas; an unreachable database refuses to start.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -109,21 +109,35 @@ TEST_F(DaemonPostgresTest, AcknowledgedWritesSurviveKill9AndTheRestartResumesThe
   EXPECT_EQ(second.Kill(SIGTERM), 0);
 }
 
-TEST_F(DaemonPostgresTest, ASecondProcessOnTheSameDatabaseRefusesToStartUntilTheFirstDies) {
+TEST_F(DaemonPostgresTest, AReplicaIdServesOnceAtATimeAndOtherIdsJoinAsReplicas) {
+  auto with_id = [&](const std::string& id) {
+    std::vector<std::string> args = Args(0);
+    args.insert(args.end(), {"--replica-id", id});
+    return args;
+  };
   DaemonProcess first;
-  ASSERT_TRUE(first.Start(Args(0)));
-  DaemonProcess second;
-  EXPECT_FALSE(second.Start(Args(0)));  // FAILED_PRECONDITION: another tpuemud serves it
-  EXPECT_EQ(second.Kill(SIGKILL), 1);
+  ASSERT_TRUE(first.Start(with_id("a")));
+  DaemonProcess twin;
+  EXPECT_FALSE(twin.Start(with_id("a")));  // FAILED_PRECONDITION: replica a is served
+  EXPECT_EQ(twin.Kill(SIGKILL), 1);
+  DaemonProcess other;
+  ASSERT_TRUE(other.Start(with_id("b")));  // a second replica of the same database
+  HttpClient c("127.0.0.1", other.port());
+  json replicas = c.Request("GET", "/_emulator/replicas")->Json();
+  EXPECT_EQ(replicas["self"], "b");
+  ASSERT_EQ(replicas["replicas"].size(), 2u) << replicas.dump();
+  EXPECT_EQ(replicas["replicas"][0]["id"], "a");
+  EXPECT_EQ(replicas["replicas"][1]["address"], "127.0.0.1:" + std::to_string(other.port()));
   EXPECT_EQ(first.Kill(SIGKILL), -SIGKILL);
-  // The server ends a dead client's session, and with it the lock.
+  // The server ends a dead client's session, and with it the id's lock: a restart takes it.
   bool started = false;
   for (int attempt = 0; attempt < 50 && !started; ++attempt) {
-    DaemonProcess third;
-    started = third.Start(Args(0));
+    DaemonProcess again;
+    started = again.Start(with_id("a"));
     if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_TRUE(started);
+  EXPECT_EQ(other.Kill(SIGTERM), 0);
 }
 
 // (The message names the URL without its password: PgStoreUnreachableTest.)

@@ -27,6 +27,14 @@ Job NewJob(const std::string& id, std::optional<std::string> request_id = {},
 
 class JobRecordsTest : public ::testing::Test {
  protected:
+  // Claim, as the tests before replicas called MarkRunning: *began when this call started it.
+  Result<Job> MarkRunning(const std::string& name, bool* began) {
+    ClaimResult result = ClaimResult::kGone;
+    Result<Job> job = records_.Claim(name, &result);
+    *began = result == ClaimResult::kStarted;
+    return job;
+  }
+
   std::unique_ptr<db::Store> store_ = std::move(db::Store::Open(":memory:").value());
   JobRecords records_{*store_};
 };
@@ -52,12 +60,12 @@ TEST_F(JobRecordsTest, RunStepsAndEndOnce) {
   bool inserted = false;
   const Job job = *records_.InsertOrReplay(NewJob("a"), &inserted);
   bool began = false;
-  Result<Job> running = records_.MarkRunning(job.name, &began);
+  Result<Job> running = MarkRunning(job.name, &began);
   ASSERT_TRUE(running.ok()) << running.status().ToString();
   EXPECT_TRUE(began);
   EXPECT_EQ(running->state, JobState::kRunning);
   EXPECT_TRUE(running->start_time.has_value());
-  EXPECT_EQ(records_.MarkRunning(job.name, &began)->state, JobState::kRunning);
+  EXPECT_EQ(MarkRunning(job.name, &began)->state, JobState::kRunning);
   EXPECT_FALSE(began);  // not QUEUED any more
 
   db::JobStepRow step{.step = 0, .cycles = 5, .emulated_seconds = 1e-9};
@@ -103,19 +111,25 @@ TEST_F(JobRecordsTest, CompileStoresTheProfileAsTheResultSoFar) {
   EXPECT_EQ(records_.Logs(job.name, 1)->front(), "compile: cache hit");
 }
 
-TEST_F(JobRecordsTest, RequeueCountsTheAttemptAndListsByState) {
+TEST_F(JobRecordsTest, AdoptRequeuesARunningJobWithTheNextAttemptAndListsByState) {
   bool inserted = false, began = false;
   const Job job = *records_.InsertOrReplay(NewJob("a"), &inserted);
-  Job running = *records_.MarkRunning(job.name, &began);
+  Job running = *MarkRunning(job.name, &began);
   EXPECT_EQ(records_.ListInState(JobState::kRunning)->size(), 1u);
-  ASSERT_TRUE(records_.Requeue(running).ok());
-  EXPECT_EQ(running.attempt, 2);
+  // A restart under the same replica id takes its own jobs back.
+  std::vector<JobState> previous;
+  Result<std::vector<Job>> adopted = records_.Adopt(/*include_own=*/true, &previous);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  ASSERT_EQ(adopted->size(), 1u);
+  EXPECT_EQ(previous, std::vector<JobState>{JobState::kRunning});
+  EXPECT_EQ(adopted->front().attempt, 2);
   Job stored = *records_.Get(job.name);
-  EXPECT_EQ(stored, running);
+  EXPECT_EQ(stored, adopted->front());
   EXPECT_EQ(stored.state, JobState::kQueued);
   EXPECT_FALSE(stored.start_time.has_value());
   EXPECT_EQ(records_.ListInState(JobState::kQueued)->size(), 1u);
   EXPECT_TRUE(records_.ListInState(JobState::kRunning)->empty());
+  EXPECT_EQ(records_.Logs(job.name, 0)->back(), RequeuedLine(2));
 }
 
 TEST_F(JobRecordsTest, AFaultRequeueKeepsMaxRetriesAndLogsTheRetry) {
@@ -127,7 +141,7 @@ TEST_F(JobRecordsTest, AFaultRequeueKeepsMaxRetriesAndLogsTheRetry) {
   Result<Job> not_running = records_.RequeueAfterFault(job.name, "fault", &requeued);
   EXPECT_FALSE(requeued);
   EXPECT_EQ(not_running->attempt, 1);
-  ASSERT_TRUE(records_.MarkRunning(job.name, &began).ok());
+  ASSERT_TRUE(MarkRunning(job.name, &began).ok());
   Result<Job> queued = records_.RequeueAfterFault(job.name, "fault", &requeued);
   ASSERT_TRUE(requeued);
   EXPECT_EQ(queued->state, JobState::kQueued);
@@ -148,6 +162,89 @@ TEST_F(JobRecordsTest, AnUnknownStoredStateIsInternal) {
                   .ok());
   EXPECT_EQ(records_.Get(row.name).status().code(), StatusCode::kInternal);
   EXPECT_EQ(records_.List({.project = "p"}, 0, 0).status().code(), StatusCode::kInternal);
+}
+
+// Two replicas' records on one store (replica ids "a" and "b"): the claim rules that make a job
+// run on one replica and a node run one job, whichever replica queued it.
+class JobRecordsReplicasTest : public JobRecordsTest {
+ protected:
+  void SetUp() override {
+    records_.SetReplicaId("a");
+    other_.SetReplicaId("b");
+    ASSERT_TRUE(store_
+                    ->Transaction([&](db::Txn& txn) {
+                      return txn.ExecScript(
+                          "INSERT INTO replicas VALUES ('a', '', 0, 0), ('b', '', 0, 0)");
+                    })
+                    .ok());
+  }
+  ClaimResult ClaimBy(JobRecords& records, const std::string& name) {
+    ClaimResult result = ClaimResult::kGone;
+    (void)records.Claim(name, &result);
+    return result;
+  }
+  JobRecords other_{*store_};
+};
+
+TEST_F(JobRecordsReplicasTest, AJobStartsOnlyOnItsOwnerAndANodeRunsOneJobAcrossReplicas) {
+  bool inserted = false;
+  const Job a1 = *records_.InsertOrReplay(NewJob("a1"), &inserted);
+  const Job b1 = *other_.InsertOrReplay(NewJob("b1"), &inserted);
+  EXPECT_EQ(a1.owner, "a");
+  EXPECT_EQ(ClaimBy(other_, a1.name), ClaimResult::kGone);  // a's job: not b's to start
+  EXPECT_EQ(ClaimBy(other_, b1.name), ClaimResult::kBusy);  // a1 is older: it runs first
+  EXPECT_EQ(ClaimBy(records_, a1.name), ClaimResult::kStarted);
+  EXPECT_EQ(ClaimBy(other_, b1.name), ClaimResult::kBusy);  // node n runs a1
+  // b1 ran nowhere: its steps are refused to a, and a's terminal write cannot end it.
+  EXPECT_EQ(records_.RecordStep(b1.name, {}).code(), StatusCode::kAborted);
+  std::optional<JobState> previous;
+  (void)records_.MarkTerminal(a1.name, Ended(JobState::kSucceeded, "done"), json(), &previous);
+  EXPECT_EQ(previous, JobState::kRunning);
+  EXPECT_EQ(ClaimBy(other_, b1.name), ClaimResult::kStarted);
+  EXPECT_EQ(ClaimBy(other_, b1.name), ClaimResult::kGone);  // not QUEUED any more
+}
+
+TEST_F(JobRecordsReplicasTest, HigherPriorityComesFirstWhicheverReplicaQueuedIt) {
+  bool inserted = false;
+  const Job low = *records_.InsertOrReplay(NewJob("low"), &inserted);
+  Job urgent = NewJob("urgent");
+  urgent.priority = 5;
+  urgent = *other_.InsertOrReplay(urgent, &inserted);
+  EXPECT_EQ(ClaimBy(records_, low.name), ClaimResult::kBusy);
+  EXPECT_EQ(ClaimBy(other_, urgent.name), ClaimResult::kStarted);
+}
+
+TEST_F(JobRecordsReplicasTest, ADeadReplicasJobsGoToOneLiveReplicaWithTheNextAttempt) {
+  bool inserted = false;
+  const Job queued = *other_.InsertOrReplay(NewJob("q"), &inserted);
+  Job on_m = NewJob("r");
+  on_m.node_id = "m";
+  on_m.name = on_m.NodeName() + "/jobs/r";
+  const Job running = *other_.InsertOrReplay(on_m, &inserted);
+  ASSERT_EQ(ClaimBy(other_, running.name), ClaimResult::kStarted);
+  std::vector<JobState> previous;
+  EXPECT_TRUE(records_.Adopt(false, &previous)->empty());  // b is alive
+  ASSERT_TRUE(store_
+                  ->Transaction([&](db::Txn& txn) {
+                    return txn.ExecScript("DELETE FROM replicas WHERE id = 'b'");
+                  })
+                  .ok());
+  Result<std::vector<Job>> adopted = records_.Adopt(false, &previous);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  ASSERT_EQ(adopted->size(), 2u);
+  EXPECT_EQ(previous, (std::vector<JobState>{JobState::kQueued, JobState::kRunning}));
+  EXPECT_EQ((*adopted)[0].name, queued.name);
+  EXPECT_EQ((*adopted)[1].state, JobState::kQueued);
+  EXPECT_EQ((*adopted)[1].attempt, 2);
+  EXPECT_EQ((*adopted)[1].owner, "a");
+  EXPECT_TRUE(records_.Adopt(false, &previous)->empty());  // adopted once
+  // The dead replica's late writes change nothing: its step is refused, its end ignored.
+  EXPECT_EQ(other_.RecordStep(running.name, {}).code(), StatusCode::kAborted);
+  std::optional<JobState> ended;
+  (void)other_.MarkTerminal(running.name, Ended(JobState::kFailed, "late"), json(), &ended);
+  EXPECT_FALSE(ended.has_value());
+  EXPECT_EQ(records_.Get(running.name)->state, JobState::kQueued);
+  EXPECT_EQ(ClaimBy(records_, running.name), ClaimResult::kStarted);
 }
 
 }  // namespace

@@ -38,6 +38,7 @@ class RetentionPrunerTest : public ::testing::Test {
   }
   // `n` jobs named <prefix><i>, ended at `end` (NULL: still running), with 3 log lines and 2
   // steps each.
+  // Each job on a node of its own: a node runs one job at a time (schema v8's index).
   void AddJobs(const std::string& prefix, int n, const std::string& end) {
     const std::string ended = end.empty() ? "NULL" : "'" + end + "'";
     const std::string state = end.empty() ? "'RUNNING'" : "'SUCCEEDED'";
@@ -45,7 +46,7 @@ class RetentionPrunerTest : public ::testing::Test {
          std::to_string(n) +
          ") INSERT INTO jobs (name, project, zone, node_id, job_id, state, priority, labels_json, "
          "spec_json, spec_hash, create_time, end_time) SELECT '" +
-         prefix + "' || x, 'p', 'z', 'n', '" + prefix + "' || x, " + state +
+         prefix + "' || x, 'p', 'z', 'n' || x, '" + prefix + "' || x, " + state +
          ", 0, '{}', '{}', 'h', 't', " + ended + " FROM i;" +
          "INSERT INTO job_logs (job, line_no, text) SELECT name, l.v, 'line' FROM jobs, "
          "(SELECT 1 AS v UNION SELECT 2 UNION SELECT 3) l WHERE name LIKE '" +
