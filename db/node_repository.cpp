@@ -235,12 +235,17 @@ Result<std::vector<NodeRow>> NodeRepository::ListByQueuedResource(
       [&](Txn& txn) { return ListByQueuedResource(txn, queued_resource); });
 }
 
-Result<std::vector<NodeRow>> NodeRepository::ListAll(int64_t after_seq, int limit) const {
+Result<std::vector<NodeRow>> NodeRepository::ListAll(int64_t after_seq, int limit,
+                                                     std::optional<std::string_view> owner) const {
   return store_.ReadResult<std::vector<NodeRow>>([&](Txn& txn) -> Result<std::vector<NodeRow>> {
-    Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
-                                          " FROM nodes WHERE seq > ?1 ORDER BY seq LIMIT ?2");
+    Result<Statement*> stmt =
+        owner ? txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
+                            " FROM nodes WHERE seq > ?1 AND owner = ?3 ORDER BY seq LIMIT ?2")
+              : txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
+                            " FROM nodes WHERE seq > ?1 ORDER BY seq LIMIT ?2");
     if (!stmt.ok()) return stmt.status();
     (*stmt)->Bind(1, after_seq).Bind(2, limit > 0 ? int64_t{limit} : kNoLimit);
+    if (owner) (*stmt)->Bind(3, *owner);
     return CollectRows(**stmt);
   });
 }

@@ -92,8 +92,9 @@ class NodeRepository {
                                                     std::string_view queued_resource) const;
   Result<std::vector<NodeRow>> ListByQueuedResource(std::string_view queued_resource) const;
   // Up to `limit` nodes of every project with seq > after_seq, in seq order (fault recovery and
-  // the random preemption sweep).
-  Result<std::vector<NodeRow>> ListAll(int64_t after_seq, int limit) const;
+  // the random preemption sweep); only those `owner` owns when it is given.
+  Result<std::vector<NodeRow>> ListAll(int64_t after_seq, int limit,
+                                       std::optional<std::string_view> owner = {}) const;
 
   // Number of nodes per state, over all projects (states with no node are absent).
   Result<std::map<std::string, int64_t>> CountByState(Txn& txn) const;

@@ -58,7 +58,8 @@ void Preempter::Sweep() {
     const double p = 1 - std::exp(-rate * static_cast<double>(sweep_interval_ms_) / 3600000.0);
     int64_t after = 0;
     for (;;) {
-      Result<std::vector<Node>> page = nodes_.ListEverywhere(after, 1000);
+      // Its own nodes only: with several replicas, each node is still swept once.
+      Result<std::vector<Node>> page = nodes_.ListOwned(after, 1000);
       if (!page.ok() || page->empty()) break;
       for (const Node& n : *page) {
         after = n.seq;

@@ -388,7 +388,10 @@ void JobManager::OnRemoteChange(const std::string& name, const std::string& stat
         active_.erase(it);
       }
     }
-    if (auto q = queues_.find(node); q != queues_.end()) {
+    // A job that started elsewhere frees nothing; one that ended or went back to the queue may
+    // let this replica's next job on the node start.
+    const bool started = parsed.ok() && *parsed == JobState::kRunning;
+    if (auto q = queues_.find(node); q != queues_.end() && !started) {
       q->second.blocked = false;
       PumpLocked(node);
     }

@@ -349,8 +349,8 @@ Result<std::vector<Node>> NodeManager::ListOfQueuedResource(
   return NodesFromRows(nodes_.ListByQueuedResource(queued_resource));
 }
 
-Result<std::vector<Node>> NodeManager::ListEverywhere(int64_t after_seq, int limit) const {
-  return NodesFromRows(nodes_.ListAll(after_seq, limit));
+Result<std::vector<Node>> NodeManager::ListOwned(int64_t after_seq, int limit) const {
+  return NodesFromRows(nodes_.ListAll(after_seq, limit, options_.replica_id));
 }
 
 Result<Operation> NodeManager::BeginTransition(const NodeKey& key, NodeVerb verb,

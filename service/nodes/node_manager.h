@@ -121,9 +121,10 @@ class NodeManager {
                                  const PageRequest& page) const;
   // The nodes a queued resource made (by its full name), in creation order.
   Result<std::vector<Node>> ListOfQueuedResource(const std::string& queued_resource) const;
-  // Up to `limit` nodes of every project with seq > after_seq, in creation order (fault
-  // recovery and the random preemption sweep; reads the store, not the cache).
-  Result<std::vector<Node>> ListEverywhere(int64_t after_seq, int limit) const;
+  // Up to `limit` nodes this replica owns (of every project) with seq > after_seq, in creation
+  // order (the random preemption sweep: each node is swept by one replica; reads the store, not
+  // the cache).
+  Result<std::vector<Node>> ListOwned(int64_t after_seq, int limit) const;
   Result<Operation> Delete(const NodeKey& key);
   Result<Operation> Start(const NodeKey& key);
   Result<Operation> Stop(const NodeKey& key);

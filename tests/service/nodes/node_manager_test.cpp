@@ -252,5 +252,45 @@ TEST_F(NodeManagerTest, ObserverSeesEveryStateChange) {
   EXPECT_EQ(states, (std::vector<std::string>{"CREATING", "READY"}));
 }
 
+// Two replicas' managers on one store ("a" = manager_, "b"): only a node's owner completes its
+// transition, and a replica adopts a dead one's nodes with their pending transitions.
+TEST_F(NodeManagerTest, OnlyTheOwnerCompletesATransitionAndADeadOwnersNodesAreAdopted) {
+  Open(":memory:", {.provisioning_delay_ms = 400, .transition_delay_ms = 0, .replica_id = "a"});
+  ASSERT_TRUE(store_
+                  ->Transaction([](db::Txn& txn) {
+                    return txn.ExecScript(
+                        "INSERT INTO replicas VALUES ('a', '', 0, 0), ('b', '', 0, 0)");
+                  })
+                  .ok());
+  Scheduler b_scheduler;
+  NodeManager b(*store_, b_scheduler, Catalog::Default(),
+                {.provisioning_delay_ms = 400, .transition_delay_ms = 0, .replica_id = "b"});
+  Result<Operation> op = manager_->Create(key_, Spec("v4-8"));
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  EXPECT_EQ(db::NodeRepository(*store_).Get(key_.Name())->owner, "a");
+  Result<std::vector<Node>> none = b.Adopt(false);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());  // a is alive
+  // a dies before the node is READY: its scheduler stops and its row goes.
+  scheduler_->Stop();
+  ASSERT_TRUE(store_
+                  ->Transaction([](db::Txn& txn) {
+                    return txn.ExecScript("DELETE FROM replicas WHERE id = 'a'");
+                  })
+                  .ok());
+  Result<std::vector<Node>> adopted = b.Adopt(false);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  ASSERT_EQ(adopted->size(), 1u);
+  EXPECT_EQ(adopted->front().key.Name(), key_.Name());
+  EXPECT_EQ(db::NodeRepository(*store_).Get(key_.Name())->owner, "b");
+  EXPECT_TRUE(b.Adopt(false)->empty());  // adopted once
+  ASSERT_TRUE(WaitFor([&] {
+    Result<Node> n = b.Get(key_);
+    return n.ok() && n->state == NodeState::kReady;
+  }));
+  EXPECT_TRUE(b.operations().Get(op->name)->done);
+  b_scheduler.Stop();
+}
+
 }  // namespace
 }  // namespace tpuemu::service
