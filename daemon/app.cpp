@@ -115,6 +115,17 @@ void OnRemoteChange(App::Graph& g, const db::Change& change) {
   } else if (change.channel == "tpuemu_jobs") {
     std::vector<std::string> w = Words(change.payload, 3);
     g.jobs->OnRemoteChange(w[0], w[1], w[2]);
+    // The utilization history counts every replica's jobs (one replica writes it).
+    if (w[2] != g.replicas->id() && g.replicas->leads()) {
+      Result<service::Job> job = g.jobs->Get(w[0]);
+      Result<service::JobState> state = service::ParseJobState(w[1]);
+      if (job.ok() && state.ok()) {
+        job->state = *state;  // as of this change (the row may have moved on)
+        g.obs->utilization().OnJobStateChanged(*job, *state == service::JobState::kRunning
+                                                         ? service::JobState::kQueued
+                                                         : service::JobState::kRunning);
+      }
+    }
   } else if (change.channel == "tpuemu_nodes") {
     std::vector<std::string> w = Words(change.payload, 3);
     if (w[2] == g.replicas->id()) return;  // this replica's own write
@@ -330,6 +341,7 @@ Status App::Build() {
   }
   TPUEMU_RETURN_IF_ERROR(g.replicas->Start(ReplicaHooksFor(g)));
   g.preempter->Start();
+  g.obs->utilization().SetLeader([replicas = g.replicas.get()] { return replicas->leads(); });
   g.obs->Start();
   g.pruner->Start();
   g.ready = true;

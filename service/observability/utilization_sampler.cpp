@@ -4,6 +4,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "db/job_repository.h"
 #include "engine/hardware.h"
 #include "service/common/clock.h"
 
@@ -40,14 +41,30 @@ void UtilizationSampler::Stop() {
 
 void UtilizationSampler::Loop() {
   std::unique_lock lock(mu_);
+  bool leading = false;
   while (!stopping_) {
     if (cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
                      [&] { return stopping_; })) {
       break;
     }
     lock.unlock();
-    (void)SampleNow();  // a busy store skips one sample; the next interval covers the gap
+    const bool leads = !leads_ || leads_();
+    if (leads && !leading && leads_) SeedRunning();
+    leading = leads;
+    if (leads) (void)SampleNow();  // a busy store skips one sample; the next interval covers it
     lock.lock();
+  }
+}
+
+void UtilizationSampler::SeedRunning() {
+  Result<std::vector<db::JobRow>> rows = db::JobRepository(store_).ListInState("RUNNING");
+  if (!rows.ok()) return;
+  const int64_t now = Now();
+  std::lock_guard lock(mu_);
+  for (const db::JobRow& row : *rows) {
+    const std::string node =
+        "projects/" + row.project + "/locations/" + row.zone + "/nodes/" + row.node_id;
+    if (!running_.count(node)) running_[node] = Running{row.name, now};
   }
 }
 

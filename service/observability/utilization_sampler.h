@@ -60,7 +60,12 @@ class UtilizationSampler {
   UtilizationSampler& operator=(const UtilizationSampler&) = delete;
 
   void Start();  // the periodic thread (no-op when interval_ms <= 0 or already started)
-  void Stop();   // idempotent
+  // Several replicas on one store: the thread samples only while `leads()` is true (one replica
+  // writes the history; ReplicaSet::leads), and when it starts leading it counts the jobs the
+  // store says are RUNNING, whichever replica runs them. Other replicas' job changes reach
+  // OnJobStateChanged through the change feed. Set before Start().
+  void SetLeader(std::function<bool()> leads) { leads_ = std::move(leads); }
+  void Stop();  // idempotent
 
   void OnJobStateChanged(const Job& job, std::optional<JobState> previous);
   // Samples every node now, writes the rows and prunes past the retention.
@@ -85,6 +90,8 @@ class UtilizationSampler {
   };
   int64_t Now() const;
   void Loop();
+  // running_ from the jobs stored RUNNING (this replica just began to lead).
+  void SeedRunning();
   // Brings nodes_ up to the store (requires sample_mu_).
   Status RefreshNodes(bool full);
   // The slice's HBM for an accelerator type, cached (requires sample_mu_).
@@ -112,6 +119,7 @@ class UtilizationSampler {
   std::unordered_map<std::string, db::UtilizationRow> open_runs_;
   std::map<std::string, int64_t> hbm_by_type_;
   std::optional<uint64_t> loaded_generation_;
+  std::function<bool()> leads_;  // set before Start(); null = always
   std::thread thread_;
 };
 

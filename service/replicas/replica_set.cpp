@@ -39,6 +39,7 @@ Status ReplicaSet::Join() {
   if (rows.ok()) {
     for (const db::ReplicaRow& row : *rows) members_.insert(row.id);
   }
+  leads_ = members_.empty() || *members_.begin() == options_.id;
   return Status::Ok();
 }
 
@@ -129,6 +130,7 @@ bool ReplicaSet::Beat() {
   for (const db::ReplicaRow& row : *rows) now.insert(row.id);
   bool vanished = !expired.empty();
   for (const std::string& id : members_) vanished = vanished || !now.contains(id);
+  leads_ = now.empty() || *now.begin() == options_.id;
   members_ = std::move(now);
   return vanished;
 }

@@ -21,6 +21,7 @@
 // call Stop. The store is borrowed and must outlive this.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -81,6 +82,9 @@ class ReplicaSet {
   Status AnnounceReset();
 
   const std::string& id() const { return options_.id; }
+  // Whether this replica has the smallest id among the live ones at its last heartbeat: it does
+  // the work one replica does for all (the utilization history). True on SQLite.
+  bool leads() const { return leads_.load(); }
   bool shared() const { return store_.backend() == db::Backend::kPostgres; }
   // Every live replica and the database's clock at the read.
   Result<std::vector<db::ReplicaRow>> List(int64_t* now_ms) const;
@@ -101,6 +105,7 @@ class ReplicaSet {
   std::condition_variable cv_;
   bool stopping_ = false;  // guarded by mu_
   bool joined_ = false;
+  std::atomic<bool> leads_{true};
   std::thread thread_;
 };
 
