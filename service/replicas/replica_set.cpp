@@ -22,7 +22,8 @@ ReplicaSet::ReplicaSet(db::Store& store, std::string location, ReplicaOptions op
     : store_(store),
       location_(std::move(location)),
       options_(std::move(options)),
-      replicas_(store) {}
+      beat_store_(&store),
+      replicas_(std::make_unique<db::ReplicaRepository>(store)) {}
 
 ReplicaSet::~ReplicaSet() {
   Stop();
@@ -30,12 +31,21 @@ ReplicaSet::~ReplicaSet() {
 
 Status ReplicaSet::Join() {
   TPUEMU_RETURN_IF_ERROR(store_.ClaimReplicaId(options_.id));
-  TPUEMU_RETURN_IF_ERROR(store_.Transaction([&](db::Txn& txn) -> Status {
-    if (!shared()) TPUEMU_RETURN_IF_ERROR(replicas_.RemoveOthers(txn, options_.id));
-    return replicas_.Beat(txn, options_.id, options_.address, /*starting=*/true);
+  if (shared()) {
+    // Heartbeats on a connection of their own: a busy serving connection (every request and
+    // write of this process shares it) must not make this replica look dead.
+    Result<std::unique_ptr<db::Store>> own = db::Store::Open(location_);
+    if (!own.ok()) return own.status();
+    beat_store_owned_ = std::move(own).value();
+    beat_store_ = beat_store_owned_.get();
+    replicas_ = std::make_unique<db::ReplicaRepository>(*beat_store_);
+  }
+  TPUEMU_RETURN_IF_ERROR(beat_store_->Transaction([&](db::Txn& txn) -> Status {
+    if (!shared()) TPUEMU_RETURN_IF_ERROR(replicas_->RemoveOthers(txn, options_.id));
+    return replicas_->Beat(txn, options_.id, options_.address, /*starting=*/true);
   }));
   joined_ = true;
-  Result<std::vector<db::ReplicaRow>> rows = replicas_.List();
+  Result<std::vector<db::ReplicaRow>> rows = replicas_->List();
   if (rows.ok()) {
     for (const db::ReplicaRow& row : *rows) members_.insert(row.id);
   }
@@ -75,7 +85,7 @@ void ReplicaSet::Leave() {
     joined_ = false;
     // Gone at once rather than after the lease: the others adopt what this one leaves.
     Status left =
-        store_.Transaction([&](db::Txn& txn) { return replicas_.Remove(txn, options_.id); });
+        beat_store_->Transaction([&](db::Txn& txn) { return replicas_->Remove(txn, options_.id); });
     if (!left.ok()) spdlog::warn("replica {}: could not leave: {}", options_.id, left.ToString());
   }
 }
@@ -85,8 +95,8 @@ Status ReplicaSet::SetAddress(std::string address) {
     std::lock_guard lock(mu_);
     options_.address = address;
   }
-  return store_.Transaction(
-      [&](db::Txn& txn) { return replicas_.Beat(txn, options_.id, address, false); });
+  return beat_store_->Transaction(
+      [&](db::Txn& txn) { return replicas_->Beat(txn, options_.id, address, false); });
 }
 
 Status ReplicaSet::AnnounceReset() {
@@ -99,7 +109,7 @@ Status ReplicaSet::AnnounceReset() {
 }
 
 Result<std::vector<db::ReplicaRow>> ReplicaSet::List(int64_t* now_ms) const {
-  return replicas_.List(now_ms);
+  return replicas_->List(now_ms);
 }
 
 bool ReplicaSet::Beat() {
@@ -109,9 +119,9 @@ bool ReplicaSet::Beat() {
     address = options_.address;
   }
   std::vector<std::string> expired;
-  Status beat = store_.Transaction([&](db::Txn& txn) -> Status {
-    TPUEMU_RETURN_IF_ERROR(replicas_.Beat(txn, options_.id, address, false));
-    Result<std::vector<std::string>> dead = replicas_.Expire(txn, options_.lease_ms);
+  Status beat = beat_store_->Transaction([&](db::Txn& txn) -> Status {
+    TPUEMU_RETURN_IF_ERROR(replicas_->Beat(txn, options_.id, address, false));
+    Result<std::vector<std::string>> dead = replicas_->Expire(txn, options_.lease_ms);
     if (!dead.ok()) return dead.status();
     expired = std::move(dead).value();
     return Status::Ok();
@@ -124,7 +134,7 @@ bool ReplicaSet::Beat() {
     spdlog::warn("replica {}: replica {} missed its heartbeats for {} ms; adopting its work",
                  options_.id, id, options_.lease_ms);
   }
-  Result<std::vector<db::ReplicaRow>> rows = replicas_.List();
+  Result<std::vector<db::ReplicaRow>> rows = replicas_->List();
   if (!rows.ok()) return !expired.empty();
   std::set<std::string> now;
   for (const db::ReplicaRow& row : *rows) now.insert(row.id);

@@ -66,7 +66,8 @@ class ReplicaSet {
   ReplicaSet& operator=(const ReplicaSet&) = delete;
 
   // Claims the id (FAILED_PRECONDITION when a live process holds it) and writes this replica's
-  // row; on SQLite, deletes every other row first.
+  // row; on SQLite, deletes every other row first. On PostgreSQL, opens the heartbeat's own
+  // connection.
   Status Join();
   // Opens the change feed and starts the heartbeat thread.
   Status Start(ReplicaHooks hooks);
@@ -97,10 +98,14 @@ class ReplicaSet {
   db::Store& store_;
   const std::string location_;
   ReplicaOptions options_;  // options_.address guarded by mu_ once the heartbeat runs
-  db::ReplicaRepository replicas_;
-  ReplicaHooks hooks_;                    // set by Start, before the threads
-  std::unique_ptr<db::ChangeFeed> feed_;  // null on SQLite
-  std::set<std::string> members_;         // seen at the last beat; heartbeat thread only
+  // Where heartbeats go: a connection of this set's own on PostgreSQL (opened by Join), else the
+  // serving store.
+  std::unique_ptr<db::Store> beat_store_owned_;
+  db::Store* beat_store_;
+  std::unique_ptr<db::ReplicaRepository> replicas_;  // on *beat_store_
+  ReplicaHooks hooks_;                               // set by Start, before the threads
+  std::unique_ptr<db::ChangeFeed> feed_;             // null on SQLite
+  std::set<std::string> members_;                    // seen at the last beat; heartbeat thread only
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;  // guarded by mu_
