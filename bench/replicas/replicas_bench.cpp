@@ -28,16 +28,20 @@
 #include <vector>
 
 #include "bench/cpu_model.h"
+#include "bench/store_load.h"
 #include "tests/e2e/daemon_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/postgres_server.h"
 
 namespace {
 
+using tpuemu::bench::NodeReady;
+using tpuemu::bench::OnClients;
+using tpuemu::bench::Seconds;
 using tpuemu::testing::DaemonProcess;
 using tpuemu::testing::HttpClient;
 using tpuemu::testing::PostgresServer;
-using Clock = std::chrono::steady_clock;
+using Clock = tpuemu::bench::LoadClock;
 
 constexpr char kNodes[] = "/v2/projects/bench/locations/us-central2-b/nodes";
 constexpr char kNodeBody[] = R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})";
@@ -61,22 +65,6 @@ struct Figures {
   double get_per_s = 0, get_p50_ms = 0, get_p99_ms = 0;
   int errors = 0;
 };
-
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-// Runs `work(client)` on `clients` threads at once; the wall time in seconds.
-double OnClients(int clients, const std::function<void(int)>& work) {
-  const auto start = Clock::now();
-  std::vector<std::thread> threads;
-  for (int i = 0; i < clients; ++i) threads.emplace_back(work, i);
-  for (std::thread& t : threads) t.join();
-  return Seconds(Clock::now() - start);
-}
-
-bool Ready(HttpClient& c, const std::string& node) {
-  auto r = c.Request("GET", std::string(kNodes) + "/" + node);
-  return r.ok() && r->status == 200 && r->Json().value("state", "") == "READY";
-}
 
 // Starts `replicas` tpuemud processes on `store` (replica ids r0, r1, …).
 std::vector<std::unique_ptr<DaemonProcess>> StartReplicas(const std::vector<std::string>& store,
@@ -146,7 +134,8 @@ Figures Measure(const std::vector<std::string>& store, int replicas, const Optio
     std::vector<std::unique_ptr<HttpClient>> readers;
     for (uint16_t port : ports) readers.push_back(std::make_unique<HttpClient>("127.0.0.1", port));
     for (int i = 0; i < o.nodes; ++i) {
-      while (!Ready(*readers[i % readers.size()], "n" + std::to_string(i)))
+      while (!NodeReady(*readers[i % readers.size()],
+                        std::string(kNodes) + "/" + "n" + std::to_string(i)))
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
@@ -156,25 +145,12 @@ Figures Measure(const std::vector<std::string>& store, int replicas, const Optio
                          R"({"workload": {"matmul": {"m": 8, "n": 8, "k": 8}}})", errors);
   f.compute_jobs_per_s = RunJobs(ports, o.clients, o.compute_jobs, kComputeJob, errors);
 
-  std::vector<std::vector<double>> latencies(o.clients);
-  const auto until = Clock::now() + std::chrono::seconds(o.read_seconds);
-  const double read_s = OnClients(o.clients, [&](int client) {
-    HttpClient c("127.0.0.1", ports[client % ports.size()]);
-    const std::string node = std::string(kNodes) + "/n0";
-    while (Clock::now() < until) {
-      const auto s = Clock::now();
-      auto r = c.Request("GET", node);
-      if (!r.ok() || r->status != 200) ++errors;
-      latencies[client].push_back(
-          std::chrono::duration<double, std::milli>(Clock::now() - s).count());
-    }
-  });
-  std::vector<double> all;
-  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-  std::sort(all.begin(), all.end());
-  f.get_per_s = all.size() / read_s;
-  f.get_p50_ms = all.empty() ? 0 : all[all.size() / 2];
-  f.get_p99_ms = all.empty() ? 0 : all[(all.size() - 1) * 99 / 100];
+  const tpuemu::bench::GetFigures gets =
+      tpuemu::bench::MeasureGets([&](int client) { return ports[client % ports.size()]; },
+                                 o.clients, o.read_seconds, std::string(kNodes) + "/n0", errors);
+  f.get_per_s = gets.per_s;
+  f.get_p50_ms = gets.p50_ms;
+  f.get_p99_ms = gets.p99_ms;
   f.errors = errors.load();
   for (auto& d : daemons) d->Kill(SIGTERM);
   return f;

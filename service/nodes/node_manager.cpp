@@ -74,46 +74,6 @@ NodeManager::NodeManager(db::Store& store, Scheduler& scheduler, const Catalog& 
 
 NodeManager::~NodeManager() { batcher_.Stop(); }
 
-Status NodeManager::Recover() {
-  TPUEMU_RETURN_IF_ERROR(quota_.Reseed());
-  Result<std::vector<Node>> adopted = Adopt(/*include_own=*/true);
-  if (!adopted.ok()) return adopted.status();
-  recovered_ = std::move(adopted).value();
-  return Status::Ok();
-}
-
-Result<std::vector<Node>> NodeManager::Adopt(bool include_own) {
-  std::vector<db::NodeRow> rows;
-  TPUEMU_RETURN_IF_ERROR(batcher_.Run([&](db::Txn& txn) -> Status {
-    Result<std::vector<db::NodeRow>> adopted =
-        nodes_.AdoptOrphans(txn, options_.replica_id, include_own);
-    if (!adopted.ok()) return adopted.status();
-    rows = std::move(adopted).value();
-    for (const db::NodeRow& row : rows) cache_.Touch(row.name);
-    return Status::Ok();
-  }));
-  Result<std::vector<Node>> nodes = NodesFromRows(std::move(rows));
-  if (!nodes.ok()) return nodes.status();
-  // Soonest first, as the transitions were due.
-  for (const Node& node : *nodes) {
-    if (node.pending_operation) Schedule(node.key.Name(), node.pending_due_ms.value_or(0));
-  }
-  return nodes;
-}
-
-db::NodeRow NodeManager::Row(const Node& node) const {
-  db::NodeRow row = NodeToRow(node);
-  row.owner = options_.replica_id;
-  return row;
-}
-
-std::shared_ptr<const NodeView> NodeManager::FindCurrent(const db::NodeRow& row) const {
-  std::shared_ptr<const NodeView> view = cache_.Find(row.name);
-  // One process: a cached view is never older than the row (node_cache.h). Several: it may be.
-  if (view && options_.shared_store && !(view->row == row)) return nullptr;
-  return view;
-}
-
 Status NodeManager::ResolveAcceleratorType(const NodeKey& key, const NodeSpec& spec,
                                            engine::AcceleratorType* type) const {
   if (spec.accelerator_type) {
@@ -347,10 +307,6 @@ Result<NodeViewPage> NodeManager::ListViews(const std::string& project, const st
 Result<std::vector<Node>> NodeManager::ListOfQueuedResource(
     const std::string& queued_resource) const {
   return NodesFromRows(nodes_.ListByQueuedResource(queued_resource));
-}
-
-Result<std::vector<Node>> NodeManager::ListOwned(int64_t after_seq, int limit) const {
-  return NodesFromRows(nodes_.ListAll(after_seq, limit, options_.replica_id));
 }
 
 Result<Operation> NodeManager::BeginTransition(const NodeKey& key, NodeVerb verb,

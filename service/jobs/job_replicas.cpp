@@ -1,0 +1,135 @@
+// The replicas half of JobManager (see the header): adopting the jobs no live replica owns (a
+// restart is adoption of this replica's own), the changes other replicas commit (the change feed:
+// jobs ended, cancelled or adopted elsewhere, their nodes' changes) and the waiters of jobs that
+// run elsewhere. Split from job_manager.cpp, which owns the queues and the API; the store's rules
+// (claims, fencing) are JobRecords'.
+#include <utility>
+
+#include "service/jobs/job_manager.h"
+
+namespace tpuemu::service {
+
+using nlohmann::json;
+
+Status JobManager::Recover() { return Adopt(/*include_own=*/true); }
+
+Status JobManager::Adopt(bool include_own) {
+  std::vector<JobState> previous;
+  Result<std::vector<Job>> queued = records_.Adopt(include_own, &previous);
+  if (!queued.ok()) return queued.status();
+  for (size_t i = 0; i < queued->size(); ++i) {
+    if (previous[i] == JobState::kRunning) NotifyTransition((*queued)[i], JobState::kRunning);
+  }
+  // Each queued job's spec is decoded once, here, from the canonical JSON Submit stored.
+  std::vector<Result<JobSpec>> specs;
+  std::vector<int64_t> host_bytes;
+  std::set<std::string> under_maintenance;
+  specs.reserve(queued->size());
+  for (const Job& job : *queued) {
+    specs.push_back(ParseJobSpec(json::parse(job.spec_json, nullptr, false), limits_));
+    Result<Node> node = nodes_.Get(NodeKey{job.project, job.zone, job.node_id});
+    host_bytes.push_back(specs.back().ok() && node.ok() ? PlanHostBytes(*specs.back(), *node) : 0);
+    // Its maintenance ends after this (the daemon recovers maintenance after the jobs): held.
+    if (node.ok() && node->UnderMaintenance()) under_maintenance.insert(job.NodeName());
+  }
+  {
+    std::lock_guard lock(mu_);
+    held_.merge(under_maintenance);
+    for (size_t i = 0; i < queued->size(); ++i) {
+      EnqueueLocked((*queued)[i].NodeName(), (*queued)[i], std::move(specs[i]), host_bytes[i]);
+    }
+    for (auto& [node, q] : queues_) PumpLocked(node);
+  }
+  FlushLines();
+  return Status::Ok();
+}
+
+void JobManager::WakeIfTerminal(const std::string& name) {
+  {
+    std::lock_guard lock(mu_);
+    if (!waiters_.count(name) || active_.count(name)) return;
+  }
+  Result<Job> job = Get(name);
+  if (job.ok() && !IsTerminal(job->state)) return;
+  std::vector<std::function<void(Result<Job>)>> waiters;
+  {
+    std::lock_guard lock(mu_);
+    if (active_.count(name)) return;  // queued here again: its run wakes them
+    if (auto w = waiters_.find(name); w != waiters_.end()) {
+      waiters = std::move(w->second);
+      waiters_.erase(w);
+    }
+  }
+  for (auto& fn : waiters) fn(job);
+}
+
+void JobManager::Forget(const std::string& name) {
+  {
+    std::lock_guard lock(mu_);
+    active_.erase(name);
+  }
+  WakeIfTerminal(name);
+}
+
+void JobManager::OnRemoteChange(const std::string& name, const std::string& state,
+                                const std::string& owner) {
+  Result<JobState> parsed = ParseJobState(state);
+  const bool terminal = parsed.ok() && IsTerminal(*parsed);
+  if (!terminal && owner == records_.replica_id()) return;  // this replica's own change
+  const std::string node = name.substr(0, name.find("/jobs/"));
+  {
+    std::lock_guard lock(mu_);
+    auto it = active_.find(name);
+    if (it != active_.end()) {
+      NodeQueue& q = queues_[node];
+      if (q.running == name) {
+        // Its run stops at the next cancellation point; Finish then finds it ended (or not this
+        // replica's) and writes nothing.
+        it->second->cancel.Request(JobState::kCancelled, "ended through another replica");
+      } else {
+        std::erase_if(q.queued, [&](const auto& item) { return item.second == name; });
+        active_.erase(it);
+      }
+    }
+    // A job that started elsewhere frees nothing; one that ended or went back to the queue may
+    // let this replica's next job on the node start.
+    const bool started = parsed.ok() && *parsed == JobState::kRunning;
+    if (auto q = queues_.find(node); q != queues_.end() && !started) {
+      q->second.blocked = false;
+      PumpLocked(node);
+    }
+  }
+  FlushLines();
+  if (terminal) WakeIfTerminal(name);
+}
+
+void JobManager::RetryBlocked() {
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [node, q] : queues_) {
+      if (!q.blocked) continue;
+      q.blocked = false;
+      PumpLocked(node);
+    }
+  }
+  FlushLines();
+}
+
+void JobManager::OnRemoteNodeChange(const Node& node) {
+  const std::string name = node.key.Name();
+  OnNodeStateChanged(node, NodeState::kUnspecified);
+  if (node.state != NodeState::kReady) return;
+  bool held = false;
+  {
+    std::lock_guard lock(mu_);
+    held = held_.count(name) > 0;
+  }
+  if (node.UnderMaintenance() && !held) {
+    InterruptNodeJobs(name, "interrupted by host maintenance on node " + node.key.node_id +
+                                " until " + node.maintenance.value("until", std::string()));
+  } else if (!node.UnderMaintenance() && held) {
+    ResumeNode(name);
+  }
+}
+
+}  // namespace tpuemu::service
