@@ -235,6 +235,17 @@ Result<std::optional<std::string>> JobRepository::NextQueuedOnNode(Txn& txn,
                          project, zone, node_id);
 }
 
+Result<std::pair<std::string, std::optional<std::string>>> JobRepository::StateAndOwner(
+    Txn& txn, std::string_view name) const {
+  Result<Statement*> stmt = txn.Prepare("SELECT state, owner FROM jobs WHERE name = ?1");
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, name);
+  Result<bool> row = (*stmt)->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return NotFound(name);
+  return std::make_pair((*stmt)->ColumnText(0), (*stmt)->ColumnOptionalText(1));
+}
+
 Result<JobRow> JobRepository::LockQueued(Txn& txn, std::string_view name) const {
   // On PostgreSQL the row is locked until the transaction ends and a replica that finds it locked
   // skips it at once instead of waiting; SQLite has one writer, so its plain read is the same.

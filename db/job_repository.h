@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -99,6 +100,10 @@ class JobRepository {
   Result<std::optional<std::string>> NextQueuedOnNode(Txn& txn, std::string_view project,
                                                       std::string_view zone,
                                                       std::string_view node_id) const;
+  // The job's state and owner only (not its spec or result): what a step checks before it writes.
+  // kNotFound if absent.
+  Result<std::pair<std::string, std::optional<std::string>>> StateAndOwner(
+      Txn& txn, std::string_view name) const;
   // The job `name` if it is QUEUED, locked for this transaction (PostgreSQL: SELECT … FOR UPDATE
   // SKIP LOCKED; a row another transaction holds reads as absent). kNotFound otherwise.
   Result<JobRow> LockQueued(Txn& txn, std::string_view name) const;

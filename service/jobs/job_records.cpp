@@ -226,11 +226,13 @@ Status JobRecords::RecordCompile(const std::string& name, const CompiledJob& com
 
 Status JobRecords::RecordStep(const std::string& name, const db::JobStepRow& step) {
   return store_.Transaction([&](db::Txn& txn) -> Status {
-    Result<Job> job = Get(txn, name);
+    // Only the state and owner: a step must not read the job's spec (an HLO module) each time.
+    Result<std::pair<std::string, std::optional<std::string>>> job = jobs_.StateAndOwner(txn, name);
     if (!job.ok()) return job.status();
-    if (job->state != JobState::kRunning || (job->owner && *job->owner != replica_id_)) {
-      return Status::Aborted("job " + name + " is " + std::string(JobStateName(job->state)) +
-                             (job->owner ? " on replica " + *job->owner : std::string()) +
+    const auto& [state, owner] = *job;
+    if (state != JobStateName(JobState::kRunning) || (owner && *owner != replica_id_)) {
+      return Status::Aborted("job " + name + " is " + state +
+                             (owner ? " on replica " + *owner : std::string()) +
                              "; this replica stops its run");
     }
     TPUEMU_RETURN_IF_ERROR(jobs_.AppendStep(txn, name, step));
