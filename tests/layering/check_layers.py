@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails when an #include points up the layer stack (docs/architecture.md, "Layers").
 
-    daemon -> api -> service -> {engine, db} -> base
+    daemon -> api -> service -> {engine, db, sandbox} -> base
     cli/tpuemu_engine -> engine -> base;  cli/tpuctl -> base only (it speaks REST)
 
 A folder may include its own files and those of any layer below it; engine and db never include
@@ -20,9 +20,10 @@ ALLOWED = {
     "base": {"base"},
     "engine": {"base", "engine"},
     "db": {"base", "db"},
-    "service": {"base", "engine", "db", "service"},
+    "sandbox": {"base", "sandbox"},
+    "service": {"base", "engine", "db", "sandbox", "service"},
     "api": {"base", "engine", "service", "api"},
-    "daemon": {"base", "engine", "db", "service", "api", "daemon"},
+    "daemon": {"base", "engine", "db", "sandbox", "service", "api", "daemon"},
     "cli/tpuemu_engine": {"base", "engine", "cli/tpuemu_engine"},
     "cli/tpuctl": {"base", "cli/tpuctl"},
 }

@@ -1,0 +1,573 @@
+// tpuemu-sandbox: the small static helper that builds a worker sandbox and runs commands in it
+// (sandbox/worker_box.h is its only caller; docs/sandbox.md walks through it).
+//
+//   tpuemu-sandbox boot --dir DIR --hostname NAME [--lifeline-fd FD] [--cgroup CGDIR]...
+//                       [--bind HOST INSIDE ro|rw]...
+//     Joins the cgroups, unshares a PID namespace and forks the worker's init (PID 1 inside), which
+//     unshares the mount, UTS and IPC namespaces, builds the root under DIR and pivots into it.
+//     Prints "ready <init host pid>" on stderr once the init waits, or one line naming the failed
+//     step. Stays outside the namespaces until the init exits (exits with its status), or kills
+//     the init when FD (the lifeline) reads EOF: its owner is gone.
+//   tpuemu-sandbox enter --pid INIT [--cgroup CGDIR]... [--signal N] -- PATH ARG...
+//     Joins the cgroups and the namespaces of INIT, forks, and execs PATH inside with this
+//     process's environment; exits with the command's status (128 + signal). Signals TERM, INT,
+//     HUP, QUIT, USR1 and USR2 are forwarded to the command, ALRM as KILL; the command dies
+//     (SIGKILL) with this process. With --signal: sends signal N to every process inside but the
+//     init, and exits 0.
+//     Why ALRM: a process whose parent is outside its PID namespace is reparented, when that
+//     parent dies, to the host's init, not the worker's; until the host's init reaps it the
+//     worker's init cannot finish dying. So this process should outlive its command: SIGALRM ends
+//     the command first, SIGKILL here is the last resort.
+//
+// Single-threaded, no allocation after fork that matters, statically linked (an idle init then
+// costs a few hundred KiB), built without sanitizers.
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+struct BindArg {
+  std::string host;
+  std::string inside;
+  bool read_only = true;
+};
+
+struct Options {
+  std::string dir;
+  std::string hostname;
+  int lifeline_fd = -1;
+  std::vector<std::string> cgroups;
+  std::vector<BindArg> binds;
+  pid_t pid = 0;
+  int signo = 0;
+  std::vector<std::string> argv;
+};
+
+const char* g_mode = "tpuemu-sandbox";
+
+[[noreturn]] void Fail(const std::string& step, int err) {
+  dprintf(2, "%s: %s: %s\n", g_mode, step.c_str(), strerror(err));
+  _exit(1);
+}
+
+[[noreturn]] void Usage(const char* what) {
+  dprintf(2, "%s: bad arguments: %s\n", g_mode, what);
+  _exit(2);
+}
+
+// Closes every descriptor >= 3 except `keep`: nothing of tpuemud's leaks into a worker.
+void CloseFdsExcept(std::vector<int> keep) {
+  std::sort(keep.begin(), keep.end());
+  unsigned first = 3;
+  auto close_range_or_loop = [](unsigned lo, unsigned hi) {
+    if (lo > hi) return;
+    if (syscall(SYS_close_range, lo, hi, 0) == 0) return;
+    // close_range needs Linux 5.9; otherwise close what /proc says is open.
+    DIR* d = opendir("/proc/self/fd");
+    if (d == nullptr) return;
+    std::vector<int> fds;
+    while (dirent* e = readdir(d)) {
+      const int fd = atoi(e->d_name);
+      if (fd >= static_cast<int>(lo) && static_cast<unsigned>(fd) <= hi && fd != dirfd(d)) {
+        fds.push_back(fd);
+      }
+    }
+    closedir(d);
+    for (int fd : fds) close(fd);
+  };
+  for (int fd : keep) {
+    if (fd < 3 || static_cast<unsigned>(fd) < first) continue;
+    if (static_cast<unsigned>(fd) > first) close_range_or_loop(first, fd - 1);
+    first = fd + 1;
+  }
+  close_range_or_loop(first, ~0U);
+}
+
+// The cgroup.procs files of `cgroups`, opened while the host's /sys/fs/cgroup is in reach.
+std::vector<int> OpenCgroups(const std::vector<std::string>& cgroups) {
+  std::vector<int> fds;
+  for (const std::string& cg : cgroups) {
+    const int fd = open((cg + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) Fail("open cgroup " + cg, errno);
+    fds.push_back(fd);
+  }
+  return fds;
+}
+
+// Moves the calling process ("0": itself, whatever its PID namespace) into the cgroups. Only the
+// worker's own processes join, never this helper: a helper's zombie, not yet reaped by its parent,
+// would keep the cgroup busy.
+void JoinCgroups(const std::vector<std::string>& cgroups, const std::vector<int>& fds) {
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (write(fds[i], "0", 1) != 1) Fail("join cgroup " + cgroups[i], errno);
+    close(fds[i]);
+  }
+}
+
+// mkdir -p; a folder made here gets `mode` (umask aside).
+void MakeDirs(const std::string& path, mode_t mode) {
+  std::string cur;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t next = path.find('/', pos);
+    if (next == std::string::npos) next = path.size();
+    cur = path.substr(0, next);
+    pos = next + 1;
+    if (cur.empty()) continue;
+    if (mkdir(cur.c_str(), mode) == 0) {
+      chmod(cur.c_str(), mode);
+    } else if (errno != EEXIST) {
+      Fail("mkdir " + cur, errno);
+    }
+  }
+}
+
+void Mount(const char* source, const std::string& target, const char* type, unsigned long flags,
+           const char* data, const std::string& step) {
+  if (mount(source, target.c_str(), type, flags, data) != 0) Fail(step, errno);
+}
+
+void BindMount(const std::string& source, const std::string& target, bool read_only,
+               bool recursive) {
+  Mount(source.c_str(), target, nullptr, MS_BIND | (recursive ? MS_REC : 0), nullptr,
+        "bind " + source + " on " + target);
+  if (read_only) {
+    Mount(nullptr, target, nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+          nullptr, "make " + target + " read-only");
+  }
+}
+
+// Makes an empty file or folder at `target` (and its parents) to mount `source` on.
+void MakeMountPoint(const std::string& source, const std::string& target) {
+  struct stat st {};
+  if (stat(source.c_str(), &st) != 0) Fail("stat " + source, errno);
+  const size_t slash = target.rfind('/');
+  if (slash != std::string::npos && slash > 0) MakeDirs(target.substr(0, slash), 0755);
+  if (S_ISDIR(st.st_mode)) {
+    if (mkdir(target.c_str(), 0755) != 0 && errno != EEXIST) Fail("mkdir " + target, errno);
+  } else {
+    const int fd = open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) Fail("create " + target, errno);
+    close(fd);
+  }
+}
+
+bool Contains(const std::string& folder, const std::string& path) {
+  return path == folder || path.rfind(folder + "/", 0) == 0;
+}
+
+// The worker's own folder `name` (fs/<name>/upper, so that an overlay may replace it later).
+void PrivateDir(const Options& o, const std::string& root, const std::string& name, mode_t mode) {
+  const std::string own = o.dir + "/fs/" + name;
+  MakeDirs(o.dir + "/fs", 0755);
+  if (mkdir(own.c_str(), mode) == 0) {
+    chmod(own.c_str(), mode);
+  } else if (errno != EEXIST) {
+    Fail("mkdir " + own, errno);
+  }
+  MakeDirs(root + "/" + name, 0755);
+  BindMount(own, root + "/" + name, false, false);
+}
+
+// /<name> as the host's read-only beneath the worker's upper folder.
+void OverlayDir(const Options& o, const std::string& root, const std::string& name) {
+  const std::string host = "/" + name;
+  struct stat st {};
+  if (stat(host.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || Contains(host, o.dir)) {
+    // Missing on the host, or it holds the worker's own files (an overlay would overlap them).
+    const std::string upper = o.dir + "/fs/" + name + "/upper";
+    MakeDirs(upper, 0755);
+    MakeDirs(root + "/" + name, 0755);
+    BindMount(upper, root + "/" + name, false, false);
+    return;
+  }
+  const std::string upper = o.dir + "/fs/" + name + "/upper";
+  const std::string work = o.dir + "/fs/" + name + "/work";
+  MakeDirs(upper, 0755);
+  MakeDirs(work, 0755);
+  MakeDirs(root + "/" + name, 0755);
+  // "volatile" (Linux 5.10+): no syncfs of the whole upper file system when the worker's mount
+  // namespace goes, which costs hundreds of milliseconds per overlay on a busy disk. The price:
+  // writes still in the page cache when the host crashes are lost, and overlayfs leaves a marker
+  // that refuses the next mount; the upper folder is what a clean stop left, so the marker goes.
+  const std::string marker = work + "/work/incompat/volatile";
+  if (rmdir((marker + "/dirty").c_str()) != 0) unlink((marker + "/dirty").c_str());
+  rmdir(marker.c_str());
+  rmdir((work + "/work/incompat").c_str());
+  const std::string data = "lowerdir=" + host + ",upperdir=" + upper + ",workdir=" + work;
+  const std::string fast = "volatile," + data;
+  if (mount("overlay", (root + "/" + name).c_str(), "overlay", 0, fast.c_str()) != 0) {
+    Mount("overlay", root + "/" + name, "overlay", 0, data.c_str(), "mount overlay " + host);
+  }
+}
+
+void BuildDev(const std::string& root) {
+  const std::string dev = root + "/dev";
+  MakeDirs(dev, 0755);
+  Mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k", "mount /dev");
+  for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
+    const std::string target = dev + "/" + node;
+    const int fd = open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) Fail("create " + target, errno);
+    close(fd);
+    BindMount(std::string("/dev/") + node, target, false, false);
+  }
+  MakeDirs(dev + "/pts", 0755);
+  Mount("devpts", dev + "/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+        "newinstance,ptmxmode=0666,mode=0620,gid=5", "mount /dev/pts");
+  if (symlink("pts/ptmx", (dev + "/ptmx").c_str()) != 0) Fail("symlink /dev/ptmx", errno);
+  MakeDirs(dev + "/shm", 01777);
+  Mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m",
+        "mount /dev/shm");
+  const char* links[][2] = {{"/proc/self/fd", "fd"},
+                            {"/proc/self/fd/0", "stdin"},
+                            {"/proc/self/fd/1", "stdout"},
+                            {"/proc/self/fd/2", "stderr"}};
+  for (const auto& l : links) {
+    if (symlink(l[0], (dev + "/" + l[1]).c_str()) != 0)
+      Fail(std::string("symlink /dev/") + l[1], errno);
+  }
+}
+
+void BuildRoot(const Options& o, const std::string& root) {
+  MakeDirs(root, 0755);
+  Mount("tpuemu-root", root, "tmpfs", MS_NOSUID, "mode=0755,size=16m", "mount the root tmpfs");
+  for (const char* name : {"usr", "etc", "var", "opt", "srv"}) OverlayDir(o, root, name);
+  // /bin /sbin /lib*: the host's symlinks into /usr (usrmerge), or overlays where they are folders.
+  if (DIR* d = opendir("/")) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name != "bin" && name != "sbin" && name.rfind("lib", 0) != 0) continue;
+      const std::string host = "/" + name;
+      struct stat st {};
+      if (lstat(host.c_str(), &st) != 0) continue;
+      if (S_ISLNK(st.st_mode)) {
+        char target[4096];
+        const ssize_t n = readlink(host.c_str(), target, sizeof(target) - 1);
+        if (n < 0) Fail("readlink " + host, errno);
+        target[n] = '\0';
+        if (symlink(target, (root + host).c_str()) != 0) Fail("symlink " + host, errno);
+      } else if (S_ISDIR(st.st_mode)) {
+        OverlayDir(o, root, name);
+      }
+    }
+    closedir(d);
+  }
+  PrivateDir(o, root, "root", 0700);
+  PrivateDir(o, root, "home", 0755);
+  PrivateDir(o, root, "tmp", 01777);
+  PrivateDir(o, root, "mnt", 0755);
+  PrivateDir(o, root, "media", 0755);
+  MakeDirs(root + "/proc", 0555);
+  Mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr, "mount /proc");
+  MakeDirs(root + "/sys", 0555);
+  // Not recursive: the host's cgroup and other mounts below /sys stay out.
+  BindMount("/sys", root + "/sys", true, false);
+  Mount(nullptr, root + "/sys", nullptr,
+        MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr,
+        "make /sys read-only");
+  BuildDev(root);
+  MakeDirs(root + "/run", 0755);
+  Mount("tmpfs", root + "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m", "mount /run");
+  MakeDirs(root + "/run/sshd", 0755);
+  MakeDirs(root + "/run/lock", 01777);
+}
+
+// After fork: dies now if the parent already died (PR_SET_PDEATHSIG would never fire).
+// `alive_fd` is a pipe's read end whose write end only the parent holds.
+void DieWithParent(int alive_fd) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  pollfd p{alive_fd, POLLIN, 0};
+  if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR))) _exit(1);
+  close(alive_fd);
+}
+
+bool OnlyInitLeft() {
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return true;
+  bool only = true;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && strcmp(e->d_name, "1") != 0) {
+      only = false;
+      break;
+    }
+  }
+  closedir(d);
+  return only;
+}
+
+[[noreturn]] void InitLoop() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&set, s);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+  bool terminating = false;
+  for (;;) {
+    int sig;
+    if (terminating) {
+      // Processes not ours (spawned by `enter`) end without a SIGCHLD here: look every 20 ms.
+      timespec ts{0, 20 * 1000 * 1000};
+      sig = sigtimedwait(&set, nullptr, &ts);
+    } else {
+      sig = sigwaitinfo(&set, nullptr);
+    }
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    if (sig == SIGTERM && !terminating) {
+      terminating = true;
+      kill(-1, SIGTERM);
+    }
+    if (terminating && OnlyInitLeft()) _exit(0);
+  }
+}
+
+[[noreturn]] void InitMain(const Options& o, int ready_fd, int alive_fd) {
+  g_mode = "tpuemu-sandbox init";
+  DieWithParent(alive_fd);
+  setsid();
+  if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) != 0) Fail("unshare", errno);
+  Mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr, "make / private");
+  const std::string root = o.dir + "/root";
+  BuildRoot(o, root);
+  if (sethostname(o.hostname.data(), o.hostname.size()) != 0) Fail("sethostname", errno);
+  if (chdir(root.c_str()) != 0) Fail("chdir " + root, errno);
+  if (mkdir(".oldroot", 0700) != 0) Fail("mkdir .oldroot", errno);
+  if (syscall(SYS_pivot_root, ".", ".oldroot") != 0) Fail("pivot_root", errno);
+  if (chdir("/") != 0) Fail("chdir /", errno);
+  // Binds after the pivot: inside paths resolve in the worker's tree, never the host's.
+  for (const BindArg& b : o.binds) {
+    const std::string source = "/.oldroot" + b.host;
+    struct stat st {};
+    if (stat(source.c_str(), &st) != 0) Fail("bind " + b.host, errno);
+    MakeMountPoint(source, b.inside);
+    BindMount(source, b.inside, b.read_only, true);
+  }
+  if (umount2("/.oldroot", MNT_DETACH) != 0) Fail("detach the old root", errno);
+  rmdir("/.oldroot");
+  const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0) Fail("open /dev/null", errno);
+  dup2(null_fd, 0);
+  dup2(null_fd, 1);
+  dup2(null_fd, 2);
+  close(null_fd);
+  if (write(ready_fd, "k", 1) != 1) _exit(1);
+  close(ready_fd);
+  InitLoop();
+}
+
+int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+int ExitCode(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+[[noreturn]] void Boot(const Options& o) {
+  g_mode = "tpuemu-sandbox boot";
+  CloseFdsExcept({o.lifeline_fd});
+  signal(SIGPIPE, SIG_IGN);
+  if (o.dir.empty() || o.dir[0] != '/') Usage("--dir must be absolute");
+  if (o.hostname.empty()) Usage("--hostname");
+  const std::vector<int> cgroup_fds = OpenCgroups(o.cgroups);
+  if (unshare(CLONE_NEWPID) != 0) Fail("unshare", errno);
+  int ready[2];
+  int alive[2];
+  if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(alive, O_CLOEXEC) != 0) Fail("pipe", errno);
+  const pid_t init = fork();
+  if (init < 0) Fail("fork", errno);
+  if (init == 0) {
+    close(ready[0]);
+    close(alive[1]);
+    if (o.lifeline_fd >= 0) close(o.lifeline_fd);
+    JoinCgroups(o.cgroups, cgroup_fds);
+    InitMain(o, ready[1], alive[0]);
+  }
+  for (int fd : cgroup_fds) close(fd);
+  close(ready[1]);
+  close(alive[0]);
+  char c = 0;
+  ssize_t n;
+  do {
+    n = read(ready[0], &c, 1);
+  } while (n < 0 && errno == EINTR);
+  close(ready[0]);
+  if (n != 1) {
+    // The init said why on stderr.
+    int status = 0;
+    waitpid(init, &status, 0);
+    _exit(1);
+  }
+  dprintf(2, "ready %d\n", static_cast<int>(init));
+  // Whoever read "ready" stops listening: nothing more goes there.
+  const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd >= 0) {
+    dup2(null_fd, 0);
+    dup2(null_fd, 1);
+    dup2(null_fd, 2);
+    close(null_fd);
+  }
+  const int pidfd = PidfdOpen(init);
+  for (;;) {
+    pollfd fds[2] = {{o.lifeline_fd, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    const int r = poll(fds, 2, pidfd >= 0 ? -1 : 100);
+    if (r < 0 && errno != EINTR) break;
+    if (fds[0].revents != 0) {
+      char buf[64];
+      const ssize_t got = read(o.lifeline_fd, buf, sizeof(buf));
+      if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) break;  // owner gone
+    }
+    int status = 0;
+    if (waitpid(init, &status, WNOHANG) == init) _exit(ExitCode(status));
+  }
+  kill(init, SIGKILL);
+  int status = 0;
+  waitpid(init, &status, 0);
+  _exit(137);
+}
+
+pid_t g_child = 0;
+void Forward(int sig) {
+  if (g_child > 0) kill(g_child, sig == SIGALRM ? SIGKILL : sig);
+}
+
+[[noreturn]] void Enter(const Options& o) {
+  g_mode = "tpuemu-sandbox enter";
+  CloseFdsExcept({});
+  if (o.pid <= 0) Usage("--pid");
+  if (o.signo == 0 && o.argv.empty()) Usage("no command");
+  const std::vector<int> cgroup_fds = OpenCgroups(o.cgroups);
+  // Every descriptor first: once in the worker's mount namespace, /proc is the worker's.
+  const std::string proc = "/proc/" + std::to_string(o.pid);
+  const char* kinds[] = {"ipc", "uts", "pid", "mnt"};
+  int ns_fds[4];
+  for (int i = 0; i < 4; ++i) {
+    ns_fds[i] = open((proc + "/ns/" + kinds[i]).c_str(), O_RDONLY | O_CLOEXEC);
+    if (ns_fds[i] < 0) Fail(proc + "/ns/" + kinds[i], errno);
+  }
+  const int root_fd = open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0) Fail(proc + "/root", errno);
+  for (int i = 0; i < 4; ++i) {
+    if (setns(ns_fds[i], 0) != 0) Fail(std::string("setns ") + kinds[i], errno);
+    close(ns_fds[i]);
+  }
+  if (fchdir(root_fd) != 0 || chroot(".") != 0) Fail("chroot into the worker", errno);
+  close(root_fd);
+  int alive[2];
+  if (pipe2(alive, O_CLOEXEC) != 0) Fail("pipe", errno);
+  const pid_t child = fork();
+  if (child < 0) Fail("fork", errno);
+  if (child == 0) {
+    close(alive[1]);
+    DieWithParent(alive[0]);
+    JoinCgroups(o.cgroups, cgroup_fds);
+    if (o.signo != 0) {
+      kill(-1, o.signo);  // everything in the namespace but its init and this process
+      _exit(0);
+    }
+    setsid();
+    if (chdir("/") != 0) Fail("chdir /", errno);
+    std::vector<char*> argv;
+    for (const std::string& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execve(argv[0], argv.data(), environ);
+    const int err = errno;
+    dprintf(2, "%s: exec %s: %s\n", g_mode, argv[0], strerror(err));
+    _exit(err == ENOENT ? 127 : 126);
+  }
+  close(alive[0]);
+  g_child = child;
+  struct sigaction sa {};
+  sa.sa_handler = Forward;
+  sa.sa_flags = SA_RESTART;
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM}) {
+    sigaction(s, &sa, nullptr);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) Fail("wait", errno);
+  }
+  _exit(ExitCode(status));
+}
+
+long ParseNumber(const char* s, const char* what) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0') Usage(what);
+  return v;
+}
+
+Options Parse(int argc, char** argv, int first) {
+  Options o;
+  int i = first;
+  auto next = [&](const char* what) -> const char* {
+    if (i + 1 >= argc) Usage(what);
+    return argv[++i];
+  };
+  for (; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") {
+      for (++i; i < argc; ++i) o.argv.push_back(argv[i]);
+      break;
+    } else if (a == "--dir") {
+      o.dir = next("--dir");
+    } else if (a == "--hostname") {
+      o.hostname = next("--hostname");
+    } else if (a == "--lifeline-fd") {
+      o.lifeline_fd = static_cast<int>(ParseNumber(next("--lifeline-fd"), "--lifeline-fd"));
+    } else if (a == "--cgroup") {
+      o.cgroups.push_back(next("--cgroup"));
+    } else if (a == "--bind") {
+      BindArg b;
+      b.host = next("--bind HOST");
+      b.inside = next("--bind INSIDE");
+      const std::string mode = next("--bind ro|rw");
+      if (b.host.empty() || b.host[0] != '/' || b.inside.empty() || b.inside[0] != '/' ||
+          (mode != "ro" && mode != "rw")) {
+        Usage("--bind HOST INSIDE ro|rw (absolute paths)");
+      }
+      b.read_only = mode == "ro";
+      o.binds.push_back(b);
+    } else if (a == "--pid") {
+      o.pid = static_cast<pid_t>(ParseNumber(next("--pid"), "--pid"));
+    } else if (a == "--signal") {
+      o.signo = static_cast<int>(ParseNumber(next("--signal"), "--signal"));
+    } else {
+      Usage(argv[i]);
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && strcmp(argv[1], "boot") == 0) Boot(Parse(argc, argv, 2));
+  if (argc >= 2 && strcmp(argv[1], "enter") == 0) Enter(Parse(argc, argv, 2));
+  dprintf(2,
+          "usage: tpuemu-sandbox boot --dir DIR --hostname NAME [--lifeline-fd FD] "
+          "[--cgroup DIR]... [--bind HOST INSIDE ro|rw]...\n"
+          "       tpuemu-sandbox enter --pid INIT [--cgroup DIR]... [--signal N] -- PATH ARG...\n");
+  return 2;
+}

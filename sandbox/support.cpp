@@ -1,0 +1,191 @@
+#include "sandbox/support.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "sandbox/cgroup.h"
+#include "sandbox/process.h"
+#include "sandbox/worker_box.h"
+
+namespace tpuemu::sandbox {
+
+namespace {
+
+constexpr const char* kOff = "worker sandboxes off: ";
+
+std::string Absolute(const std::string& path) {
+  char buf[PATH_MAX];
+  return realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
+}
+
+std::string FindHelper(const std::string& given) {
+  if (!given.empty()) {
+    const std::string found = internal::FindExecutable(given);
+    return found.empty() ? "" : Absolute(found);
+  }
+  std::vector<std::string> candidates;
+  char exe[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    std::string self(exe, static_cast<size_t>(n));
+    candidates.push_back(self.substr(0, self.rfind('/') + 1) + "tpuemu-sandbox");
+  }
+#ifdef TPUEMU_SANDBOX_BUILD_HELPER
+  candidates.push_back(TPUEMU_SANDBOX_BUILD_HELPER);
+#endif
+  for (const std::string& c : candidates) {
+    if (access(c.c_str(), X_OK) == 0) return Absolute(c);
+  }
+  return internal::FindExecutable("tpuemu-sandbox");
+}
+
+std::string FindTool(const std::string& usual, const std::string& name) {
+  if (access(usual.c_str(), X_OK) == 0) return usual;
+  return internal::FindExecutable(name);
+}
+
+Status MakeDirs(const std::string& path) {
+  std::string cur;
+  for (size_t pos = 0; pos <= path.size();) {
+    size_t next = path.find('/', pos);
+    if (next == std::string::npos) next = path.size();
+    cur = path.substr(0, next);
+    pos = next + 1;
+    if (cur.empty()) continue;
+    if (mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Status::Internal("mkdir " + cur + ": " + internal::ErrnoText(errno));
+    }
+  }
+  return Status::Ok();
+}
+
+// In a child: unshare the worker's namespaces, then mount an overlay whose upper folder is under
+// `workers_dir` inside its private mount namespace (gone with the child). "" when both work.
+std::string ProbeNamespacesAndOverlay(const std::string& workers_dir) {
+  std::string base = workers_dir + "/.probe-XXXXXX";
+  if (mkdtemp(base.data()) == nullptr) {
+    return "cannot make a folder in " + workers_dir + ": " + internal::ErrnoText(errno);
+  }
+  const std::string lower = base + "/lower", upper = base + "/upper", work = base + "/work",
+                    merged = base + "/merged";
+  for (const std::string& d : {lower, upper, work, merged}) mkdir(d.c_str(), 0755);
+  const std::string data = "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return "pipe: " + internal::ErrnoText(errno);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // Only system calls between fork and _exit: the caller may be multithreaded.
+    int report[2] = {0, 0};
+    if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC) != 0) {
+      report[0] = 1;
+    } else if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      report[0] = 2;
+    } else if (mount("overlay", merged.c_str(), "overlay", 0, data.c_str()) != 0) {
+      report[0] = 3;
+    }
+    report[1] = errno;
+    if (write(pipe_fds[1], report, sizeof(report)) < 0) _exit(1);
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  int report[2] = {0, 0};
+  std::string reason;
+  if (pid < 0) {
+    reason = "fork: " + internal::ErrnoText(errno);
+  } else {
+    if (read(pipe_fds[0], report, sizeof(report)) != sizeof(report)) report[0] = 4;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  close(pipe_fds[0]);
+  const char* steps[] = {"", "unshare of the mount, PID, UTS and IPC namespaces",
+                         "a private mount namespace",
+                         "an overlayfs mount with its upper folder in ", "the namespace probe"};
+  if (reason.empty() && report[0] != 0) {
+    reason = std::string(steps[report[0]]) + (report[0] == 3 ? workers_dir : "") +
+             " failed: " + internal::ErrnoText(report[1]);
+  }
+  (void)Wipe(base);
+  return reason;
+}
+
+// "" when a worker cgroup can be made under `parent` with its limit files written.
+std::string ProbeCgroup(const internal::CgroupLayout& layout, const std::string& parent,
+                        const char* controller) {
+  if (parent.empty()) return std::string("no ") + controller + " cgroup controller";
+  const std::string name = ".probe-" + std::to_string(getpid());
+  Result<std::string> dir = internal::MakeCgroup(layout, parent, name, 0, 0);
+  std::string why;
+  if (!dir.ok()) {
+    why = dir.status().message();
+  } else {
+    Status removed = internal::RemoveCgroup(*dir, std::chrono::milliseconds(500));
+    if (!removed.ok()) why = removed.message();
+  }
+  // The shared tpuemu/ folder stays: removing it would race with a worker booting elsewhere.
+  return why;
+}
+
+}  // namespace
+
+Support Probe(const std::string& workers_dir, const std::string& helper) {
+  Support s;
+  const uid_t uid = geteuid();
+  if (uid != 0) {
+    s.reason = std::string(kOff) + "not root (uid " + std::to_string(uid) + ")";
+    return s;
+  }
+  s.helper = FindHelper(helper);
+  if (s.helper.empty()) {
+    s.reason = std::string(kOff) +
+               (helper.empty() ? "no tpuemu-sandbox helper next to this program, in the build "
+                                 "tree or on $PATH"
+                               : "helper " + helper + " is not an executable file");
+    return s;
+  }
+  s.sshd = FindTool("/usr/sbin/sshd", "sshd");
+  s.ssh_keygen = FindTool("/usr/bin/ssh-keygen", "ssh-keygen");
+  if (s.sshd.empty() || s.ssh_keygen.empty()) {
+    s.reason = std::string(kOff) + "no " + (s.sshd.empty() ? "sshd" : "ssh-keygen") +
+               " (Debian package openssh-server)";
+    return s;
+  }
+  if (workers_dir.empty() || workers_dir[0] != '/') {
+    s.reason = std::string(kOff) + "workers folder '" + workers_dir + "' is not absolute";
+    return s;
+  }
+  if (Status made = MakeDirs(workers_dir); !made.ok()) {
+    s.reason = std::string(kOff) + made.message();
+    return s;
+  }
+  if (std::string why = ProbeNamespacesAndOverlay(workers_dir); !why.empty()) {
+    s.reason = std::string(kOff) + why;
+    return s;
+  }
+  const internal::CgroupLayout layout = internal::DetectCgroups();
+  const std::string memory_why = ProbeCgroup(layout, layout.memory_parent, "memory");
+  const std::string pids_why = ProbeCgroup(layout, layout.pids_parent, "pids");
+  s.memory_limits = memory_why.empty();
+  s.pids_limits = pids_why.empty();
+  if (!s.memory_limits) s.limits_note = "memory limits not enforced: " + memory_why;
+  if (!s.pids_limits) {
+    s.limits_note +=
+        (s.limits_note.empty() ? "" : "; ") + std::string("pids limits not enforced: ") + pids_why;
+  }
+  s.ok = true;
+  return s;
+}
+
+}  // namespace tpuemu::sandbox
