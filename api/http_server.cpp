@@ -4,6 +4,7 @@
 #include "api/http_server.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -84,6 +85,48 @@ struct HttpServer::Impl {
     return out;
   }
 
+  // A listener of AddListener's: its own acceptor and handler, on the main acceptor's strand (so
+  // NextIoContext stays on one strand), its sessions registered with the rest.
+  struct Extra : std::enable_shared_from_this<Extra> {
+    Extra(Impl* i, net::any_io_executor strand, std::shared_ptr<const AsyncHandlerFn> h)
+        : impl(i), acceptor(strand), retry(strand), handler(std::move(h)) {}
+    void DoAccept() {
+      acceptor.async_accept(net::make_strand(impl->core->NextIoContext()),
+                            [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+                              self->OnAccept(ec, std::move(socket));
+                            });
+    }
+    void OnAccept(beast::error_code ec, tcp::socket socket) {
+      if (ec == net::error::operation_aborted || impl->core->stopping || !acceptor.is_open()) {
+        return;
+      }
+      if (ec) {
+        retry.expires_after(std::chrono::milliseconds(50));
+        retry.async_wait([self = shared_from_this()](beast::error_code wait_ec) {
+          if (!wait_ec && !self->impl->core->stopping) self->DoAccept();
+        });
+        return;
+      }
+      bool over_cap = impl->core->Full();
+      auto session = std::make_shared<Session>(impl->core, std::move(socket), !over_cap, handler);
+      {
+        std::lock_guard lock(impl->sessions_mu);
+        if (impl->core->stopping) return;
+        impl->sessions.push_back(session);
+      }
+      if (over_cap) {
+        session->Reject();
+      } else {
+        session->Run();
+      }
+      DoAccept();
+    }
+    Impl* impl;
+    tcp::acceptor acceptor;
+    net::steady_timer retry;
+    std::shared_ptr<const AsyncHandlerFn> handler;
+  };
+
   std::shared_ptr<ServerCore> core;  // first member: outlives the acceptor and timer below
   std::optional<tcp::acceptor> acceptor;
   std::optional<net::steady_timer> retry_timer;
@@ -93,6 +136,9 @@ struct HttpServer::Impl {
 
   std::mutex sessions_mu;
   std::vector<std::weak_ptr<Session>> sessions;  // guarded by sessions_mu
+
+  std::mutex extras_mu;
+  std::map<std::string, std::shared_ptr<Extra>> extras;  // "host:port"; guarded by extras_mu
 
   std::mutex lifecycle_mu;  // serializes Start and Stop
   bool started = false;     // guarded by lifecycle_mu
@@ -161,6 +207,54 @@ uint16_t HttpServer::port() const { return impl_->port; }
 
 int HttpServer::active_connections() const { return impl_->core->Active(); }
 
+Status HttpServer::AddListener(const std::string& host, uint16_t port, AsyncHandlerFn handler) {
+  std::lock_guard lifecycle(impl_->lifecycle_mu);
+  const std::string where = host + ":" + std::to_string(port);
+  if (!impl_->started || impl_->stopped) {
+    return Status::FailedPrecondition("cannot listen on " + where + ": the server is not running");
+  }
+  std::lock_guard lock(impl_->extras_mu);
+  if (impl_->extras.count(where)) return Status::AlreadyExists("already listening on " + where);
+  beast::error_code ec;
+  net::ip::address address = net::ip::make_address(host, ec);
+  if (ec) return Status::InvalidArgument("cannot listen on " + where + ": " + ec.message());
+  tcp::endpoint endpoint(address, port);
+  auto extra =
+      std::make_shared<Impl::Extra>(impl_.get(), impl_->acceptor->get_executor(),
+                                    std::make_shared<const AsyncHandlerFn>(std::move(handler)));
+  auto failed = [&](std::string_view step) {
+    return Status::Unavailable("Cannot listen on " + where + ": " + std::string(step) + ": " +
+                               ec.message());
+  };
+  extra->acceptor.open(endpoint.protocol(), ec);
+  if (ec) return failed("open");
+  extra->acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (ec) return failed("set_option");
+  extra->acceptor.bind(endpoint, ec);
+  if (ec) return failed("bind");
+  extra->acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return failed("listen");
+  net::post(extra->acceptor.get_executor(), [extra] { extra->DoAccept(); });
+  impl_->extras[where] = std::move(extra);
+  return Status::Ok();
+}
+
+void HttpServer::RemoveListener(const std::string& host, uint16_t port) {
+  std::shared_ptr<Impl::Extra> extra;
+  {
+    std::lock_guard lock(impl_->extras_mu);
+    auto it = impl_->extras.find(host + ":" + std::to_string(port));
+    if (it == impl_->extras.end()) return;
+    extra = std::move(it->second);
+    impl_->extras.erase(it);
+  }
+  net::post(extra->acceptor.get_executor(), [extra] {
+    beast::error_code ec;
+    extra->acceptor.close(ec);
+    extra->retry.cancel();
+  });
+}
+
 void HttpServer::Stop(std::chrono::milliseconds drain) {
   std::lock_guard lifecycle(impl_->lifecycle_mu);
   if (impl_->stopped) return;
@@ -173,10 +267,19 @@ void HttpServer::Stop(std::chrono::milliseconds drain) {
     std::lock_guard lock(impl_->sessions_mu);
     core.stopping = true;
   }
-  net::post(impl_->acceptor->get_executor(), [impl = impl_.get()] {
+  std::map<std::string, std::shared_ptr<Impl::Extra>> extras;
+  {
+    std::lock_guard lock(impl_->extras_mu);
+    extras.swap(impl_->extras);
+  }
+  net::post(impl_->acceptor->get_executor(), [impl = impl_.get(), extras = std::move(extras)] {
     beast::error_code ec;
     impl->acceptor->close(ec);
     impl->retry_timer->cancel();
+    for (auto& [where, extra] : extras) {
+      extra->acceptor.close(ec);
+      extra->retry.cancel();
+    }
   });
   for (auto& session : impl_->Snapshot()) session->Drain();
   // The snapshot above is gone, so sessions can finish and drop the count to zero.

@@ -71,6 +71,15 @@ class HttpServer {
   // Connections currently open and counted against max_connections.
   int active_connections() const;
 
+  // Listens on host:port as well (after Start), answering that listener's requests with
+  // `handler` instead of the server's, under the same limits and IO threads (a TPU VM worker's
+  // metadata server on its own address). UNAVAILABLE naming host:port when it cannot bind;
+  // ALREADY_EXISTS when that address is listened on already.
+  Status AddListener(const std::string& host, uint16_t port, AsyncHandlerFn handler);
+  // Stops accepting on host:port; its open connections carry on until they end. Unknown
+  // addresses are ignored.
+  void RemoveListener(const std::string& host, uint16_t port);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -57,8 +57,10 @@ struct Session::Reply {
   std::atomic<bool> done{false};
 };
 
-Session::Session(std::shared_ptr<ServerCore> core, tcp::socket socket, bool counted)
+Session::Session(std::shared_ptr<ServerCore> core, tcp::socket socket, bool counted,
+                 std::shared_ptr<const AsyncHandlerFn> handler)
     : core_(std::move(core)),
+      handler_(std::move(handler)),
       strand_(socket.get_executor()),
       stream_(std::move(socket)),
       idle_timer_(strand_),
@@ -211,7 +213,8 @@ void Session::OnRequest() {
 
   auto reply = std::make_shared<Reply>(shared_from_this(), seq);
   try {
-    core_->handler(request, [reply](HttpResponse r) { reply->Complete(std::move(r)); });
+    const AsyncHandlerFn& handler = handler_ ? *handler_ : core_->handler;
+    handler(request, [reply](HttpResponse r) { reply->Complete(std::move(r)); });
   } catch (const std::exception& e) {
     spdlog::error("http: handler for {} {} threw: {}", request.method, request.target, e.what());
     reply->Complete(ErrorResponse(Status::Internal("Internal error.")));

@@ -42,7 +42,10 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   // `socket` was accepted on a strand of one of core's io_contexts. `counted`: the session counts
   // against max_connections (false for one that is only told 503).
-  Session(std::shared_ptr<ServerCore> core, boost::asio::ip::tcp::socket socket, bool counted);
+  // `handler`, when given, answers this connection's requests instead of core's (a listener of
+  // its own: HttpServer::AddListener).
+  Session(std::shared_ptr<ServerCore> core, boost::asio::ip::tcp::socket socket, bool counted,
+          std::shared_ptr<const AsyncHandlerFn> handler = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -114,6 +117,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool ReadPending() const;
 
   std::shared_ptr<ServerCore> core_;  // first member: destroyed last, after the socket and timer
+  std::shared_ptr<const AsyncHandlerFn> handler_;  // null: core_->handler
   const boost::asio::any_io_executor strand_;
   boost::beast::tcp_stream stream_;
   boost::asio::steady_timer idle_timer_;

@@ -18,9 +18,11 @@
 #include "service/nodes/node_manager.h"
 #include "service/observability/observability.h"
 #include "service/operations/operation_manager.h"
+#include "service/projects/project_metadata.h"
 #include "service/queued_resources/queued_resource_manager.h"
 #include "service/queued_resources/reservations.h"
 #include "service/replicas/replica_set.h"
+#include "service/workers/worker_manager.h"
 
 namespace tpuemu::api {
 
@@ -28,8 +30,10 @@ namespace tpuemu::api {
 // getGuestAttributes; v2alpha1 also simulateMaintenanceEvent and performMaintenance. Mutations
 // wait for their group commit, so they run on `writers`, never on an IO thread; reads answer
 // inline.
+// `workers` (may be null) gives sandboxed workers' real SSH host keys to getGuestAttributes.
 void RegisterNodeRoutes(Router& router, service::NodeManager& nodes,
-                        service::MaintenanceManager& maintenance, WorkerThreads& writers);
+                        service::MaintenanceManager& maintenance, WorkerThreads& writers,
+                        const service::WorkerManager* workers = nullptr);
 // queuedResources.* under /v2 and /v2alpha1: list, get, create, delete (force, requestId),
 // reset; v2alpha1 also performMaintenanceQueuedResource and reservations.list.
 void RegisterQueuedResourceRoutes(Router& router, service::QueuedResourceManager& manager,
@@ -74,6 +78,16 @@ struct EmulatorHooks {
   const service::ReplicaSet* replicas = nullptr;
 };
 void RegisterEmulatorRoutes(Router& router, EmulatorHooks hooks);
+// TPU VM workers (emulator extension): GET …/nodes/{node}/workers (each worker's address,
+// state, SSH command, startup script) and GET …/nodes/{node}/workers/{worker}/startupScriptOutput
+// ?offset=K (text/plain, the output of its last boot), under /v2 and /v2alpha1.
+void RegisterWorkerRoutes(Router& router, service::NodeManager& nodes,
+                          service::WorkerManager& workers);
+// What gcloud's `tpu-vm ssh` asks of Compute Engine (api/routes_compute.cpp), under
+// /compute/{v1,beta,alpha}: GET projects/{project}, POST projects/{project}/
+// setCommonInstanceMetadata, GET and POST :wait of projects/{project}/global/operations/{op}.
+void RegisterComputeRoutes(Router& router, service::ProjectMetadata& projects,
+                           WorkerThreads& writers);
 // GET /_emulator/hardware[?acceleratorType=T]: every type's engine figures and the zones offering
 // it (NOT_FOUND for an unknown type), plus the zone capacity in TensorCores tpuemud runs with.
 void RegisterHardwareRoutes(Router& router, const service::Catalog& catalog,

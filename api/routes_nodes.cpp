@@ -74,8 +74,8 @@ HttpResponse Patch(service::NodeManager& nodes, ApiVersion version, const HttpRe
   return ReplyOperation(req, nodes.Update(KeyOf(p), spec->fields, mask), version);
 }
 
-HttpResponse GuestAttributes(service::NodeManager& nodes, const HttpRequest& req,
-                             const PathParams& p) {
+HttpResponse GuestAttributes(service::NodeManager& nodes, const service::WorkerManager* workers,
+                             const HttpRequest& req, const PathParams& p) {
   Result<json> body = ParseApiBody(req.body);
   if (!body.ok()) return ErrorResponse(body.status());
   std::string query_path;
@@ -86,15 +86,24 @@ HttpResponse GuestAttributes(service::NodeManager& nodes, const HttpRequest& req
     }
     query_path = it->get<std::string>();
   }
-  Result<std::vector<std::string>> workers = BodyStringList(*body, "workerIds", "worker_ids");
-  if (!workers.ok()) return ErrorResponse(workers.status());
+  Result<std::vector<std::string>> worker_ids = BodyStringList(*body, "workerIds", "worker_ids");
+  if (!worker_ids.ok()) return ErrorResponse(worker_ids.status());
   Result<std::shared_ptr<const service::NodeView>> view = nodes.GetView(KeyOf(p));
   if (!view.ok()) return ErrorResponse(view.status());
-  return Reply(service::RenderGuestAttributes((*view)->node, query_path, *workers));
+  const service::Node& node = (*view)->node;
+  std::function<std::string(int)> host_key;
+  if (workers != nullptr && node.sandbox.enabled) {
+    host_key = [workers, &node](int w) {
+      Result<std::string> key = workers->HostKey(node, w);
+      return key.ok() ? *key : std::string();
+    };
+  }
+  return Reply(service::RenderGuestAttributes(node, query_path, *worker_ids, host_key));
 }
 
 void RegisterVersion(Router& router, ApiVersion version, service::NodeManager& nodes,
-                     service::MaintenanceManager& maintenance, WorkerThreads& writers) {
+                     service::MaintenanceManager& maintenance, WorkerThreads& writers,
+                     const service::WorkerManager* workers) {
   const std::string base =
       "/" + std::string(ApiVersionName(version)) + "/projects/{project}/locations/{location}";
   const std::string collection = base + "/nodes";
@@ -108,8 +117,8 @@ void RegisterVersion(Router& router, ApiVersion version, service::NodeManager& n
     return JsonResponse(200, NodeJsonForWire(req, version, **view));
   });
   router.Add("POST", node + ":getGuestAttributes",
-             [&nodes](const HttpRequest& req, const PathParams& p) {
-               return GuestAttributes(nodes, req, p);
+             [&nodes, workers](const HttpRequest& req, const PathParams& p) {
+               return GuestAttributes(nodes, workers, req, p);
              });
   // Mutations: on the writer threads.
   router.AddAsync("POST", collection,
@@ -158,9 +167,10 @@ void RegisterVersion(Router& router, ApiVersion version, service::NodeManager& n
 }  // namespace
 
 void RegisterNodeRoutes(Router& router, service::NodeManager& nodes,
-                        service::MaintenanceManager& maintenance, WorkerThreads& writers) {
+                        service::MaintenanceManager& maintenance, WorkerThreads& writers,
+                        const service::WorkerManager* workers) {
   for (ApiVersion version : {ApiVersion::kV2, ApiVersion::kV2Alpha1}) {
-    RegisterVersion(router, version, nodes, maintenance, writers);
+    RegisterVersion(router, version, nodes, maintenance, writers, workers);
   }
 }
 

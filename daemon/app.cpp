@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/chaos_middleware.h"
+#include "api/metadata_server.h"
 #include "api/router.h"
 #include "api/routes.h"
 #include "api/static_files.h"
@@ -19,12 +20,16 @@
 #include "db/store.h"
 #include "engine/compile_cache.h"
 #include "engine/pool.h"
+#include "sandbox/support.h"
 #include "service/catalog/catalog.h"
 #include "service/common/scheduler.h"
 #include "service/faults/chaos_rules.h"
 #include "service/faults/zone_capacity.h"
 #include "service/jobs/job_manager.h"
+#include "service/projects/project_metadata.h"
 #include "service/queued_resources/reservations.h"
+#include "service/workers/ssh_probe.h"
+#include "service/workers/worker_manager.h"
 
 namespace tpuemu::daemon {
 
@@ -52,6 +57,9 @@ struct App::Graph {
   std::unique_ptr<api::StaticFiles> web;
   api::AsyncHandlerFn handler;  // auth (when on) around the router
   std::unique_ptr<api::HttpServer> server;
+  std::unique_ptr<service::ProjectMetadata> projects;
+  // After the server: destroyed first, its workers' metadata listeners leave a live server.
+  std::unique_ptr<service::WorkerManager> workers;
 };
 
 namespace {
@@ -64,6 +72,44 @@ std::string ServedAt(const std::string& host, int port) {
     shown = gethostname(name, sizeof name - 1) == 0 && name[0] != '\0' ? name : "localhost";
   }
   return shown + ":" + std::to_string(port);
+}
+
+// The worker sandboxes the settings ask for and the host allows (sandbox::Probe), or why not.
+service::WorkerOptions WorkerOptionsFor(const WorkerSettings& settings) {
+  service::WorkerOptions o;
+  o.dir = settings.dir;
+  o.memory_limit_bytes = settings.memory_limit_bytes;
+  o.pids_limit = settings.pids_limit;
+  o.stop_grace_ms = settings.stop_grace_ms;
+  o.boot_timeout_ms = settings.boot_timeout_ms;
+  o.max_workers_per_node = settings.max_workers_per_node;
+  o.max_workers = settings.max_workers;
+  if (settings.mode != "auto") return o;  // nodes carry no sandbox field at all
+  sandbox::Support support = sandbox::Probe(settings.dir, settings.helper);
+  if (!support.ok) {
+    o.disabled_reason = support.reason;
+    spdlog::warn("{} (nodes behave as records only; --worker-sandboxes off silences this)",
+                 support.reason);
+    return o;
+  }
+  // One /16 of loopback addresses per tpuemud, the same after a restart where it can be.
+  const int network = service::ClaimWorkerNetwork(
+      static_cast<int>(std::hash<std::string>{}(settings.dir) % 254) + 1);
+  if (network == 0) {
+    o.disabled_reason =
+        "worker sandboxes off: no free 127.<n>.0.0/16 (every /run/tpuemu lock "
+        "is held by another tpuemud)";
+    spdlog::warn("{}", o.disabled_reason);
+    return o;
+  }
+  o.enabled = true;
+  o.network = network;
+  o.support = support;
+  std::string note;
+  o.ssh_port = service::ChooseSshPort(settings.ssh_port, &note);
+  spdlog::info("worker sandboxes on: files in {}, addresses 127.{}.0.0/16; {}{}", settings.dir,
+               network, note, support.limits_note.empty() ? "" : "; " + support.limits_note);
+  return o;
 }
 
 // What POST /_emulator/reset forgets besides the store (which the replica that was asked wipes;
@@ -214,6 +260,9 @@ Status App::Build() {
       g.jobs->InterruptNodeJobs(e.resource, "interrupted by host maintenance: " + e.message);
     }
     if (g.jobs && e.kind == "MAINTENANCE_ENDED") g.jobs->ResumeNode(e.resource);
+    if (g.workers && (e.kind == "MAINTENANCE_STARTED" || e.kind == "MAINTENANCE_ENDED")) {
+      g.workers->OnMaintenance(e.resource, e.kind == "MAINTENANCE_STARTED");
+    }
   };
   g.reservations =
       std::make_unique<service::ReservationBook>(*g.store, g.nodes->batcher(), catalog);
@@ -257,18 +306,51 @@ Status App::Build() {
   g.capacity->SetEventSink(&g.obs->events());
   g.pruner = std::make_unique<service::RetentionPruner>(*g.store, options_.retention);
 
+  // TPU VM workers: sandboxes that follow their node's state (service/workers/).
+  g.projects = std::make_unique<service::ProjectMetadata>(*g.store);
+  service::WorkerHooks worker_hooks{
+      .listen_metadata =
+          [&g](const std::string& ip, const std::string& node, int worker) {
+            if (!g.server) return Status::FailedPrecondition("no HTTP server");
+            return g.server->AddListener(
+                ip, 80, api::MetadataServerHandler(*g.workers, g.scheduler, node, worker));
+          },
+      .unlisten_metadata =
+          [&g](const std::string& ip) {
+            if (g.server) g.server->RemoveListener(ip, 80);
+          },
+      .record_event = [&g](db::EventRow event) { (void)g.obs->events().Record(std::move(event)); }};
+  g.workers = std::make_unique<service::WorkerManager>(
+      *g.nodes, *g.projects, WorkerOptionsFor(options_.workers), std::move(worker_hooks));
+  if (options_.workers.mode == "auto") {
+    g.nodes->SetSandboxPolicy(
+        [w = g.workers.get()](const service::Node& node) { return w->Decide(node); });
+  }
+  if (g.workers->options().enabled) {
+    g.nodes->SetReadyGate(
+        [w = g.workers.get()](const std::string& name) { return w->Ready(name); });
+    g.nodes->AddStateObserver(
+        [w = g.workers.get()](const service::Node& node, service::NodeState previous) {
+          w->OnNodeStateChanged(node, previous);
+        });
+  }
+
   // Mutations block until their group commit: they run on writer threads, never on IO threads.
   g.writers = std::make_unique<api::WorkerThreads>(options_.writer_threads);
   api::RegisterEmulatorRoutes(g.router, {.ready = &g.ready,
                                          .reset =
                                              [&g] {
+                                               g.workers->Reset();
+                                               g.projects->Forget();
                                                Status s = g.nodes->Reset();
                                                if (!s.ok()) return s;
                                                ForgetAfterReset(g);
                                                return g.replicas->AnnounceReset();
                                              },
                                          .replicas = g.replicas.get()});
-  api::RegisterNodeRoutes(g.router, *g.nodes, *g.maintenance, *g.writers);
+  api::RegisterNodeRoutes(g.router, *g.nodes, *g.maintenance, *g.writers, g.workers.get());
+  api::RegisterWorkerRoutes(g.router, *g.nodes, *g.workers);
+  api::RegisterComputeRoutes(g.router, *g.projects, *g.writers);
   api::RegisterQueuedResourceRoutes(g.router, *g.queued_resources, *g.maintenance, *g.reservations,
                                     *g.writers);
   api::RegisterOperationRoutes(g.router, g.nodes->operations(), *g.writers);
@@ -338,6 +420,14 @@ Status App::Build() {
   }
   if (g.server) {
     TPUEMU_RETURN_IF_ERROR(g.replicas->SetAddress(ServedAt(options_.http.host, g.server->port())));
+    // The workers share this host's network: they reach the API on its loopback address.
+    const std::string& host = options_.http.host;
+    const bool wildcard = host.empty() || host == "0.0.0.0" || host == "::";
+    g.workers->SetApiEndpoint("http://" + (wildcard ? std::string("127.0.0.1") : host) + ":" +
+                              std::to_string(g.server->port()));
+  }
+  if (Status s = g.workers->Recover(); !s.ok()) {
+    return Status(s.code(), "worker recovery failed: " + s.message());
   }
   TPUEMU_RETURN_IF_ERROR(g.replicas->Start(ReplicaHooksFor(g)));
   g.preempter->Start();
@@ -357,6 +447,8 @@ Status App::Stop(std::chrono::milliseconds drain) {
   if (g.replicas) g.replicas->Stop();
   // Jobs start stopping (cooperatively, within a tile of work) while HTTP drains; none starts.
   if (g.jobs) g.jobs->Interrupt();
+  // The workers' processes end with tpuemud (their files stay for the next start).
+  if (g.workers) g.workers->Stop();
   if (g.server) g.server->Stop(drain);
   g.scheduler.Stop();
   if (g.pruner) g.pruner->Stop();  // within its current transaction
@@ -393,5 +485,6 @@ service::Preempter& App::preempter() { return *graph_->preempter; }
 service::MaintenanceManager& App::maintenance() { return *graph_->maintenance; }
 service::JobManager& App::jobs() { return *graph_->jobs; }
 service::Observability& App::obs() { return *graph_->obs; }
+service::WorkerManager& App::workers() { return *graph_->workers; }
 
 }  // namespace tpuemu::daemon

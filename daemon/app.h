@@ -39,7 +39,9 @@ class Store;
 }
 namespace tpuemu::service {
 class JobManager;
-}
+class ProjectMetadata;
+class WorkerManager;
+}  // namespace tpuemu::service
 
 namespace tpuemu::daemon {
 
@@ -49,6 +51,22 @@ struct FaultOptions {
   double preemption_rate_per_hour = 0;
   int64_t preemption_sweep_ms = 1000;
   int64_t maintenance_duration_ms = 30000;
+};
+
+// TPU VM workers as Linux sandboxes (service/workers/, sandbox/).
+struct WorkerSettings {
+  // "auto": sandboxes when the host allows them (else nodes say why); "off": none (nodes carry
+  // no sandbox field at all: the in-process tests' default).
+  std::string mode = "off";
+  std::string dir;     // each worker's files
+  std::string helper;  // tpuemu-sandbox; empty = found by sandbox::Probe
+  uint16_t ssh_port = 22;
+  int64_t memory_limit_bytes = int64_t{4} << 30;
+  int64_t pids_limit = 4096;
+  int64_t stop_grace_ms = 10000;
+  int64_t boot_timeout_ms = 60000;
+  int max_workers_per_node = 32;
+  int max_workers = 1024;
 };
 
 struct AppOptions {
@@ -71,6 +89,7 @@ struct AppOptions {
   std::string web_dir;                  // the dashboard served at /; empty = none
   std::string chartjs_dir;              // served at /vendor/chart.js/ when web_dir is set
   bool log_requests = true;             // one spdlog line per answered request
+  WorkerSettings workers;
 };
 
 class App {
@@ -99,6 +118,7 @@ class App {
   service::MaintenanceManager& maintenance();
   service::JobManager& jobs();
   service::Observability& obs();
+  service::WorkerManager& workers();
 
   struct Graph;  // every object of the graph, in construction order (app.cpp)
 

@@ -206,6 +206,56 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_RETENTION_INTERVAL_MS")
       ->check(CLI::Range(int64_t{0}, int64_t{86400000}))
       ->capture_default_str();
+  app.add_option("--worker-sandboxes", f.worker_sandboxes,
+                 "auto: every TPU VM worker is a Linux sandbox you can SSH into, when this host "
+                 "allows it (root, namespaces, overlayfs, sshd); off: nodes are records only")
+      ->envname("TPUEMU_WORKER_SANDBOXES")
+      ->check(CLI::IsMember({"auto", "off"}))
+      ->capture_default_str();
+  app.add_option("--workers-dir", f.workers_dir,
+                 "Where each worker's files live (default: <data-dir>/workers)")
+      ->envname("TPUEMU_WORKERS_DIR");
+  app.add_option("--sandbox-helper", f.sandbox_helper,
+                 "The tpuemu-sandbox binary (default: next to tpuemud)")
+      ->envname("TPUEMU_SANDBOX_HELPER");
+  app.add_option("--worker-ssh-port", f.worker_ssh_port,
+                 "Port every worker's SSH answers on, at its own loopback address (another "
+                 "free port is chosen when it cannot be had)")
+      ->envname("TPUEMU_WORKER_SSH_PORT")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  app.add_option("--worker-memory-bytes", f.worker_memory_bytes,
+                 "Memory the processes of one worker may use (cgroup); 0 = no limit")
+      ->envname("TPUEMU_WORKER_MEMORY_BYTES")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--worker-pids-max", f.worker_pids_max,
+                 "Processes and threads one worker may have (cgroup); 0 = no limit")
+      ->envname("TPUEMU_WORKER_PIDS_MAX")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--worker-stop-grace-ms", f.worker_stop_grace_ms,
+                 "Between SIGTERM and SIGKILL for a worker's processes (stop, delete, "
+                 "preemption, maintenance)")
+      ->envname("TPUEMU_WORKER_STOP_GRACE_MS")
+      ->check(CLI::Range(int64_t{0}, int64_t{600000}))
+      ->capture_default_str();
+  app.add_option("--worker-boot-timeout-ms", f.worker_boot_timeout_ms,
+                 "Longest a node's workers may take to answer SSH before it turns READY anyway "
+                 "(the failed workers say why)")
+      ->envname("TPUEMU_WORKER_BOOT_TIMEOUT_MS")
+      ->check(CLI::Range(int64_t{1000}, int64_t{3600000}))
+      ->capture_default_str();
+  app.add_option("--worker-max-per-node", f.worker_max_per_node,
+                 "Nodes with more workers than this are not sandboxed (they say why)")
+      ->envname("TPUEMU_WORKER_MAX_PER_NODE")
+      ->check(CLI::Range(1, 62))
+      ->capture_default_str();
+  app.add_option("--worker-max", f.worker_max,
+                 "Sandboxed workers of all nodes together; further nodes are not sandboxed")
+      ->envname("TPUEMU_WORKER_MAX")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
   app.add_option("--web-dir", f.web_dir,
                  "Dashboard files served at / (default: the web folder of the source tree)")
       ->envname("TPUEMU_WEB_DIR");
@@ -273,6 +323,18 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
   }
   o.web_dir = flags.web_dir.empty() ? DefaultWebDir() : flags.web_dir;
   o.chartjs_dir = flags.chartjs_dir;
+  o.workers.mode = flags.worker_sandboxes;
+  o.workers.dir = flags.workers_dir.empty()
+                      ? (std::filesystem::path(flags.data_dir) / "workers").string()
+                      : flags.workers_dir;
+  o.workers.helper = flags.sandbox_helper;
+  o.workers.ssh_port = static_cast<uint16_t>(flags.worker_ssh_port);
+  o.workers.memory_limit_bytes = flags.worker_memory_bytes;
+  o.workers.pids_limit = flags.worker_pids_max;
+  o.workers.stop_grace_ms = flags.worker_stop_grace_ms;
+  o.workers.boot_timeout_ms = flags.worker_boot_timeout_ms;
+  o.workers.max_workers_per_node = flags.worker_max_per_node;
+  o.workers.max_workers = flags.worker_max;
   return o;
 }
 

@@ -55,6 +55,16 @@ struct Flags {
   int64_t job_steps_retention_seconds = 7 * 86400;
   int64_t operations_retention_seconds = 7 * 86400;
   int64_t retention_interval_ms = 60000;
+  std::string worker_sandboxes = "auto";  // auto | off
+  std::string workers_dir;                // default: <data_dir>/workers
+  std::string sandbox_helper;             // default: tpuemu-sandbox next to tpuemud
+  int worker_ssh_port = 22;
+  int64_t worker_memory_bytes = int64_t{4} << 30;
+  int64_t worker_pids_max = 4096;
+  int64_t worker_stop_grace_ms = 10000;
+  int64_t worker_boot_timeout_ms = 60000;
+  int worker_max_per_node = 32;
+  int worker_max = 1024;
   std::string web_dir;  // default: DefaultWebDir()
   std::string chartjs_dir = "/usr/share/javascript/chart.js";
 };

@@ -381,6 +381,15 @@ CREATE INDEX jobs_active_by_owner ON jobs (owner) WHERE state IN ('QUEUED', 'RUN
 CREATE UNIQUE INDEX jobs_one_running_per_node ON jobs (project, zone, node_id)
   WHERE state = 'RUNNING';
 )sql";
+// v9: Compute Engine's project-wide metadata (commonInstanceMetadata: ssh-keys, enable-oslogin,
+// any key), which gcloud's ssh reads and every TPU VM worker's metadata server serves.
+constexpr std::string_view kV9 = R"sql(
+CREATE TABLE project_metadata (
+  project     TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  items_json  TEXT NOT NULL              -- [{"key", "value"}], in the order set
+) WITHOUT ROWID;
+)sql";
 constexpr std::array kMigrations = {
     Migration{1, kV1},
     Migration{2, kV2},
@@ -390,6 +399,7 @@ constexpr std::array kMigrations = {
     Migration{6, kV6},
     Migration{7, kV7},
     Migration{8, kV8},
+    Migration{9, kV9},
 };
 
 Result<int> UserVersion(sqlite3* db) {

@@ -52,7 +52,7 @@ start_tpuemud() {
   local extra=()
   [[ -n "${ABUSE_BUDGET_BYTES:-}" ]] && extra=(--host-memory-budget-bytes "${ABUSE_BUDGET_BYTES}")
   : >"${tmp}/tpuemud.out"
-  "${tpuemud}" --host 127.0.0.1 --port 0 --data-dir "${tmp}/data" --provisioning-delay-ms 0 \
+  "${tpuemud}" --host 127.0.0.1 --port 0 --worker-sandboxes off --data-dir "${tmp}/data" --provisioning-delay-ms 0 \
     --transition-delay-ms 0 --log-level info "${extra[@]}" >"${tmp}/tpuemud.out" \
     2>"${tmp}/tpuemud.err" &
   tpuemud_pid=$!

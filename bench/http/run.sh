@@ -58,7 +58,7 @@ mkdir -p "${tmp}/data" "${tmp}/www" "${tmp}/nginx"
 
 # ---------------------------------------------------------------------------------------------- tpuemud
 start_tpuemud() {
-  "${tpuemud}" --host 127.0.0.1 --port 0 --data-dir "${tmp}/data" \
+  "${tpuemud}" --host 127.0.0.1 --port 0 --worker-sandboxes off --data-dir "${tmp}/data" \
     --provisioning-delay-ms 0 --transition-delay-ms 0 --log-level warn --io-threads "${BENCH_IO_THREADS:-2}" \
     --zone-capacity-tensorcores 2000000000 >"${tmp}/tpuemud.out" 2>"${tmp}/tpuemud.err" &
   tpuemud_pid=$!

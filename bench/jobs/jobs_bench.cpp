@@ -28,9 +28,16 @@ int main(int argc, char** argv) {
   const int per_client = argc > 2 ? std::atoi(argv[2]) : 500;
   const bool file = argc > 3 && std::string(argv[3]) == "file";
   const std::string dir = "/tmp/tpuemu-bench-jobs-" + std::to_string(::getpid());
-  std::vector<std::string> args{
-      "--port", "0", "--log-level", "warn", "--provisioning-delay-ms", "0", "--transition-delay-ms",
-      "0"};
+  std::vector<std::string> args{"--port",
+                                "0",
+                                "--log-level",
+                                "warn",
+                                "--provisioning-delay-ms",
+                                "0",
+                                "--transition-delay-ms",
+                                "0",
+                                "--worker-sandboxes",
+                                "off"};
   if (file) {
     args.insert(args.end(), {"--data-dir", dir});
   } else {

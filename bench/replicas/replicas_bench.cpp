@@ -71,7 +71,9 @@ std::vector<std::unique_ptr<DaemonProcess>> StartReplicas(const std::vector<std:
                                                           int replicas) {
   std::vector<std::unique_ptr<DaemonProcess>> daemons;
   for (int r = 0; r < replicas; ++r) {
-    std::vector<std::string> args = {"--port",
+    std::vector<std::string> args = {"--worker-sandboxes",
+                                     "off",
+                                     "--port",
                                      "0",
                                      "--log-level",
                                      "warn",

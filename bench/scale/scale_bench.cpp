@@ -222,7 +222,9 @@ int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
   const std::string dir = "/tmp/tpuemu-bench-scale-" + std::to_string(::getpid());
   const std::string db_path = dir + "/tpuemu.db";
-  const std::vector<std::string> args = {"--port",
+  const std::vector<std::string> args = {"--worker-sandboxes",
+                                         "off",
+                                         "--port",
                                          "0",
                                          "--log-level",
                                          "warn",

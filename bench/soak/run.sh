@@ -62,7 +62,7 @@ trap 'exit 130' INT TERM
 
 # --------------------------------------------------------------------------------------- tpuemud
 mkdir -p "${tmp}/data"
-"${tpuemud}" --host 127.0.0.1 --port 0 --data-dir "${tmp}/data" --provisioning-delay-ms 0 \
+"${tpuemud}" --host 127.0.0.1 --port 0 --worker-sandboxes off --data-dir "${tmp}/data" --provisioning-delay-ms 0 \
   --transition-delay-ms 0 --log-level warn >"${tmp}/tpuemud.out" 2>"${tmp}/tpuemud.err" &
 tpuemud_pid=$!
 port="$(ready_port "${tmp}/tpuemud.out" "${tpuemud_pid}")"

@@ -59,9 +59,16 @@ struct Figures {
 Figures Measure(const std::vector<std::string>& store, const Options& o) {
   Figures f;
   DaemonProcess daemon;
-  std::vector<std::string> args = {
-      "--port", "0", "--log-level", "warn", "--provisioning-delay-ms", "0", "--transition-delay-ms",
-      "0"};
+  std::vector<std::string> args = {"--port",
+                                   "0",
+                                   "--log-level",
+                                   "warn",
+                                   "--provisioning-delay-ms",
+                                   "0",
+                                   "--transition-delay-ms",
+                                   "0",
+                                   "--worker-sandboxes",
+                                   "off"};
   args.insert(args.end(), store.begin(), store.end());
   if (!daemon.Start(args)) {
     std::fprintf(stderr, "tpuemud did not start\n");

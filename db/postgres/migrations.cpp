@@ -429,9 +429,18 @@ CREATE TRIGGER zone_capacity_notify AFTER INSERT OR UPDATE OR DELETE ON zone_cap
 )sql";
 
 using ::tpuemu::db::Migration;
+// v9: project-wide metadata (db/migrations.cpp v9).
+constexpr std::string_view kV9 = R"sql(
+CREATE TABLE project_metadata (
+  project     TEXT COLLATE "C" PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  items_json  TEXT NOT NULL
+);
+)sql";
+
 constexpr std::array kMigrations = {
-    Migration{1, kV1}, Migration{2, kV2}, Migration{3, kV3}, Migration{4, kV4},
-    Migration{5, kV5}, Migration{6, kV6}, Migration{7, kV7}, Migration{8, kV8},
+    Migration{1, kV1}, Migration{2, kV2}, Migration{3, kV3}, Migration{4, kV4}, Migration{5, kV5},
+    Migration{6, kV6}, Migration{7, kV7}, Migration{8, kV8}, Migration{9, kV9},
 };
 
 }  // namespace

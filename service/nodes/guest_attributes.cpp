@@ -1,5 +1,7 @@
 #include "service/nodes/guest_attributes.h"
 
+#include "service/workers/guest_metadata.h"
+
 #include <charconv>
 #include <functional>
 
@@ -8,7 +10,8 @@ namespace tpuemu::service {
 using nlohmann::json;
 
 Result<json> RenderGuestAttributes(const Node& node, const std::string& query_path,
-                                   const std::vector<std::string>& worker_ids) {
+                                   const std::vector<std::string>& worker_ids,
+                                   const std::function<std::string(int worker)>& host_key) {
   std::vector<int> workers;
   if (worker_ids.empty()) {
     for (int w = 0; w < node.type.workers; ++w) workers.push_back(w);
@@ -27,15 +30,14 @@ Result<json> RenderGuestAttributes(const Node& node, const std::string& query_pa
   json out = json::array();
   for (int w : workers) {
     // What the guest agent publishes: host keys, which gcloud ssh reads for known_hosts.
-    std::string fingerprint =
-        std::to_string(std::hash<std::string>{}(node.uid + "/" + std::to_string(w)));
+    std::string key = host_key ? host_key(w) : std::string();
+    if (key.empty()) {
+      key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" +
+            std::to_string(std::hash<std::string>{}(node.uid + "/" + std::to_string(w)));
+    }
     json items = json::array({
-        {{"namespace", "hostkeys"},
-         {"key", "ssh-ed25519"},
-         {"value", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + fingerprint}},
-        {{"namespace", "guestInventory"},
-         {"key", "Hostname"},
-         {"value", "t1v-n-" + node.uid.substr(0, 8) + "-w-" + std::to_string(w)}},
+        {{"namespace", "hostkeys"}, {"key", "ssh-ed25519"}, {"value", key}},
+        {{"namespace", "guestInventory"}, {"key", "Hostname"}, {"value", WorkerHostname(node, w)}},
     });
     json matching = json::array();
     for (const json& item : items) {

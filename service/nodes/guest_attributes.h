@@ -3,6 +3,7 @@
 // uid so it is stable across restarts. Pure function, thread-safe.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,10 @@ namespace tpuemu::service {
 // one entry per worker in `worker_ids` (decimal; every worker when empty), with the items whose
 // "namespace/key" starts with `query_path`. INVALID_ARGUMENT naming 'workerIds' and the node's
 // worker range for an id that is not one of its workers.
-Result<nlohmann::json> RenderGuestAttributes(const Node& node, const std::string& query_path,
-                                             const std::vector<std::string>& worker_ids);
+// `host_key(w)`, when given and non-empty for a worker, is that worker's real SSH host key (a
+// sandboxed worker's, service/workers/); else a stable made-up one.
+Result<nlohmann::json> RenderGuestAttributes(
+    const Node& node, const std::string& query_path, const std::vector<std::string>& worker_ids,
+    const std::function<std::string(int worker)>& host_key = nullptr);
 
 }  // namespace tpuemu::service

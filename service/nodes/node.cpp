@@ -52,6 +52,15 @@ std::string Dotted(uint32_t ip) {
          std::to_string((ip >> 8) & 255) + "." + std::to_string(ip & 255);
 }
 
+// A sandboxed node's 64 loopback addresses: 127.<network>.x.y, 1,023 blocks by seq (block 0
+// skipped). Up to kMaxSandboxedWorkersPerNode workers, from base + 2.
+uint32_t SandboxBase(const Node& node) {
+  const uint32_t block = static_cast<uint32_t>(node.seq % 1023) + 1;
+  return (127u << 24) | (static_cast<uint32_t>(node.sandbox.network & 255) << 16) | (block << 6);
+}
+
+std::string SandboxBlock(const Node& node) { return Dotted(SandboxBase(node)); }
+
 void CopyIfPresent(const json& from, json& to, const char* key) {
   auto it = from.find(key);
   if (it == from.end() || it->is_null()) return;
@@ -120,7 +129,9 @@ json RenderNode(const Node& node, const NodeRenderOptions& options) {
   out["acceleratorConfig"] = {{"type", spec.api_type}, {"topology", node.type.topology}};
   out["state"] = NodeStateName(node.state);
   out["runtimeVersion"] = node.runtime_version;
-  out["cidrBlock"] = node.fields.value("cidrBlock", CidrBlockFor(node.seq, node.type.workers));
+  std::string cidr = CidrBlockFor(node.seq, node.type.workers);
+  if (node.sandbox.enabled) cidr = SandboxBlock(node) + "/26";
+  out["cidrBlock"] = node.fields.value("cidrBlock", cidr);
   out["createTime"] = node.create_time;
   out["id"] = node.uid;
   out["apiVersion"] = "V2";
@@ -150,10 +161,18 @@ json RenderNode(const Node& node, const NodeRenderOptions& options) {
   bool external =
       f.contains("networkConfig") && f["networkConfig"].value("enableExternalIps", false);
   uint32_t base = BlockBase(node.seq, node.type.workers);
+  // 8470 is the TPU runtime's port on a real worker; a sandbox whose SSH could not have port 22
+  // shows the port it answers on instead (README "SSH into a TPU VM").
+  const int port =
+      node.sandbox.enabled && node.sandbox.ssh_port != 22 ? node.sandbox.ssh_port : 8470;
   json endpoints = json::array();
   for (int w = 0; w < node.type.workers; ++w) {
-    json ep = {{"ipAddress", Dotted(base + 2 + static_cast<uint32_t>(w))}, {"port", 8470}};
-    if (external) {
+    json ep = {{"ipAddress", WorkerIpAddress(node, w)}, {"port", port}};
+    if (external && node.sandbox.enabled) {
+      // The worker's only address is on this host: gcloud's ssh, which prefers the external
+      // address, must reach it there and never try a public one.
+      ep["accessConfig"] = {{"externalIp", WorkerIpAddress(node, w)}};
+    } else if (external) {
       // A stable, documentation-range-looking public address per worker.
       uint32_t ext =
           (35u << 24) | ((base >> 2) & 0x00FFFF00u) | static_cast<uint32_t>((w + 2) & 255);
@@ -164,7 +183,17 @@ json RenderNode(const Node& node, const NodeRenderOptions& options) {
     endpoints.push_back(std::move(ep));
   }
   out["networkEndpoints"] = std::move(endpoints);
+  if (node.sandbox.decided) {
+    json sandbox = {{"enabled", node.sandbox.enabled}};
+    if (!node.sandbox.enabled) sandbox["reason"] = node.sandbox.reason;
+    out["workerSandbox"] = std::move(sandbox);
+  }
   return out;
+}
+
+std::string WorkerIpAddress(const Node& node, int worker) {
+  if (node.sandbox.enabled) return Dotted(SandboxBase(node) + 2 + static_cast<uint32_t>(worker));
+  return Dotted(BlockBase(node.seq, node.type.workers) + 2 + static_cast<uint32_t>(worker));
 }
 
 json NodeToStorage(const Node& node) {
@@ -174,6 +203,12 @@ json NodeToStorage(const Node& node) {
   if (node.maintenance.is_object()) out["maintenance"] = node.maintenance;
   if (node.upcoming_maintenance.is_object()) {
     out["upcomingMaintenance"] = node.upcoming_maintenance;
+  }
+  if (node.sandbox.decided) {
+    out["sandbox"] = {{"enabled", node.sandbox.enabled},
+                      {"reason", node.sandbox.reason},
+                      {"sshPort", node.sandbox.ssh_port},
+                      {"network", node.sandbox.network}};
   }
   return out;
 }

@@ -102,6 +102,16 @@ struct Node {
   bool capacity_released = false;
   nlohmann::json maintenance;
   nlohmann::json upcoming_maintenance;
+  // Whether the node's workers are Linux sandboxes you can SSH into (service/workers/), decided
+  // at create and kept: tpuemud ran them (`enabled`), or could not and says why.
+  struct Sandbox {
+    bool decided = false;  // false for nodes made where sandboxes were never considered
+    bool enabled = false;
+    std::string reason;  // why not, when !enabled
+    int ssh_port = 22;   // the port every worker's SSH answers on (its own address each)
+    int network = 1;     // the workers' addresses are in 127.<network>.0.0/16 (one per tpuemud)
+  };
+  Sandbox sandbox;
 
   bool Preemptible() const;       // schedulingConfig.spot or .preemptible
   bool UnderMaintenance() const;  // a maintenance event is running
@@ -124,6 +134,12 @@ nlohmann::json RenderNode(const Node& node, const NodeRenderOptions& options = {
 
 // Internal persistence form (everything RenderNode needs that is not a typed column).
 nlohmann::json NodeToStorage(const Node& node);
+
+// Where worker `worker` of the node answers: an address in the node's 10.x block, or, when its
+// workers are sandboxes, a loopback address of this host distinct per worker (reachable without
+// any network set-up): in 127.<network>.0.0/16, a block of 64 addresses per node by `seq`.
+inline constexpr int kMaxSandboxedWorkersPerNode = 62;
+std::string WorkerIpAddress(const Node& node, int worker);
 
 // The node's block: the client's `cidrBlock` if it gave one, else derived from `seq` (stable
 // across restarts), sized for one address per worker.

@@ -148,6 +148,7 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
   node.fields = spec.fields;
   node.queued_resource = spec.queued_resource;
   node.multislice_node = spec.multislice_node;
+  if (sandbox_policy_) node.sandbox = sandbox_policy_(node);
   Canonicalize(key, catalog_.FindZone(key.zone)->region, node.fields);
 
   Operation op = NewNodeOperation(key, NodeVerb::kCreate);
@@ -379,6 +380,12 @@ void NodeManager::Schedule(const std::string& node_name, int64_t due_ms) {
 }
 
 void NodeManager::CompleteTransition(const std::string& node_name) {
+  // The workers are still booting: READY waits for them (the gate gives up on its own boot
+  // timeout, so this never holds a node for ever).
+  if (ready_gate_ && !ready_gate_(node_name)) {
+    Schedule(node_name, NowUnixMs() + 100);
+    return;
+  }
   Node node;
   NodeState previous = NodeState::kUnspecified;
   bool changed = false;

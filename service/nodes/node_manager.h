@@ -165,6 +165,15 @@ class NodeManager {
   // no events). Set before the first write; the queued resource manager and the fault injectors
   // write theirs there too, through event_sink().
   void SetEventSink(EventSink* sink) { event_sink_ = sink; }
+
+  // Decides at create whether a new node's workers are sandboxes (service/workers/); unset, no
+  // node's are. Set before the first write; called inside Create, so it must be quick.
+  using SandboxPolicy = std::function<Node::Sandbox(const Node& node)>;
+  void SetSandboxPolicy(SandboxPolicy policy) { sandbox_policy_ = std::move(policy); }
+  // Holds a transition that ends READY (create, start) until `gate(node name)` says the node's
+  // workers answer; the completion is retried every 100 ms meanwhile. Set before the first write.
+  using ReadyGate = std::function<bool(const std::string& node_name)>;
+  void SetReadyGate(ReadyGate gate) { ready_gate_ = std::move(gate); }
   EventSink* event_sink() const { return event_sink_; }
 
   // Called after each committed node state change, in commit order, on the write batcher's thread
@@ -198,6 +207,8 @@ class NodeManager {
   WriteBatcher batcher_;   // runs every mutation; stopped by the destructor before the rest goes
   OperationManager operations_;      // writes through batcher_
   EventSink* event_sink_ = nullptr;  // set before the first write
+  SandboxPolicy sandbox_policy_;     // set before the first write
+  ReadyGate ready_gate_;             // set before the first write
   std::mutex observer_mu_;
   std::vector<StateObserver> observers_;  // guarded by observer_mu_
   std::vector<Node> recovered_;           // set by Recover, before serving

@@ -53,6 +53,13 @@ Result<Node> NodeFromRow(const db::NodeRow& row) {
   if (auto it = stored.find("upcomingMaintenance"); it != stored.end()) {
     node.upcoming_maintenance = *it;
   }
+  if (auto it = stored.find("sandbox"); it != stored.end() && it->is_object()) {
+    node.sandbox.decided = true;
+    node.sandbox.enabled = it->value("enabled", false);
+    node.sandbox.reason = it->value("reason", "");
+    node.sandbox.ssh_port = it->value("sshPort", 22);
+    node.sandbox.network = it->value("network", 1);
+  }
   return node;
 }
 

@@ -16,7 +16,8 @@ const kReadyTimeoutMs = 20000;
 
 export function StartTpuemud(binary, extraArgs = [], env = {}) {
   if (!binary) return Promise.reject(new Error('set TPUEMUD to the tpuemud binary'));
-  const daemon = spawn(binary, ['--port', '0', '--db', ':memory:', '--log-level', 'warn', ...extraArgs],
+  const daemon = spawn(binary, ['--port', '0', '--db', ':memory:', '--log-level', 'warn',
+    '--worker-sandboxes', 'off', ...extraArgs],
                        {stdio: ['ignore', 'pipe', 'pipe'], env: {...process.env, ...env}});
   let stderr = '';
   daemon.stderr.on('data', (d) => { stderr += d; });

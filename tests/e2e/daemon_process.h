@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <cstdio>
 #include <string>
@@ -21,6 +22,11 @@ inline std::vector<std::string> TestDaemonArgs(std::vector<std::string> store,
       "0"};
   args.insert(args.end(), store.begin(), store.end());
   args.insert(args.end(), extra.begin(), extra.end());
+  // Worker sandboxes (service/workers/) only where a test asks for them: they need root and
+  // cost a process per worker.
+  if (std::find(args.begin(), args.end(), "--worker-sandboxes") == args.end()) {
+    args.insert(args.end(), {"--worker-sandboxes", "off"});
+  }
   return args;
 }
 

@@ -79,7 +79,8 @@ TEST(ReadmeTest, ShellExamplesRunInOrderAgainstALiveServer) {
 
   DaemonProcess daemon;
   ASSERT_TRUE(daemon.Start({"--port", "0", "--db", ":memory:", "--log-level", "warn",
-                            "--provisioning-delay-ms", "0", "--transition-delay-ms", "0"}));
+                            "--provisioning-delay-ms", "0", "--transition-delay-ms", "0",
+                            "--worker-sandboxes", "off"}));
   const std::string port = std::to_string(daemon.port());
   const std::string endpoint = "http://127.0.0.1:" + port;
 

@@ -1,0 +1,204 @@
+#include "service/workers/worker_files.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace tpuemu::service {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Inside the worker, the config folder is here (bound read-only).
+constexpr const char* kInside = "/etc/tpuemu";
+
+Status WriteFile(const std::string& path, const std::string& content, mode_t mode = 0644) {
+  // In place (no rename): a file bound over a path inside keeps its inode.
+  std::ofstream out(path, std::ios::trunc | std::ios::binary);
+  out << content;
+  out.close();
+  if (!out) return Status::Internal("cannot write " + path);
+  if (chmod(path.c_str(), mode) != 0) return Status::Internal("cannot chmod " + path);
+  return Status::Ok();
+}
+
+// A value for sshd_config's SetEnv: quoted, with quotes and backslashes escaped.
+std::string SshdQuoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A value for a POSIX shell: single-quoted.
+std::string ShellQuoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// The guest agent's account logic (google_guest_agent's accounts manager), as a bash script:
+// stdin has one "user type base64" line per key.
+constexpr const char* kAccountAgent = R"sh(set -u
+state=/var/lib/google/google_users
+mkdir -p /var/lib/google
+touch "$state"
+getent group google-sudoers >/dev/null || groupadd google-sudoers
+if [ ! -f /etc/sudoers.d/google_sudoers ]; then
+  mkdir -p /etc/sudoers.d
+  echo '%google-sudoers ALL=(ALL:ALL) NOPASSWD:ALL' >/etc/sudoers.d/google_sudoers
+  chmod 0440 /etc/sudoers.d/google_sudoers
+fi
+declare -A keys
+while read -r user type blob; do
+  [ -n "$user" ] || continue
+  keys[$user]+="$type $blob"$'\n'
+done
+status=0
+while read -r old; do
+  [ -n "$old" ] || continue
+  if [ -z "${keys[$old]+x}" ]; then
+    home=$(getent passwd "$old" | cut -d: -f6)
+    [ -n "$home" ] && rm -f "$home/.ssh/authorized_keys"
+    gpasswd -d "$old" google-sudoers >/dev/null 2>&1
+    echo "removed the keys of $old"
+  fi
+done <"$state"
+: >"$state.new"
+for user in "${!keys[@]}"; do
+  if ! getent passwd "$user" >/dev/null; then
+    # '*': no password can match, yet the account is not locked (sshd refuses locked ones).
+    if ! useradd -m -s /bin/bash -p '*' "$user"; then
+      echo "cannot make user $user" >&2; status=1; continue
+    fi
+    echo "made user $user"
+  fi
+  [ "$user" = root ] || usermod -aG google-sudoers "$user"
+  home=$(getent passwd "$user" | cut -d: -f6)
+  group=$(id -gn "$user")
+  install -d -m 700 -o "$user" -g "$group" "$home/.ssh"
+  printf '%s' "${keys[$user]}" >"$home/.ssh/authorized_keys.tpuemu"
+  chown "$user:$group" "$home/.ssh/authorized_keys.tpuemu"
+  chmod 600 "$home/.ssh/authorized_keys.tpuemu"
+  mv -f "$home/.ssh/authorized_keys.tpuemu" "$home/.ssh/authorized_keys"
+  echo "$user" >>"$state.new"
+done
+mv -f "$state.new" "$state"
+exit $status
+)sh";
+
+}  // namespace
+
+WorkerPaths PathsOf(const std::string& workers_dir, const Node& node, int worker) {
+  WorkerPaths p;
+  p.dir = workers_dir + "/" + node.uid + "/" + std::to_string(worker);
+  p.config = p.dir + "/config";
+  p.logs = p.dir + "/logs";
+  p.startup_log = p.logs + "/startup-script.log";
+  return p;
+}
+
+Result<std::vector<sandbox::Bind>> WriteWorkerFiles(const sandbox::Support& support,
+                                                    const WorkerPaths& paths, const Node& node,
+                                                    int worker, const GuestContext& context) {
+  std::error_code ec;
+  fs::create_directories(paths.config, ec);
+  if (!ec) fs::create_directories(paths.logs, ec);
+  if (ec) return Status::Internal("cannot make " + paths.dir + ": " + ec.message());
+
+  Result<std::string> host_key =
+      sandbox::EnsureHostKey(support, paths.config + "/ssh_host_ed25519_key");
+  if (!host_key.ok()) return host_key.status();
+
+  const auto env = WorkerEnvironment(node, worker, context);
+  std::string sshd = "# tpuemu: sshd of worker " + std::to_string(worker) + " of " +
+                     node.key.Name() +
+                     "\n"
+                     "HostKey " +
+                     std::string(kInside) +
+                     "/ssh_host_ed25519_key\n"
+                     "PasswordAuthentication no\n"
+                     "KbdInteractiveAuthentication no\n"
+                     "PermitRootLogin prohibit-password\n"
+                     "PubkeyAuthentication yes\n"
+                     "AuthorizedKeysFile .ssh/authorized_keys\n"
+                     "UsePAM no\n"
+                     "StrictModes no\n"
+                     "PrintMotd no\n"
+                     "PrintLastLog no\n"
+                     "LogLevel VERBOSE\n"
+                     "AcceptEnv LANG LC_*\n"
+                     "Subsystem sftp /usr/lib/openssh/sftp-server\n";
+  std::string set_env = "SetEnv";
+  for (const auto& [key, value] : env) set_env += " " + key + "=" + SshdQuoted(value);
+  sshd += set_env + "\n";
+  TPUEMU_RETURN_IF_ERROR(WriteFile(paths.config + "/sshd_config", sshd));
+
+  std::string profile = "# tpuemu: the TPU environment of this worker\n";
+  for (const auto& [key, value] : env) profile += "export " + key + "=" + ShellQuoted(value) + "\n";
+  TPUEMU_RETURN_IF_ERROR(WriteFile(paths.config + "/profile.sh", profile));
+
+  const std::string hostname = WorkerHostname(node, worker);
+  std::string hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+  hosts += WorkerIpAddress(node, worker) + "\tmetadata.google.internal metadata\n";
+  for (int w = 0; w < node.type.workers; ++w) {
+    hosts +=
+        WorkerIpAddress(node, w) + "\t" + WorkerHostname(node, w) +
+        (w == worker ? " " + hostname + "." + node.key.zone + ".c." + node.key.project + ".internal"
+                     : "") +
+        "\n";
+  }
+  TPUEMU_RETURN_IF_ERROR(WriteFile(paths.config + "/hosts", hosts));
+  TPUEMU_RETURN_IF_ERROR(WriteFile(paths.config + "/hostname", hostname + "\n"));
+
+  std::string script;
+  if (const nlohmann::json md = node.fields.value("metadata", nlohmann::json::object());
+      md.is_object() && md.contains("startup-script") && md["startup-script"].is_string()) {
+    script = md["startup-script"].get<std::string>();
+  }
+  TPUEMU_RETURN_IF_ERROR(WriteFile(paths.config + "/startup-script", script, 0755));
+
+  return std::vector<sandbox::Bind>{
+      {paths.config, kInside, true},
+      {paths.config + "/hosts", "/etc/hosts", true},
+      {paths.config + "/hostname", "/etc/hostname", true},
+      {paths.config + "/profile.sh", "/etc/profile.d/tpuemu-tpu.sh", true},
+  };
+}
+
+Result<std::string> HostPublicKey(const WorkerPaths& paths) {
+  std::ifstream in(paths.config + "/ssh_host_ed25519_key.pub");
+  std::string type, blob;
+  if (!(in >> type >> blob)) return Status::NotFound("no host key yet in " + paths.config);
+  return type + " " + blob;
+}
+
+std::vector<std::string> SshdCommand(const sandbox::Support& support) {
+  return {support.sshd, "-i", "-e", "-f", std::string(kInside) + "/sshd_config"};
+}
+
+std::pair<std::vector<std::string>, std::string> AccountAgentCommand(
+    const std::map<std::string, std::vector<std::string>>& accounts) {
+  std::string input;
+  for (const auto& [user, keys] : accounts) {
+    for (const std::string& key : keys) input += user + " " + key + "\n";
+  }
+  return {{"/bin/bash", "-c", kAccountAgent}, input};
+}
+
+std::vector<std::string> StartupScriptCommand(const std::string& script) {
+  const std::string path = std::string(kInside) + "/startup-script";
+  if (script.starts_with("#!")) return {path};
+  return {"/bin/bash", path};
+}
+
+}  // namespace tpuemu::service

@@ -1,0 +1,191 @@
+// WorkerManager: the TPU VM workers you can log into. Every node whose workers are sandboxes
+// (Node::sandbox, decided at create by Decide()) has one sandbox::WorkerBox per worker, and the
+// node's state drives them — never the other way round:
+//   CREATING, STARTING      boot every worker: its files (worker_files.h), its init, SSH on its
+//                           own loopback address, the metadata server there, the users of its
+//                           ssh-keys, then the startup script; READY waits until every worker
+//                           answers SSH (Ready(), NodeManager's ready gate) or the boot timed out
+//   STOPPING, DELETING      SIGTERM to every process, SIGKILL after the grace; files kept
+//   deleted                 the files wiped
+//   PREEMPTED               as STOPPING (the metadata says preempted=TRUE from the change on)
+//   maintenance started     as STOPPING (maintenance-event is TERMINATE_ON_HOST_MAINTENANCE from
+//                           the change on); ended: booted again
+// Users follow the node's and the project's ssh-keys within a sync period (250 ms) of a change.
+// Every boot, stop, kill, login failure, startup-script exit and malformed key is an event.
+//
+// Threads: observers (OnNodeStateChanged, OnMaintenance) only queue work; a node's work runs in
+// order on a small pool of threads (a boot or stop never waits behind another node's); a sync
+// thread checks users, dead workers and boot timeouts; the sandbox::Reactor thread accepts SSH
+// connections and reads output. State is guarded by mu_; each node's queue by its own mutex.
+//
+// Ownership: borrows the NodeManager and ProjectMetadata (they must outlive it); owns every
+// WorkerBox. Stop() (also the destructor) kills every worker and keeps their files.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "db/event_repository.h"
+#include "sandbox/reactor.h"
+#include "sandbox/support.h"
+#include "sandbox/worker_box.h"
+#include "service/nodes/node.h"
+#include "service/nodes/node_manager.h"
+#include "service/projects/project_metadata.h"
+#include "service/workers/guest_metadata.h"
+
+namespace tpuemu::service {
+
+struct WorkerOptions {
+  bool enabled = false;         // run sandboxes; false: nodes say `reason` (Decide)
+  std::string disabled_reason;  // one line, when !enabled ("" = not considered at all)
+  sandbox::Support support;     // sandbox::Probe's, when enabled
+  std::string dir;              // <dir>/<node uid>/<worker>: each worker's files
+  uint16_t ssh_port = 22;       // every worker's SSH port, on its own address
+  int network = 1;              // workers' addresses: 127.<network>.0.0/16 (ClaimWorkerNetwork)
+  int64_t memory_limit_bytes = int64_t{4} << 30;  // per worker (cgroup); 0 = none
+  int64_t pids_limit = 4096;                      // per worker (cgroup); 0 = none
+  int64_t stop_grace_ms = 10000;    // SIGTERM -> SIGKILL: stop, preemption, maintenance
+  int64_t boot_timeout_ms = 60000;  // a node's boot, all workers together
+  int max_workers_per_node = 32;    // larger nodes are not sandboxed (they say why); at most 62
+  int max_workers = 1024;           // sandboxed workers of all live nodes together
+  int64_t startup_log_max_bytes = 1 << 20;  // the startup script's output kept per boot
+  int threads = 4;                          // boot/stop threads
+};
+
+// What the composition root wires: the metadata server (api/) on a worker's address, and the
+// events feed.
+struct WorkerHooks {
+  // Serve worker `worker` of node `node_name`'s metadata server on ip:80.
+  std::function<Status(const std::string& ip, const std::string& node_name, int worker)>
+      listen_metadata;
+  std::function<void(const std::string& ip)> unlisten_metadata;
+  std::function<void(db::EventRow event)> record_event;
+};
+
+class WorkerManager {
+ public:
+  WorkerManager(NodeManager& nodes, ProjectMetadata& projects, WorkerOptions options,
+                WorkerHooks hooks);
+  ~WorkerManager();  // Stop()
+  WorkerManager(const WorkerManager&) = delete;
+  WorkerManager& operator=(const WorkerManager&) = delete;
+
+  const WorkerOptions& options() const { return options_; }
+  // tpuemud's API as the workers reach it (known once the server listens; before any boot).
+  void SetApiEndpoint(std::string endpoint);
+
+  // NodeManager's sandbox policy: whether a node being created gets sandboxes, and why not.
+  Node::Sandbox Decide(const Node& node);
+  // NodeManager's ready gate: false while node `node_name`'s workers boot (within the timeout).
+  bool Ready(const std::string& node_name);
+  // NodeManager's observer (queues work, never blocks).
+  void OnNodeStateChanged(const Node& node, NodeState previous);
+  // A maintenance event started or ended on node `node_name` (the fault listener).
+  void OnMaintenance(const std::string& node_name, bool started);
+  // After NodeManager::Recover: boots the workers of every sandboxed node that should run.
+  Status Recover();
+  // Kills every worker and wipes every worker's files (POST /_emulator/reset).
+  void Reset();
+  // Kills every worker, keeps the files; stops the threads. Idempotent.
+  void Stop();
+
+  // GET …/nodes/N/workers: {"workers": [{workerId, hostname, ipAddress, sshPort, state, error,
+  // startupScript: {state, exitCode}, sshCommand, memoryBytes, processes}]}; a node without
+  // sandboxes lists its workers with state "NOT_SANDBOXED" and the reason.
+  nlohmann::json Describe(const Node& node);
+  // The startup script's output of the worker's last boot, from byte `offset`.
+  Result<std::string> StartupScriptOutput(const Node& node, int worker, int64_t offset) const;
+  // The worker's SSH host public key (guest attribute hostkeys/ssh-ed25519); NOT_FOUND when the
+  // node has no sandboxes or the worker never booted.
+  Result<std::string> HostKey(const Node& node, int worker) const;
+  // The metadata tree worker `worker` of `node_name` sees now (guest_metadata.h).
+  Result<nlohmann::json> GuestTree(const std::string& node_name, int worker) const;
+
+  // Sandboxed workers running now (benchmarks, /metrics).
+  int RunningWorkers() const;
+
+ private:
+  enum class WorkerState { kOff, kBooting, kRunning, kFailed };
+  struct Worker {
+    int index = 0;
+    std::string ip;
+    WorkerState state = WorkerState::kOff;
+    std::string error;
+    std::shared_ptr<sandbox::WorkerBox> box;
+    int ssh_listener = 0;
+    bool metadata_listening = false;
+    std::string applied_accounts;        // the account agent's last successful input
+    std::string startup_state = "NONE";  // NONE, RUNNING, EXITED
+    int startup_exit_code = 0;
+    int64_t startup_log_bytes = 0;
+  };
+  struct NodeWorkers {
+    std::string name;
+    Node node;  // as last seen
+    bool want_running = false;
+    bool booting = false;
+    int64_t boot_deadline_ms = 0;
+    std::vector<Worker> workers;
+    // The node's work, in order (guarded by queue_mu).
+    std::mutex queue_mu;
+    std::deque<std::function<void()>> queue;
+    bool draining = false;
+  };
+
+  void Post(const std::shared_ptr<NodeWorkers>& nw, std::function<void()> work);
+  std::shared_ptr<NodeWorkers> Entry(const Node& node);  // made if missing
+  void Boot(const std::shared_ptr<NodeWorkers>& nw);
+  void BootWorker(const std::shared_ptr<NodeWorkers>& nw, const Node& node, int w,
+                  const GuestContext& context);
+  void StopWorkers(const std::shared_ptr<NodeWorkers>& nw, std::chrono::milliseconds grace,
+                   const std::string& why);
+  void Wipe(const std::shared_ptr<NodeWorkers>& nw);
+  void StartStartupScript(const std::shared_ptr<NodeWorkers>& nw, const Node& node, int w);
+  void OnSshConnection(const std::string& node_name, int w, int fd);
+  void OnSshdLog(const std::string& node_name, int w, const std::string& line);
+  Status SyncAccounts(const std::shared_ptr<NodeWorkers>& nw, const Node& node, bool force);
+  void SyncLoop();
+  GuestContext ContextFor(const Node& node) const;
+  void Event(const Node& node, int w, const std::string& state, const std::string& message);
+
+  NodeManager& nodes_;
+  ProjectMetadata& projects_;
+  const WorkerOptions options_;
+  const WorkerHooks hooks_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<NodeWorkers>> nodes_by_name_;  // guarded by mu_
+  std::string api_endpoint_;                                           // guarded by mu_
+  int sandboxed_workers_ = 0;  // workers of live sandboxed nodes (Decide's cap); guarded by mu_
+  bool stopped_ = false;       // guarded by mu_
+
+  // The pool that runs nodes' queues.
+  std::mutex pool_mu_;
+  std::condition_variable pool_cv_;
+  std::deque<std::shared_ptr<NodeWorkers>> ready_queues_;  // guarded by pool_mu_
+  bool pool_stopping_ = false;                             // guarded by pool_mu_
+  std::vector<std::thread> pool_;
+
+  std::unique_ptr<sandbox::Reactor> reactor_;  // null when !enabled
+  std::atomic<bool> sync_stop_{false};
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  std::thread sync_thread_;
+};
+
+}  // namespace tpuemu::service
