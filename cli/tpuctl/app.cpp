@@ -61,6 +61,15 @@ void Context::PrintOne(const json& item, const std::vector<Column>& default_colu
   *out << RenderOne(format, item, default_columns);
 }
 
+std::string Context::ZoneOrDefault(const std::string& flag) {
+  std::string zone = ZoneOrEnv(flag);
+  return zone.empty() ? metadata.Get().zone : zone;
+}
+
+std::string Context::NodeOrDefault(const std::string& flag) {
+  return flag.empty() ? metadata.Get().node : flag;
+}
+
 std::vector<Column> DefaultColumns(const std::string& projection) {
   Result<std::vector<Column>> cols = ParseColumns(projection);
   return cols.ok() ? *cols : std::vector<Column>{};
@@ -108,12 +117,14 @@ int RunTpuctl(int argc, const char* const* argv, std::ostream& out, std::ostream
   CLI::App app{"tpuctl: the gcloud-like client of tpuemud (Cloud TPU API v2 + jobs)", "tpuctl"};
   app.fallthrough();
   app.require_subcommand(1);
-  app.add_option("--endpoint", ctx.endpoint, "tpuemud base URL")
-      ->envname("TPUEMU_ENDPOINT")
-      ->default_str(kDefaultEndpoint);
-  app.add_option("--project", ctx.project, "Project id")
-      ->envname("TPUEMU_PROJECT")
-      ->default_str(kDefaultProject);
+  app.add_option("--endpoint", ctx.endpoint,
+                 "tpuemud base URL (default: inside a TPU VM its tpuemud, else " +
+                     std::string(kDefaultEndpoint) + ")")
+      ->envname("TPUEMU_ENDPOINT");
+  app.add_option("--project", ctx.project,
+                 "Project id (default: inside a TPU VM its project, else " +
+                     std::string(kDefaultProject) + ")")
+      ->envname("TPUEMU_PROJECT");
   app.add_option("--format", ctx.format_text, "json | yaml | table[(COLS)] | value(COLS) | none");
   app.add_option("--filter", ctx.filter_text, "gcloud filter, e.g. labels.env=dev AND state=READY");
   app.add_option("--limit", ctx.limit, "Print at most this many items of a list");
@@ -127,6 +138,7 @@ int RunTpuctl(int argc, const char* const* argv, std::ostream& out, std::ostream
   AddQueuedResourceAndOperationCommands(*tpus, ctx);
   AddCatalogCommands(*tpus, ctx);
   AddCatalogCommands(*tpu_vm, ctx);  // gcloud has them under tpu-vm too
+  AddSshCommands(*tpu_vm, *tpus->get_subcommand("queued-resources"), ctx);
   AddJobsCommands(app, ctx);
 
   try {
@@ -144,7 +156,10 @@ int RunTpuctl(int argc, const char* const* argv, std::ostream& out, std::ostream
     err << "ERROR: (tpuctl) " << e.what() << "\n";
     return kExitUsage;
   }
+  // Neither flag nor env: inside a TPU VM worker its metadata server says (asked only there).
+  if (ctx.endpoint.empty()) ctx.endpoint = ctx.metadata.Get().api_endpoint;
   if (ctx.endpoint.empty()) ctx.endpoint = kDefaultEndpoint;
+  if (ctx.project.empty()) ctx.project = ctx.metadata.Get().project;
   if (ctx.project.empty()) ctx.project = kDefaultProject;
   Result<Endpoint> endpoint = Endpoint::Parse(ctx.endpoint);
   if (!endpoint.ok()) return ctx.UsageError(endpoint.status().message());

@@ -3,8 +3,9 @@
 // `out`/`err` and returns the exit code (cli/tpuctl/api_client.h: 0 ok, 1 job FAILED, 2 usage,
 // 3 API error, 4 tpuemud unreachable, 124 job TIMED_OUT, 130 job CANCELLED). Never throws.
 //
-// Context is what every command shares: the global flags, the API client (created lazily from
-// --endpoint / TPUEMU_ENDPOINT) and the output helpers. Commands register themselves with
+// Context is what every command shares: the global flags, the API client (from --endpoint /
+// TPUEMU_ENDPOINT, or inside a TPU VM worker its metadata server's tpuemu-api-endpoint) and the
+// output helpers. Commands register themselves with
 // Add*Commands and set `action`, which RunTpuctl runs after parsing. One Context per run; not
 // thread-safe.
 #pragma once
@@ -22,6 +23,7 @@
 #include "base/status.h"
 #include "cli/tpuctl/api_client.h"
 #include "cli/tpuctl/filter.h"
+#include "cli/tpuctl/metadata_defaults.h"
 #include "cli/tpuctl/output_format.h"
 
 namespace CLI {
@@ -52,8 +54,14 @@ struct Context {
   OutputFormat format;
   Filter filter;
   std::unique_ptr<ApiClient> api;
+  // Inside a TPU VM worker: its metadata server's project, zone and node (metadata_defaults.h).
+  MetadataLookup metadata;
 
   bool format_given() const { return !format_text.empty(); }
+  // --zone, else TPUEMU_ZONE, else (inside a worker) the worker's zone; "" when none.
+  std::string ZoneOrDefault(const std::string& flag);
+  // --node, else (inside a worker) the worker's node (tpu-env NODE_ID); "" when none.
+  std::string NodeOrDefault(const std::string& flag);
   std::string ProjectPath() const { return "/v2/projects/" + project; }
   std::string ZonePath(const std::string& zone) const {
     return ProjectPath() + "/locations/" + zone;
@@ -74,7 +82,8 @@ struct Context {
 // Columns from a projection list known to be valid (the commands' defaults).
 std::vector<Column> DefaultColumns(const std::string& projection);
 
-// --zone, falling back to TPUEMU_ZONE; "" when neither is set.
+// --zone, falling back to TPUEMU_ZONE; "" when neither is set (Context::ZoneOrDefault goes on to
+// the metadata server).
 std::string ZoneOrEnv(const std::string& flag);
 // "a,b,c" -> {a, b, c} (empty items dropped).
 std::vector<std::string> SplitList(const std::string& text);
@@ -89,6 +98,8 @@ void AddJobsCommands(CLI::App& app, Context& ctx);
 void AddQueuedResourceAndOperationCommands(CLI::App& tpus, Context& ctx);
 // simulate-maintenance-event and perform-maintenance under `compute tpus tpu-vm` (v2alpha1).
 void AddMaintenanceCommands(CLI::App& tpu_vm, Context& ctx);
+// `tpu-vm ssh|scp` under tpu-vm and `queued-resources ssh` under queued-resources.
+void AddSshCommands(CLI::App& tpu_vm, CLI::App& queued_resources, Context& ctx);
 
 int RunTpuctl(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 

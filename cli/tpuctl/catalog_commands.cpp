@@ -32,7 +32,7 @@ void AddKind(CLI::App& parent, Context& ctx, const CatalogKind& kind) {
   list->add_option("--zone", *zone, "Zone (default: TPUEMU_ZONE)");
   list->callback([&ctx, kind, zone] {
     ctx.action = [&ctx, kind, zone] {
-      std::string z = ZoneOrEnv(*zone);
+      std::string z = ctx.ZoneOrDefault(*zone);
       if (z.empty()) return ctx.UsageError("--zone is required (or set TPUEMU_ZONE)");
       Result<json> items = ctx.ListAll(ctx.ZonePath(z) + "/" + kind.collection, kind.collection);
       if (!items.ok()) return ctx.Fail(items.status());
@@ -47,7 +47,7 @@ void AddKind(CLI::App& parent, Context& ctx, const CatalogKind& kind) {
   describe->add_option("--zone", *dzone, "Zone (default: TPUEMU_ZONE)");
   describe->callback([&ctx, kind, id, dzone] {
     ctx.action = [&ctx, kind, id, dzone] {
-      std::string z = ZoneOrEnv(*dzone);
+      std::string z = ctx.ZoneOrDefault(*dzone);
       if (z.empty()) return ctx.UsageError("--zone is required (or set TPUEMU_ZONE)");
       Result<json> item =
           ctx.api->Get(ctx.ZonePath(z) + "/" + kind.collection + "/" + UrlEncode(*id));

@@ -31,12 +31,12 @@ struct JobRef {
 
 Result<std::string> JobName(Context& ctx, const JobRef& ref) {
   if (ref.job.find('/') != std::string::npos) return ref.job;
-  std::string zone = ZoneOrEnv(ref.zone);
-  if (ref.node.empty() || zone.empty()) {
+  std::string zone = ctx.ZoneOrDefault(ref.zone);
+  std::string node = ctx.NodeOrDefault(ref.node);
+  if (node.empty() || zone.empty()) {
     return Status::InvalidArgument("--node and --zone are required (or give the job's full name)");
   }
-  return "projects/" + ctx.project + "/locations/" + zone + "/nodes/" + ref.node + "/jobs/" +
-         ref.job;
+  return "projects/" + ctx.project + "/locations/" + zone + "/nodes/" + node + "/jobs/" + ref.job;
 }
 
 bool IsTerminal(const json& job) {
@@ -240,9 +240,12 @@ Result<json> BuildSpec(const SubmitFlags& f) {
 int Submit(Context& ctx, const SubmitFlags& f) {
   Result<json> body = BuildSpec(f);
   if (!body.ok()) return ctx.UsageError(body.status().message());
-  std::string zone = ZoneOrEnv(f.zone);
+  std::string zone = ctx.ZoneOrDefault(f.zone);
   if (zone.empty()) return ctx.UsageError("--zone is required (or set TPUEMU_ZONE)");
-  std::string path = ctx.ZonePath(zone) + "/nodes/" + UrlEncode(f.node) + "/jobs";
+  // Inside a TPU VM worker the node defaults to the worker's own.
+  std::string node = ctx.NodeOrDefault(f.node);
+  if (node.empty()) return ctx.UsageError("--node is required");
+  std::string path = ctx.ZonePath(zone) + "/nodes/" + UrlEncode(node) + "/jobs";
   if (!f.job_id.empty()) path += "?jobId=" + UrlEncode(f.job_id);
   Result<json> job = ctx.api->Call("POST", path, *body);
   if (!job.ok()) return ctx.Fail(job.status());
@@ -274,7 +277,7 @@ void AddJobsCommands(CLI::App& app, Context& ctx) {
 
   auto f = std::make_shared<SubmitFlags>();
   CLI::App* s = jobs->add_subcommand("submit", "Submit a job to a TPU VM");
-  s->add_option("--node", f->node, "TPU VM id")->required();
+  s->add_option("--node", f->node, "TPU VM id (default: inside a TPU VM, its own)");
   s->add_option("--zone", f->zone, "Zone (default: TPUEMU_ZONE)");
   s->add_option("--workload", f->workload, "matmul | mlp | cnn | transformer");
   s->add_option("--program", f->program, "File with a program (engine IR as JSON)");
@@ -320,7 +323,7 @@ void AddJobsCommands(CLI::App& app, Context& ctx) {
   l->add_option("--state", lf->state, "QUEUED | RUNNING | SUCCEEDED | FAILED | ...");
   l->callback([&ctx, lf] {
     ctx.action = [&ctx, lf] {
-      std::string zone = ZoneOrEnv(lf->zone);
+      std::string zone = ctx.ZoneOrDefault(lf->zone);
       if (zone.empty()) return ctx.UsageError("--zone is required (or set TPUEMU_ZONE)");
       std::string path =
           ctx.ZonePath(zone) + (lf->node.empty() ? "" : "/nodes/" + UrlEncode(lf->node)) + "/jobs";

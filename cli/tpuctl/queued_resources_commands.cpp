@@ -33,7 +33,7 @@ struct Ref {
 
 Result<std::string> Name(Context& ctx, const Ref& ref, const std::string& collection) {
   if (ref.id.find('/') != std::string::npos) return ref.id;
-  std::string zone = ZoneOrEnv(ref.zone);
+  std::string zone = ctx.ZoneOrDefault(ref.zone);
   if (zone.empty()) return Status::InvalidArgument("--zone is required (or set TPUEMU_ZONE)");
   return "projects/" + ctx.project + "/locations/" + zone + "/" + collection + "/" + ref.id;
 }
@@ -200,7 +200,7 @@ int Create(Context& ctx, const CreateFlags& f) {
   if (f.ref.id.find('/') != std::string::npos) {
     return ctx.UsageError("QUEUED_RESOURCE must be an id, not a resource name");
   }
-  std::string zone = ZoneOrEnv(f.ref.zone);
+  std::string zone = ctx.ZoneOrDefault(f.ref.zone);
   if (zone.empty()) return ctx.UsageError("--zone is required (or set TPUEMU_ZONE)");
   Result<json> body = BuildBody(ctx, f, zone);
   if (!body.ok()) return ctx.UsageError(body.status().message());
@@ -253,7 +253,7 @@ void AddQueuedResourceCommands(CLI::App& tpus, Context& ctx) {
   l->add_option("--zone", *list_zone, "Zone, or - for every zone (default: TPUEMU_ZONE)");
   l->callback([&ctx, list_zone] {
     ctx.action = [&ctx, list_zone] {
-      std::string zone = ZoneOrEnv(*list_zone);
+      std::string zone = ctx.ZoneOrDefault(*list_zone);
       if (zone.empty()) return ctx.UsageError("--zone is required (or set TPUEMU_ZONE)");
       Result<json> items = ctx.ListAll(ctx.ZonePath(zone) + "/queuedResources", "queuedResources");
       if (!items.ok()) return ctx.Fail(items.status());
@@ -332,7 +332,7 @@ void AddOperationCommands(CLI::App& tpus, Context& ctx) {
   l->add_option("--zone", *list_zone, "Zone, or - for every zone (default: TPUEMU_ZONE)");
   l->callback([&ctx, list_zone] {
     ctx.action = [&ctx, list_zone] {
-      std::string zone = ZoneOrEnv(*list_zone);
+      std::string zone = ctx.ZoneOrDefault(*list_zone);
       if (zone.empty()) return ctx.UsageError("--zone is required (or set TPUEMU_ZONE)");
       Result<json> items = ctx.ListAll(ctx.ZonePath(zone) + "/operations", "operations");
       if (!items.ok()) return ctx.Fail(items.status());

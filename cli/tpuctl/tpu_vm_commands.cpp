@@ -31,7 +31,7 @@ struct NodeRef {
 // The node's REST name, or a usage error. A full name ("projects/.../nodes/x") is taken as is.
 Result<std::string> NodeName(Context& ctx, const NodeRef& ref) {
   if (ref.tpu.find('/') != std::string::npos) return ref.tpu;
-  std::string zone = ZoneOrEnv(ref.zone);
+  std::string zone = ctx.ZoneOrDefault(ref.zone);
   if (zone.empty()) {
     return Status::InvalidArgument("--zone is required (or set TPUEMU_ZONE)");
   }
@@ -115,7 +115,7 @@ int Create(Context& ctx, const CreateFlags& f) {
   if (f.ref.tpu.find('/') != std::string::npos) {
     return ctx.UsageError("TPU must be an id (e.g. my-tpu), not a resource name");
   }
-  std::string zone = ZoneOrEnv(f.ref.zone);
+  std::string zone = ctx.ZoneOrDefault(f.ref.zone);
   if (zone.empty()) return ctx.UsageError("--zone is required (or set TPUEMU_ZONE)");
   Result<json> op =
       ctx.api->Call("POST", ctx.ZonePath(zone) + "/nodes?nodeId=" + UrlEncode(f.ref.tpu), node);
@@ -251,7 +251,7 @@ void AddTpuVmCommands(CLI::App& tpu_vm, Context& ctx) {
   l->add_option("--page-size", *page_size, "Items per API page");
   l->callback([&ctx, list_zone, page_size] {
     ctx.action = [&ctx, list_zone, page_size] {
-      std::string zone = ZoneOrEnv(*list_zone);
+      std::string zone = ctx.ZoneOrDefault(*list_zone);
       if (zone.empty()) return ctx.UsageError("--zone is required (or set TPUEMU_ZONE)");
       Result<json> nodes = ctx.ListAll(ctx.ZonePath(zone) + "/nodes", "nodes", *page_size);
       if (!nodes.ok()) return ctx.Fail(nodes.status());

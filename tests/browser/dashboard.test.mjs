@@ -201,6 +201,17 @@ test('dashboard in headless chromium', {skip}, async (t) => {
     await page.waitForURL(`**/#/vms/${kZone}/${kVm}`);
     await page.getByRole('heading', {name: 'Worker endpoints'}).waitFor();
     await page.locator('section:has(h2:text("Worker endpoints")) tbody tr td:text("10.")').first().waitFor();
+    // The harness runs tpuemud with --worker-sandboxes off: every worker is a record only.
+    const workers = page.locator('#workers');
+    await workers.getByRole('heading', {name: 'Workers'}).waitFor();
+    await workers.locator('tbody tr[data-worker="0"] .badge:text-is("NOT_SANDBOXED")').waitFor();
+    const rows = await workers.locator('tbody tr[data-worker]').count();
+    assert.equal(rows, 1);  // v4-8: one worker
+    assert.match(await workers.locator('tbody tr[data-worker="0"]').textContent(),
+                 /this node was made without worker sandboxes/);
+    assert.match(await workers.locator('tbody tr[data-worker="0"]').textContent(), /No SSH: not a sandbox/);
+    assert.match(await workers.locator('p.muted').textContent(), /--worker-sandboxes auto/);
+    assert.equal(await workers.locator('details.startup').count(), 0);
     await waitChartPoints('#duty-chart', 1);
     await waitChartPoints('#mxu-chart', 1);
     assert.match(await page.locator('.hbm').textContent(), /of 128 GiB/);

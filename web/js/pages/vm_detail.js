@@ -1,4 +1,5 @@
-// One TPU VM: its facts and worker endpoints, HBM used/total, duty cycle / TensorCore and MXU
+// One TPU VM: its facts and worker endpoints, its workers (SSH commands, startup script output:
+// ./vm_workers.js), HBM used/total, duty cycle / TensorCore and MXU
 // utilization over time (GET .../nodes/{n}/metrics?window=3600s), its jobs, and the node's
 // torch_xla-style metrics report.
 import * as api from '../api.js';
@@ -7,6 +8,7 @@ import {lineChart} from '../charts.js';
 import {badge, durationBetween, emptyRow, errorBox, formatBytes, formatPercent, formatTime, h,
         mount, parseName} from '../dom.js';
 import {nodeActions} from './vms.js';
+import {workersPanel} from './vm_workers.js';
 
 function facts(rows) {
   return h('dl', {class: 'facts'}, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '—')]));
@@ -27,6 +29,7 @@ export default {
     const chartNote = h('p', {class: 'muted small'});
     const jobsBody = h('tbody');
     const report = h('pre', {class: 'report', id: 'node-report', tabindex: 0});
+    const workers = workersPanel(zone, node);
     mount(root, h('p', {class: 'crumbs'}, h('a', {href: '#/vms'}, 'TPU VMs'), ' / ', zone),
           header, notices, errors,
           h('div', {class: 'grid cols-2'},
@@ -37,6 +40,7 @@ export default {
                 h('thead', {}, h('tr', {}, ['Worker', 'IP address', 'Port', 'External IP'].map((t) => h('th', {}, t)))),
                 endpoints),
               h('h3', {}, 'HBM used / total'), hbm)),
+          workers.element,
           h('div', {class: 'grid cols-2'},
             h('section', {class: 'card', 'aria-labelledby': 'duty-title'},
               h('h2', {id: 'duty-title'}, 'Duty cycle and TensorCore utilization'),
@@ -65,7 +69,8 @@ export default {
       n._ = parseName(n.name);
       mount(errors);
       mount(header, h('h1', {}, node, ' ', badge(n.state)), nodeActions(n, notices, refresh));
-      const [hw, metrics, jobs, text] = await Promise.all([
+      const [, hw, metrics, jobs, text] = await Promise.all([
+        workers.refresh(n).catch((e) => console.warn('workers refresh failed', e)).then(() => null),
         data.hardware().catch(() => null),
         data.nodeMetrics(zone, node).catch(() => null),
         api.listAll(api.nodePath(zone, node, '/jobs'), 'jobs').catch(() => []),
@@ -113,6 +118,6 @@ export default {
       report.textContent = text ?? 'The metrics report is not served by this tpuemud.';
     }
     await refresh();
-    return {refresh};
+    return {refresh, dispose: workers.dispose};
   },
 };
