@@ -177,9 +177,16 @@ void OnRemoteChange(App::Graph& g, const db::Change& change) {
     if (w[2] == g.replicas->id()) return;  // this replica's own write
     g.nodes->Forget(w[0]);
     std::optional<service::NodeKey> key = NodeKeyOf(w[0]);
-    if (!key || w[1] == "DELETED") return;
+    if (!key) return;
+    if (w[1] == "DELETED") {
+      g.workers->OnRemoteNodeChange(w[0], nullptr);
+      return;
+    }
     Result<service::Node> node = g.nodes->Get(*key);
-    if (node.ok()) g.jobs->OnRemoteNodeChange(*node);
+    if (node.ok()) {
+      g.jobs->OnRemoteNodeChange(*node);
+      g.workers->OnRemoteNodeChange(w[0], &*node);
+    }
   } else if (change.channel == "tpuemu_settings") {
     if (change.payload == "reset " + g.replicas->id()) return;  // this replica's own reset
     if (change.payload.starts_with("reset ")) {

@@ -209,6 +209,23 @@ void WorkerManager::OnNodeStateChanged(const Node& node, NodeState previous) {
   }
 }
 
+void WorkerManager::OnRemoteNodeChange(const std::string& name, const Node* node) {
+  if (!options_.enabled) return;
+  Node known;
+  {
+    std::lock_guard lock(mu_);
+    auto it = nodes_by_name_.find(name);
+    if (it == nodes_by_name_.end() || stopped_) return;  // its workers run elsewhere, if anywhere
+    known = it->second->node;
+  }
+  if (node == nullptr) {
+    known.state = NodeState::kUnspecified;
+    OnNodeStateChanged(known, NodeState::kUnspecified);
+    return;
+  }
+  OnNodeStateChanged(*node, known.state);
+}
+
 void WorkerManager::OnMaintenance(const std::string& node_name, bool started) {
   if (!options_.enabled) return;
   std::shared_ptr<NodeWorkers> nw;

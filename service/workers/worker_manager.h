@@ -95,6 +95,9 @@ class WorkerManager {
   bool Ready(const std::string& node_name);
   // NodeManager's observer (queues work, never blocks).
   void OnNodeStateChanged(const Node& node, NodeState previous);
+  // Another replica changed node `name` (the change feed; `node` null when it was deleted): the
+  // workers this replica runs for it follow, as for a local change.
+  void OnRemoteNodeChange(const std::string& name, const Node* node);
   // A maintenance event started or ended on node `node_name` (the fault listener).
   void OnMaintenance(const std::string& node_name, bool started);
   // After NodeManager::Recover: boots the workers of every sandboxed node that should run.

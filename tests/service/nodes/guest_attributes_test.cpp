@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "service/workers/guest_metadata.h"
+
 namespace tpuemu::service {
 namespace {
 
@@ -29,10 +31,18 @@ TEST(GuestAttributesTest, OneEntryPerWorkerWithHostKeyAndHostname) {
     ASSERT_EQ(items.size(), 2u);
     EXPECT_EQ(items[0]["namespace"], "hostkeys");
     EXPECT_EQ(items[0]["key"], "ssh-ed25519");
-    EXPECT_EQ(items[1]["value"], "t1v-n-12345678-w-" + std::to_string(w));
+    // Google's worker host names, the same as the worker's own (service/workers/).
+    EXPECT_EQ(items[1]["value"], WorkerHostname(node, w));
+    EXPECT_TRUE(items[1]["value"].get<std::string>().ends_with("-w-" + std::to_string(w)));
   }
   // Stable: the same node renders the same keys.
   EXPECT_EQ(*RenderGuestAttributes(node, "", {}), *all);
+  // A sandboxed worker's real host key replaces the made-up one.
+  Result<json> real = RenderGuestAttributes(
+      node, "hostkeys/", {"1"}, [](int w) { return "ssh-ed25519 AAAAreal" + std::to_string(w); });
+  ASSERT_TRUE(real.ok());
+  EXPECT_EQ((*real)["guestAttributes"][0]["queryValue"]["items"][0]["value"],
+            "ssh-ed25519 AAAAreal1");
 }
 
 TEST(GuestAttributesTest, QueryPathAndWorkerIdsSelect) {
