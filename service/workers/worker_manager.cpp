@@ -114,15 +114,20 @@ Node::Sandbox WorkerManager::Decide(const Node& node) {
                std::to_string(options_.max_workers_per_node);
     return s;
   }
-  std::lock_guard lock(mu_);
-  if (sandboxed_workers_ + node.type.workers > options_.max_workers) {
-    s.reason = "worker sandboxes off for this node: " + std::to_string(sandboxed_workers_) +
-               " sandboxed workers run already, and --worker-max " +
+  // The workers of the nodes this manager drives now (a create that fails after this call
+  // holds nothing; creates racing each other may pass the cap by their own workers).
+  int sandboxed = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, nw] : nodes_by_name_) sandboxed += static_cast<int>(nw->workers.size());
+  }
+  if (sandboxed + node.type.workers > options_.max_workers) {
+    s.reason = "worker sandboxes off for this node: " + std::to_string(sandboxed) +
+               " sandboxed workers exist already, and --worker-max " +
                std::to_string(options_.max_workers) + " allows no " +
                std::to_string(node.type.workers) + " more";
     return s;
   }
-  sandboxed_workers_ += node.type.workers;
   s.enabled = true;
   return s;
 }
@@ -559,7 +564,6 @@ void WorkerManager::Wipe(const std::shared_ptr<NodeWorkers>& nw) {
     std::lock_guard lock(mu_);
     node = nw->node;
     nodes_by_name_.erase(nw->name);
-    sandboxed_workers_ = std::max(0, sandboxed_workers_ - static_cast<int>(nw->workers.size()));
   }
   for (size_t w = 0; w < nw->workers.size(); ++w) {
     Status s = sandbox::Wipe(PathsOf(options_.dir, node, static_cast<int>(w)).dir);
@@ -669,10 +673,6 @@ Status WorkerManager::Recover() {
     for (const Node& node : *page) {
       after = std::max(after, node.seq);
       if (!node.sandbox.enabled) continue;
-      {
-        std::lock_guard lock(mu_);
-        sandboxed_workers_ += node.type.workers;
-      }
       const bool run = node.state == NodeState::kReady || node.state == NodeState::kCreating ||
                        node.state == NodeState::kStarting;
       if (run && !node.UnderMaintenance()) OnNodeStateChanged(node, node.state);
@@ -700,8 +700,6 @@ void WorkerManager::Reset() {
     });
     done.get_future().wait();
   }
-  std::lock_guard lock(mu_);
-  sandboxed_workers_ = 0;
 }
 
 void WorkerManager::Stop() {

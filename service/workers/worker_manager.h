@@ -174,7 +174,6 @@ class WorkerManager {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<NodeWorkers>> nodes_by_name_;  // guarded by mu_
   std::string api_endpoint_;                                           // guarded by mu_
-  int sandboxed_workers_ = 0;  // workers of live sandboxed nodes (Decide's cap); guarded by mu_
   bool stopped_ = false;       // guarded by mu_
 
   // The pool that runs nodes' queues.
