@@ -277,5 +277,37 @@ TEST_F(WorkersTest, UsersFollowTheSshKeysMetadataAndBadLinesAreReported) {
   EXPECT_NE(scanned.out.find(published), std::string::npos) << scanned.out << " vs " << published;
 }
 
+TEST_F(WorkersTest, FilesSurviveAKill9OfTpuemudWhoseWorkersDieWithIt) {
+  json node = CreateReady("durable", {{"acceleratorType", "v4-16"},
+                                      {"metadata", {{"ssh-keys", PublicKeyLine("tester")}}}});
+  SKIP_UNLESS_SANDBOXED(node);
+  ASSERT_EQ(Ssh(node, 1, "echo survived > ~/f; nohup sleep 1000 >/dev/null 2>&1 &").exit_code, 0);
+  // [-]: the pattern does not match the shell that runs pgrep.
+  const std::string mine = "pgrep -f -- '[-]-dir " + (dir_ / "data" / "workers").string() + "'";
+  ASSERT_EQ(ChildProcess::Run({"/bin/sh", "-c", mine}, {}).exit_code, 0) << "workers run";
+  daemon_.Kill(SIGKILL);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return ChildProcess::Run({"/bin/sh", "-c", mine}, {}).exit_code == 1;
+      },
+      std::chrono::seconds(10)))
+      << "no process of a worker outlives tpuemud";
+  ASSERT_TRUE(daemon_.Start(
+      TestDaemonArgs({"--data-dir", (dir_ / "data").string()}, {"--worker-sandboxes", "auto"})));
+  client_ = std::make_unique<HttpClient>("127.0.0.1", daemon_.port());
+  json again = Get(Base() + "/nodes/durable");
+  EXPECT_EQ(again["networkEndpoints"], node["networkEndpoints"]);
+  ProcessResult r;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        r = Ssh(again, 1, "cat ~/f");
+        return r.exit_code == 0;
+      },
+      std::chrono::seconds(30)))
+      << r.err;
+  EXPECT_EQ(r.out, "survived\n");
+  EXPECT_EQ(Ssh(again, 0, "cat ~/f 2>/dev/null").out, "");
+}
+
 }  // namespace
 }  // namespace tpuemu::testing
