@@ -240,31 +240,37 @@ Status JobRecords::RecordStep(const std::string& name, const db::JobStepRow& ste
   });
 }
 
+Status JobRecords::MarkTerminal(db::Txn& txn, PendingEvents& events, const std::string& name,
+                                const JobOutcome& outcome, const nlohmann::json& result,
+                                bool any_replica, Job* job,
+                                std::optional<JobState>* previous) const {
+  previous->reset();
+  Result<Job> current = Get(txn, name);
+  if (!current.ok()) return current.status();
+  *job = std::move(current).value();
+  if (IsTerminal(job->state)) return Status::Ok();
+  // Another replica queues or runs it (it adopted the job): that one ends it, not this stale run.
+  const bool elsewhere = job->owner && *job->owner != replica_id_;
+  if (elsewhere && !any_replica) return Status::Ok();
+  const JobState left = job->state;
+  job->state = outcome.state;
+  job->exit_code = outcome.exit_code;
+  job->reason = outcome.reason;
+  job->end_time = NowRfc3339();
+  if (!result.is_null()) job->result_json = result.dump();
+  TPUEMU_RETURN_IF_ERROR(Update(txn, *job, TerminalLine(outcome)));
+  TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(*job, left)));
+  *previous = left;
+  return Status::Ok();
+}
+
 Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& outcome,
                                      const nlohmann::json& result,
                                      std::optional<JobState>* previous, bool any_replica) {
-  previous->reset();
   Job job;
   PendingEvents events(event_sink_);
   Status s = store_.Transaction([&](db::Txn& txn) -> Status {
-    Result<Job> current = Get(txn, name);
-    if (!current.ok()) return current.status();
-    job = std::move(current).value();
-    if (IsTerminal(job.state)) return Status::Ok();
-    // Another replica queues or runs it (it adopted the job): that one ends it, not this stale
-    // run.
-    const bool elsewhere = job.owner && *job.owner != replica_id_;
-    if (elsewhere && !any_replica) return Status::Ok();
-    const JobState left = job.state;
-    job.state = outcome.state;
-    job.exit_code = outcome.exit_code;
-    job.reason = outcome.reason;
-    job.end_time = NowRfc3339();
-    if (!result.is_null()) job.result_json = result.dump();
-    TPUEMU_RETURN_IF_ERROR(Update(txn, job, TerminalLine(outcome)));
-    TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(job, left)));
-    *previous = left;
-    return Status::Ok();
+    return MarkTerminal(txn, events, name, outcome, result, any_replica, &job, previous);
   });
   if (!s.ok()) {
     previous->reset();
@@ -272,6 +278,27 @@ Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& 
   }
   events.Publish();
   return job;
+}
+
+Result<std::vector<EndedJob>> JobRecords::MarkTerminal(
+    const std::vector<std::pair<std::string, JobOutcome>>& ends) {
+  std::vector<EndedJob> ended;
+  PendingEvents events(event_sink_);
+  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+    ended.clear();
+    for (const auto& [name, outcome] : ends) {
+      EndedJob e;
+      Status one = MarkTerminal(txn, events, name, outcome, nlohmann::json(),
+                                /*any_replica=*/false, &e.job, &e.previous);
+      if (one.code() == StatusCode::kNotFound) continue;  // deleted meanwhile: nothing to end
+      TPUEMU_RETURN_IF_ERROR(one);
+      ended.push_back(std::move(e));
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  events.Publish();
+  return ended;
 }
 
 Status JobRecords::Delete(const std::string& name) {

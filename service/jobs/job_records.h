@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,13 @@ enum class ClaimResult {
   kStarted,  // QUEUED -> RUNNING, by this replica
   kBusy,     // the node runs a job, another job comes first, or the node is under maintenance
   kGone,     // no longer this replica's to start: ended, cancelled, or re-owned
+};
+
+// A job a terminal write found: as stored, and the state it left (nullopt when it was terminal
+// already or another replica's).
+struct EndedJob {
+  Job job;
+  std::optional<JobState> previous;
 };
 
 class JobRecords {
@@ -88,9 +96,16 @@ class JobRecords {
   Result<Job> MarkTerminal(const std::string& name, const JobOutcome& outcome,
                            const nlohmann::json& result, std::optional<JobState>* previous,
                            bool any_replica = false);
+  // The same for several jobs (no result), in one transaction: the jobs a stop, delete or
+  // maintenance ends together. Returns each job found, as stored, with the state it left.
+  Result<std::vector<EndedJob>> MarkTerminal(
+      const std::vector<std::pair<std::string, JobOutcome>>& ends);
   Status Delete(const std::string& name);
 
  private:
+  Status MarkTerminal(db::Txn& txn, PendingEvents& events, const std::string& name,
+                      const JobOutcome& outcome, const nlohmann::json& result, bool any_replica,
+                      Job* job, std::optional<JobState>* previous) const;
   Result<Job> Get(db::Txn& txn, const std::string& name) const;
   Status Update(db::Txn& txn, const Job& job, const std::string& line) const;
   // RUNNING -> QUEUED, attempt + 1, no start time, with the line `line_of` makes of the job as
