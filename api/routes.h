@@ -83,7 +83,9 @@ void RegisterHardwareRoutes(Router& router, const service::Catalog& catalog,
 // (the model's fields in the query): the TPU comparison of docs/cost-model.md, as JSON.
 void RegisterCompareRoutes(Router& router);
 
-// Observability (emulator extensions): GET /metrics (Prometheus text 0.0.4), GET
+// Observability (emulator extensions): GET /metrics (Prometheus text 0.0.4; aggregates only for
+// a caller that may not see every project, HttpRequest::sees_every_project), GET
+// /v2/projects/{project}/metrics (that project's per-node series), GET
 // .../nodes/{node}/metricsReport and .../jobs/{job}/metricsReport (torch_xla's report, text/plain),
 // GET .../nodes/{node}/metrics?window=3600s (utilization history), GET
 // /v2/projects/{project}/events?since=&timeout=&pageSize= (long-poll up to 60s). `scheduler`
