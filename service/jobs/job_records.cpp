@@ -1,5 +1,6 @@
 #include "service/jobs/job_records.h"
 
+#include <map>
 #include <utility>
 
 #include "service/common/clock.h"
@@ -192,19 +193,34 @@ Result<std::vector<Job>> JobRecords::Adopt(bool include_own, std::vector<JobStat
   Status s = store_.Transaction([&](db::Txn& txn) -> Status {
     adopted.clear();
     previous->clear();
-    Result<std::vector<db::JobRow>> rows = jobs_.AdoptOrphans(txn, replica_id_, include_own);
+    std::map<std::string, std::string> dead_owner;  // job -> the replica it is taken from
+    Result<std::vector<db::JobRow>> rows =
+        jobs_.AdoptOrphans(txn, replica_id_, include_own, &dead_owner);
     if (!rows.ok()) return rows.status();
     for (db::JobRow& row : *rows) {
       Result<Job> job = JobFromRow(std::move(row));
       if (!job.ok()) return job.status();
       previous->push_back(job->state);
-      if (job->state == JobState::kRunning) {
+      // A job this replica left itself (include_own: its restart), or one taken from another.
+      const auto taken = dead_owner.find(job->name);
+      const bool running = job->state == JobState::kRunning;
+      if (running) {
         job->state = JobState::kQueued;
         job->attempt += 1;
         job->start_time.reset();
-        TPUEMU_RETURN_IF_ERROR(Update(txn, *job, RequeuedLine(job->attempt)));
-        TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(*job, JobState::kRunning)));
       }
+      if (taken != dead_owner.end()) {
+        // Its log names the adoption and the replica it came from, not a restart.
+        const std::string line = AdoptedLine(taken->second, running, job->attempt);
+        if (running) {
+          TPUEMU_RETURN_IF_ERROR(Update(txn, *job, line));
+        } else {
+          TPUEMU_RETURN_IF_ERROR(jobs_.AppendLog(txn, job->name, line));
+        }
+      } else if (running) {
+        TPUEMU_RETURN_IF_ERROR(Update(txn, *job, RequeuedLine(job->attempt)));
+      }
+      if (running) TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(*job, JobState::kRunning)));
       adopted.push_back(std::move(job).value());
     }
     return Status::Ok();

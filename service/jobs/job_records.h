@@ -82,7 +82,9 @@ class JobRecords {
   // as stored with *result.
   Result<Job> Claim(const std::string& name, ClaimResult* result);
   // Makes this replica the owner of the QUEUED and RUNNING jobs no live replica owns (and of its
-  // own, with `include_own`); the RUNNING ones go back to QUEUED (attempt + 1, Requeue's line).
+  // own, with `include_own`); the RUNNING ones go back to QUEUED (attempt + 1). Its log says why:
+  // RequeuedLine for this replica's own RUNNING job (a restart), AdoptedLine naming the replica it
+  // came from for another's (queued or running).
   // Returns them, every one QUEUED, by seq.
   Result<std::vector<Job>> Adopt(bool include_own, std::vector<JobState>* previous);
   // The program row, the profile as the job's result so far, and the compile line.
