@@ -24,6 +24,11 @@
 
 namespace tpuemu::api {
 
+// Wraps a client write's handler (nodes, queued resources): while the store is behind
+// (NodeManager::WriteBacklog), it answers 429 RESOURCE_EXHAUSTED with google.rpc.RetryInfo
+// instead of adding to the backlog the node transitions wait behind.
+Handler AdmittedWrite(const service::NodeManager& nodes, Handler handler);
+
 // nodes.* under /v2 and /v2alpha1: list, get, create, delete, patch, start, stop,
 // getGuestAttributes; v2alpha1 also simulateMaintenanceEvent and performMaintenance. Mutations
 // wait for their group commit, so they run on `writers`, never on an IO thread; reads answer
