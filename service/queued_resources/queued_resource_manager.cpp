@@ -46,10 +46,11 @@ Status Remember(db::Txn& txn, const db::RequestIdRepository& ids, const QrKey& k
 }  // namespace
 
 QueuedResourceManager::QueuedResourceManager(db::Store& store, NodeManager& nodes,
-                                             ReservationBook& reservations, const Catalog& catalog,
-                                             QueuedResourceOptions options)
+                                             Scheduler& scheduler, ReservationBook& reservations,
+                                             const Catalog& catalog, QueuedResourceOptions options)
     : store_(store),
       nodes_(nodes),
+      scheduler_(scheduler),
       reservations_(reservations),
       catalog_(catalog),
       options_(options),
@@ -268,7 +269,7 @@ void QueuedResourceManager::OnCapacityChanged(const std::string& zone) {
     std::lock_guard lock(mu_);
     if (!queued_.insert("zone:" + zone).second) return;
   }
-  reconciles_.At(0, [this, zone] {
+  scheduler_.At(0, [this, zone] {
     {
       std::lock_guard lock(mu_);
       queued_.erase("zone:" + zone);
@@ -283,7 +284,6 @@ void QueuedResourceManager::OnCapacityChanged(const std::string& zone) {
 }
 
 void QueuedResourceManager::Clear() {
-  reconciles_.Clear();
   std::lock_guard lock(mu_);
   queued_.clear();
 }
