@@ -22,11 +22,6 @@ inline std::vector<std::string> TestDaemonArgs(std::vector<std::string> store,
       "0"};
   args.insert(args.end(), store.begin(), store.end());
   args.insert(args.end(), extra.begin(), extra.end());
-  // Worker sandboxes (service/workers/) only where a test asks for them: they need root and
-  // cost a process per worker.
-  if (std::find(args.begin(), args.end(), "--worker-sandboxes") == args.end()) {
-    args.insert(args.end(), {"--worker-sandboxes", "off"});
-  }
   return args;
 }
 
@@ -35,7 +30,12 @@ class DaemonProcess {
   ~DaemonProcess() { Kill(SIGKILL); }
 
   // false when the binary could not start or never printed its ready line.
-  bool Start(const std::vector<std::string>& args) {
+  // Worker sandboxes (service/workers/) run only where `args` ask for them
+  // (`--worker-sandboxes auto`): they need root and cost processes per worker.
+  bool Start(std::vector<std::string> args) {
+    if (std::find(args.begin(), args.end(), "--worker-sandboxes") == args.end()) {
+      args.insert(args.end(), {"--worker-sandboxes", "off"});
+    }
     int out[2];
     if (pipe(out) != 0) return false;
     pid_ = fork();
