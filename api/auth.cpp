@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -173,6 +174,15 @@ Result<AuthPolicy> AuthPolicy::Load(const std::filesystem::path& file) {
 
 namespace {
 
+// The token of an `Authorization: Bearer <token>` header value; nullopt when it is malformed.
+std::optional<std::string> BearerToken(std::string_view value) {
+  if (value.size() < 7 || Lower(value.substr(0, 7)) != "bearer ") return std::nullopt;
+  value.remove_prefix(7);
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  return std::string(value);
+}
+
 // The hardware catalog (/_emulator/hardware) and the TPU comparison computed from it
 // (GET /_emulator/compare) belong to no project and tell nothing about anyone's resources, like
 // acceleratorTypes: any valid token may read them.
@@ -183,6 +193,14 @@ bool IsSharedCatalogRead(const HttpRequest& request, const ApiPath& path) {
 }
 
 }  // namespace
+
+bool AuthPolicy::GrantsEveryProject(const HttpRequest& request) const {
+  std::optional<std::string> header = request.Header("authorization");
+  std::optional<std::string> token = header ? BearerToken(*header) : std::nullopt;
+  if (!token) return false;
+  auto found = tokens_.find(*token);
+  return found != tokens_.end() && found->second.projects.count("*") > 0;
+}
 
 bool AuthPolicy::IsProtected(const HttpRequest& request) {
   ApiPath path = SplitPath(request);
@@ -195,14 +213,9 @@ Status AuthPolicy::Check(const HttpRequest& request) const {
 
   std::optional<std::string> header = request.Header("authorization");
   if (!header) return Status::Unauthenticated(kMissing);
-  std::string_view value = *header;
-  if (value.size() < 7 || Lower(value.substr(0, 7)) != "bearer ") {
-    return Status::Unauthenticated(kMissing);
-  }
-  value.remove_prefix(7);
-  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-  auto found = tokens_.find(std::string(value));
+  std::optional<std::string> token = BearerToken(*header);
+  if (!token) return Status::Unauthenticated(kMissing);
+  auto found = tokens_.find(*token);
   if (found == tokens_.end()) return Status::Unauthenticated(kInvalid);
   const AuthGrant& grant = found->second;
   const bool all_projects = grant.projects.count("*") > 0;
@@ -238,6 +251,11 @@ AsyncHandlerFn RequireAuth(const AuthPolicy& policy, AsyncHandlerFn inner) {
   return [&policy, inner = std::move(inner)](const HttpRequest& request, Responder respond) {
     Status s = policy.Check(request);
     if (!s.ok()) return respond(AuthErrorResponse(s));
+    if (!AuthPolicy::IsProtected(request) && !policy.GrantsEveryProject(request)) {
+      HttpRequest narrowed = request;
+      narrowed.sees_every_project = false;
+      return inner(narrowed, std::move(respond));
+    }
     inner(request, std::move(respond));
   };
 }

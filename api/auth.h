@@ -9,7 +9,11 @@
 // Which requests need a token: every path whose first segment is an API version ("v1", "v2",
 // "v2alpha1", ...) or starts with '_' ("/_emulator/reset"), compared after percent-decoding and
 // case-insensitively, so an encoded or upper-case spelling cannot slip past. Everything else
-// (/healthz, /readyz, /metrics, the dashboard's static files) stays open.
+// (/healthz, /readyz, /metrics, the dashboard's static files) stays open, but an open request
+// whose token is not granted every project ("*") — none at all, for instance — reaches the
+// handler with HttpRequest::sees_every_project = false: GET /metrics then shows only its
+// aggregate, project-free series (a project's per-node series are at GET
+// /v2/projects/{p}/metrics, behind the rules below).
 // Rules, in order:
 //   no or malformed `Authorization: Bearer <token>` -> 401 UNAUTHENTICATED (+ WWW-Authenticate)
 //   unknown token                                    -> 401 UNAUTHENTICATED (+ WWW-Authenticate)
@@ -54,6 +58,8 @@ class AuthPolicy {
   static bool IsProtected(const HttpRequest& request);
   // OK, or UNAUTHENTICATED / PERMISSION_DENIED with Google's wording. Open paths are always OK.
   Status Check(const HttpRequest& request) const;
+  // Whether `request` carries a bearer token granted every project ("*"), whatever its role.
+  bool GrantsEveryProject(const HttpRequest& request) const;
 
   std::size_t size() const { return tokens_.size(); }
 
@@ -66,7 +72,7 @@ class AuthPolicy {
 HttpResponse AuthErrorResponse(const Status& status);
 
 // Wraps the server's handler: requests failing policy.Check are answered here; the others go on to
-// `inner` untouched. `policy` is borrowed.
+// `inner` untouched, but for sees_every_project on open paths (above). `policy` is borrowed.
 AsyncHandlerFn RequireAuth(const AuthPolicy& policy, AsyncHandlerFn inner);
 
 }  // namespace tpuemu::api

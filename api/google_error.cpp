@@ -1,5 +1,8 @@
 #include "api/google_error.h"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace tpuemu::api {
 
 int HttpStatusFor(StatusCode code) {
@@ -59,6 +62,20 @@ HttpResponse ErrorResponse(int http_status, const Status& status) {
 
 HttpResponse ErrorResponse(const Status& status) {
   return ErrorResponse(HttpStatusFor(status.code()), status);
+}
+
+HttpResponse RetryLaterResponse(const std::string& message, int64_t retry_delay_ms) {
+  const Status status = Status::ResourceExhausted(message);
+  nlohmann::json body = ErrorBody(429, status);
+  char delay[32];
+  std::snprintf(delay, sizeof delay, "%lld.%03llds", static_cast<long long>(retry_delay_ms / 1000),
+                static_cast<long long>(retry_delay_ms % 1000));
+  body["error"]["details"].push_back(
+      {{"@type", "type.googleapis.com/google.rpc.RetryInfo"}, {"retryDelay", delay}});
+  HttpResponse response = JsonResponse(429, body);
+  response.headers.emplace_back(
+      "Retry-After", std::to_string(std::max<int64_t>(1, (retry_delay_ms + 999) / 1000)));
+  return response;
 }
 
 }  // namespace tpuemu::api

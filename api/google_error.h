@@ -8,6 +8,9 @@
 // that is service/'s business). Mapping: docs/api-fidelity.md §4.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "api/http_types.h"
@@ -28,6 +31,11 @@ HttpResponse ErrorResponse(const Status& status);
 // Same envelope with an HTTP status the canonical mapping cannot express (405, 413, 431): the
 // `status` string still comes from `status.code()` so Google clients classify it sensibly.
 HttpResponse ErrorResponse(int http_status, const Status& status);
+
+// 429 RESOURCE_EXHAUSTED for a write pushed back because the store is behind: the envelope with a
+// google.rpc.RetryInfo detail ({"retryDelay": "0.250s"}, which Google's client libraries honour)
+// and a Retry-After header (whole seconds, at least 1).
+HttpResponse RetryLaterResponse(const std::string& message, int64_t retry_delay_ms);
 
 // Just the JSON body, for callers that embed it (e.g. tests comparing envelopes).
 nlohmann::json ErrorBody(int http_status, const Status& status);

@@ -24,6 +24,10 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;     // names lower-cased; repeats joined by ", "
   std::string body;
   std::string remote_address;  // "127.0.0.1:53122"; empty for requests built in tests
+  // Whether the caller may see every project's resources on an open path (GET /metrics): true
+  // unless auth is on and the request carries no token granted every project ("*"). Set by
+  // RequireAuth (api/auth.h); it only ever narrows what a handler shows.
+  bool sees_every_project = true;
 
   // First value of a query parameter; nullopt when absent.
   std::optional<std::string> Query(std::string_view key) const;

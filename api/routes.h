@@ -26,6 +26,11 @@
 
 namespace tpuemu::api {
 
+// Wraps a client write's handler (nodes, queued resources): while the store is behind
+// (NodeManager::WriteBacklog), it answers 429 RESOURCE_EXHAUSTED with google.rpc.RetryInfo
+// instead of adding to the backlog the node transitions wait behind.
+Handler AdmittedWrite(const service::NodeManager& nodes, Handler handler);
+
 // nodes.* under /v2 and /v2alpha1: list, get, create, delete, patch, start, stop,
 // getGuestAttributes; v2alpha1 also simulateMaintenanceEvent and performMaintenance. Mutations
 // wait for their group commit, so they run on `writers`, never on an IO thread; reads answer
@@ -97,7 +102,9 @@ void RegisterHardwareRoutes(Router& router, const service::Catalog& catalog,
 // (the model's fields in the query): the TPU comparison of docs/cost-model.md, as JSON.
 void RegisterCompareRoutes(Router& router);
 
-// Observability (emulator extensions): GET /metrics (Prometheus text 0.0.4), GET
+// Observability (emulator extensions): GET /metrics (Prometheus text 0.0.4; aggregates only for
+// a caller that may not see every project, HttpRequest::sees_every_project), GET
+// /v2/projects/{project}/metrics (that project's per-node series), GET
 // .../nodes/{node}/metricsReport and .../jobs/{job}/metricsReport (torch_xla's report, text/plain),
 // GET .../nodes/{node}/metrics?window=3600s (utilization history), GET
 // /v2/projects/{project}/events?since=&timeout=&pageSize= (long-poll up to 60s). `scheduler`

@@ -101,6 +101,23 @@ HttpResponse GuestAttributes(service::NodeManager& nodes, const service::WorkerM
   return Reply(service::RenderGuestAttributes(node, query_path, *worker_ids, host_key));
 }
 
+}  // namespace
+
+Handler AdmittedWrite(const service::NodeManager& nodes, Handler handler) {
+  return [&nodes, handler = std::move(handler)](const HttpRequest& req, const PathParams& p) {
+    if (std::optional<int64_t> retry_ms = nodes.WriteBacklog()) {
+      return RetryLaterResponse(
+          "tpuemud's store is behind its write load (writes and due node transitions wait "
+          "longer than --max-write-lag-ms); retry after " +
+              std::to_string(*retry_ms) + " ms",
+          *retry_ms);
+    }
+    return handler(req, p);
+  };
+}
+
+namespace {
+
 void RegisterVersion(Router& router, ApiVersion version, service::NodeManager& nodes,
                      service::MaintenanceManager& maintenance, WorkerThreads& writers,
                      const service::WorkerManager* workers) {
@@ -122,29 +139,34 @@ void RegisterVersion(Router& router, ApiVersion version, service::NodeManager& n
              });
   // Mutations: on the writer threads.
   router.AddAsync("POST", collection,
-                  writers.Offload([&nodes, version](const HttpRequest& req, const PathParams& p) {
-                    return Create(nodes, version, req, p);
-                  }));
+                  writers.Offload(AdmittedWrite(
+                      nodes, [&nodes, version](const HttpRequest& req, const PathParams& p) {
+                        return Create(nodes, version, req, p);
+                      })));
   router.AddAsync("DELETE", node,
-                  writers.Offload([&nodes, version](const HttpRequest& req, const PathParams& p) {
-                    return ReplyOperation(req, nodes.Delete(KeyOf(p)), version);
-                  }));
+                  writers.Offload(AdmittedWrite(
+                      nodes, [&nodes, version](const HttpRequest& req, const PathParams& p) {
+                        return ReplyOperation(req, nodes.Delete(KeyOf(p)), version);
+                      })));
   router.AddAsync("PATCH", node,
-                  writers.Offload([&nodes, version](const HttpRequest& req, const PathParams& p) {
-                    return Patch(nodes, version, req, p);
-                  }));
+                  writers.Offload(AdmittedWrite(
+                      nodes, [&nodes, version](const HttpRequest& req, const PathParams& p) {
+                        return Patch(nodes, version, req, p);
+                      })));
   router.AddAsync("POST", node + ":start",
-                  writers.Offload([&nodes, version](const HttpRequest& req, const PathParams& p) {
-                    Result<json> body = ParseApiBody(req.body);
-                    if (!body.ok()) return ErrorResponse(body.status());
-                    return ReplyOperation(req, nodes.Start(KeyOf(p)), version);
-                  }));
+                  writers.Offload(AdmittedWrite(
+                      nodes, [&nodes, version](const HttpRequest& req, const PathParams& p) {
+                        Result<json> body = ParseApiBody(req.body);
+                        if (!body.ok()) return ErrorResponse(body.status());
+                        return ReplyOperation(req, nodes.Start(KeyOf(p)), version);
+                      })));
   router.AddAsync("POST", node + ":stop",
-                  writers.Offload([&nodes, version](const HttpRequest& req, const PathParams& p) {
-                    Result<json> body = ParseApiBody(req.body);
-                    if (!body.ok()) return ErrorResponse(body.status());
-                    return ReplyOperation(req, nodes.Stop(KeyOf(p)), version);
-                  }));
+                  writers.Offload(AdmittedWrite(
+                      nodes, [&nodes, version](const HttpRequest& req, const PathParams& p) {
+                        Result<json> body = ParseApiBody(req.body);
+                        if (!body.ok()) return ErrorResponse(body.status());
+                        return ReplyOperation(req, nodes.Stop(KeyOf(p)), version);
+                      })));
   if (version != ApiVersion::kV2Alpha1) return;
   router.AddAsync(
       "POST", node + ":simulateMaintenanceEvent",

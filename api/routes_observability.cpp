@@ -85,9 +85,22 @@ void RegisterObservabilityRoutes(Router& router, service::Observability& obs,
                                  service::NodeManager& nodes, service::Scheduler& scheduler) {
   const std::string node = "/v2/projects/{project}/locations/{location}/nodes/{node}";
 
-  router.Add("GET", "/metrics", [&obs](const HttpRequest&, const PathParams&) {
-    return TextResponse(obs.prometheus().Render(), service::kPrometheusContentType);
+  // With auth on, a caller whose token is not granted every project sees no node name here
+  // (api/auth.h); a project's per-node series are under the project, behind the API's rules.
+  router.Add("GET", "/metrics", [&obs](const HttpRequest& req, const PathParams&) {
+    return TextResponse(obs.prometheus().Render({.per_node = req.sees_every_project}),
+                        service::kPrometheusContentType);
   });
+  router.Add("GET", "/v2/projects/{project}/metrics",
+             [&obs](const HttpRequest&, const PathParams& p) {
+               if (p.at("project") == "-") {
+                 return ErrorResponse(Status::InvalidArgument(
+                     "project must name one project; GET /metrics has every project's series"));
+               }
+               return TextResponse(
+                   obs.prometheus().Render({.aggregates = false, .project = p.at("project")}),
+                   service::kPrometheusContentType);
+             });
   router.Add("GET", node + "/metricsReport", [&obs](const HttpRequest&, const PathParams& p) {
     return TextResponse(obs.reports().ForNode({p.at("project"), p.at("location"), p.at("node")}),
                         "text/plain; charset=utf-8");

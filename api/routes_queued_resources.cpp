@@ -86,18 +86,21 @@ void RegisterVersion(Router& router, ApiVersion version, service::QueuedResource
     if (!qr.ok()) return ErrorResponse(qr.status());
     return JsonResponse(200, ForWire(req, version, *qr));
   });
-  router.AddAsync("POST", collection,
-                  writers.Offload([&manager, version](const HttpRequest& req, const PathParams& p) {
-                    return Create(manager, version, req, p);
-                  }));
-  router.AddAsync("DELETE", one,
-                  writers.Offload([&manager, version](const HttpRequest& req, const PathParams& p) {
-                    Result<bool> force = QueryBool(req, "force");
-                    if (!force.ok()) return ErrorResponse(force.status());
-                    return ReplyOperation(
-                        req, manager.Delete(KeyOf(p), *force, req.Query("requestId").value_or("")),
-                        version);
-                  }));
+  router.AddAsync(
+      "POST", collection,
+      writers.Offload(AdmittedWrite(
+          manager.nodes(), [&manager, version](const HttpRequest& req, const PathParams& p) {
+            return Create(manager, version, req, p);
+          })));
+  router.AddAsync(
+      "DELETE", one,
+      writers.Offload(AdmittedWrite(manager.nodes(), [&manager, version](const HttpRequest& req,
+                                                                         const PathParams& p) {
+        Result<bool> force = QueryBool(req, "force");
+        if (!force.ok()) return ErrorResponse(force.status());
+        return ReplyOperation(
+            req, manager.Delete(KeyOf(p), *force, req.Query("requestId").value_or("")), version);
+      })));
   router.AddAsync("POST", one + ":reset",
                   writers.Offload([&manager, version](const HttpRequest& req, const PathParams& p) {
                     Result<json> body = ParseApiBody(req.body);

@@ -274,7 +274,7 @@ Status App::Build() {
   g.reservations =
       std::make_unique<service::ReservationBook>(*g.store, g.nodes->batcher(), catalog);
   g.queued_resources = std::make_unique<service::QueuedResourceManager>(
-      *g.store, *g.nodes, g.scheduler, *g.reservations, catalog, options_.queued_resources);
+      *g.store, *g.nodes, *g.reservations, catalog, options_.queued_resources);
   g.chaos = std::make_unique<service::ChaosRules>(*g.store, options_.faults.seed);
   g.capacity = std::make_unique<service::ZoneCapacity>(
       *g.store, g.nodes->quota(), catalog,
@@ -458,6 +458,7 @@ Status App::Stop(std::chrono::milliseconds drain) {
   if (g.workers) g.workers->Stop();
   if (g.server) g.server->Stop(drain);
   g.scheduler.Stop();
+  if (g.queued_resources) g.queued_resources->Stop();
   if (g.pruner) g.pruner->Stop();  // within its current transaction
   if (g.jobs) g.jobs->Shutdown();  // interrupted jobs go back to QUEUED: re-run on restart
   if (g.obs) g.obs->Stop();        // after everything that notifies it

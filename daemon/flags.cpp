@@ -68,6 +68,13 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_TRANSITION_DELAY_MS")
       ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
       ->capture_default_str();
+  app.add_option(
+         "--max-write-lag-ms", f.max_write_lag_ms,
+         "Node and queued-resource writes get 429 with a RetryInfo while due transitions or "
+         "queued writes wait longer than this (0 = never)")
+      ->envname("TPUEMU_MAX_WRITE_LAG_MS")
+      ->check(CLI::Range(int64_t{0}, int64_t{600000}))
+      ->capture_default_str();
   app.add_option("--zone-capacity-tensorcores", f.zone_capacity_tensorcores,
                  "TensorCores one zone holds; creates past it fail with RESOURCE_EXHAUSTED")
       ->envname("TPUEMU_ZONE_CAPACITY_TENSORCORES")
@@ -276,7 +283,8 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
   o.nodes = {.provisioning_delay_ms = flags.provisioning_delay_ms,
              .transition_delay_ms = flags.transition_delay_ms,
              .zone_capacity_tensorcores = flags.zone_capacity_tensorcores,
-             .project_quota_tensorcores = flags.project_quota_tensorcores};
+             .project_quota_tensorcores = flags.project_quota_tensorcores,
+             .max_write_lag_ms = flags.max_write_lag_ms};
   o.queued_resources = {.accept_delay_ms = flags.transition_delay_ms,
                         .transition_delay_ms = flags.transition_delay_ms};
   o.faults = {.seed = flags.fault_seed,

@@ -23,6 +23,7 @@ struct Flags {
   std::string db_path;  // default: <data_dir>/tpuemu.db
   int64_t provisioning_delay_ms = 1000;
   int64_t transition_delay_ms = 500;
+  int64_t max_write_lag_ms = 50;
   int64_t zone_capacity_tensorcores = 65536;
   int64_t maintenance_duration_ms = 30000;
   std::string replica_id;  // empty: host:port on PostgreSQL, "local" on SQLite

@@ -192,8 +192,27 @@ Result<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64_t
   });
 }
 
-Result<std::vector<JobRow>> JobRepository::AdoptOrphans(Txn& txn, std::string_view owner,
-                                                        bool include_own) const {
+Result<std::vector<JobRow>> JobRepository::AdoptOrphans(
+    Txn& txn, std::string_view owner, bool include_own,
+    std::map<std::string, std::string>* previous_owner) const {
+  if (previous_owner != nullptr) {
+    // The owners before the UPDATE (RETURNING shows only the new one); on PostgreSQL the rows
+    // are locked, so the UPDATE below takes exactly these.
+    Result<Statement*> before = txn.Prepare(
+        std::string("SELECT name, owner FROM jobs WHERE state IN ('QUEUED', 'RUNNING') AND "
+                    "(owner IS NULL OR owner NOT IN (SELECT id FROM replicas)) AND "
+                    "(owner IS NULL OR owner <> ?1)") +
+        (store_.backend() == Backend::kPostgres ? " FOR UPDATE" : ""));
+    if (!before.ok()) return before.status();
+    (*before)->Bind(1, owner);
+    for (;;) {
+      Result<bool> row = (*before)->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      (*previous_owner)[(*before)->ColumnText(0)] =
+          (*before)->IsNull(1) ? std::string() : (*before)->ColumnText(1);
+    }
+  }
   Result<Statement*> stmt = txn.Prepare(
       "UPDATE jobs SET owner = ?1 WHERE state IN ('QUEUED', 'RUNNING') AND (owner IS NULL OR "
       "owner NOT IN (SELECT id FROM replicas)) AND (owner IS NULL OR owner <> ?1) "

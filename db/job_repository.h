@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,9 +90,11 @@ class JobRepository {
   static std::string ListSql(const JobFilter& filter);
   // Makes `owner` the owner of every QUEUED or RUNNING job whose owner is not a live replica
   // (absent from `replicas`, or unset) — and of those `owner` already owns when `include_own` —
-  // and returns them by seq.
-  Result<std::vector<JobRow>> AdoptOrphans(Txn& txn, std::string_view owner,
-                                           bool include_own) const;
+  // and returns them by seq. `previous_owner` (optional) gets, for each job it took from
+  // another owner, that owner's id ("" for a job that had none).
+  Result<std::vector<JobRow>> AdoptOrphans(
+      Txn& txn, std::string_view owner, bool include_own,
+      std::map<std::string, std::string>* previous_owner = nullptr) const;
   // The RUNNING job of node (project, zone, node_id), if any (at most one: schema v8's index).
   Result<std::optional<std::string>> RunningOnNode(Txn& txn, std::string_view project,
                                                    std::string_view zone,

@@ -1,5 +1,7 @@
 #include "service/common/write_batcher.h"
 
+#include <memory>
+
 namespace tpuemu::service {
 namespace {
 
@@ -17,15 +19,35 @@ WriteBatcher::WriteBatcher(db::Store& store, int max_batch)
 WriteBatcher::~WriteBatcher() { Stop(); }
 
 Status WriteBatcher::Run(Body body, std::function<void()> on_commit) {
-  std::future<Status> done;
+  auto done = std::make_shared<std::promise<Status>>();
+  std::future<Status> result = done->get_future();
+  Submit(std::move(body), std::move(on_commit),
+         [done](Status s) { done->set_value(std::move(s)); });
+  return result.get();
+}
+
+void WriteBatcher::Submit(Body body, std::function<void()> on_commit,
+                          std::function<void(Status)> on_done, bool urgent) {
   {
     std::lock_guard lock(mu_);
-    if (stopping_) return Status::Unavailable("tpuemud is shutting down");
-    queue_.push_back({std::move(body), std::move(on_commit), {}});
-    done = queue_.back().done.get_future();
+    if (!stopping_) {
+      (urgent ? urgent_ : queue_)
+          .push_back({std::move(body), std::move(on_commit), std::move(on_done),
+                      std::chrono::steady_clock::now()});
+      cv_.notify_one();
+      return;
+    }
   }
-  cv_.notify_one();
-  return done.get();
+  if (on_done) on_done(Status::Unavailable("tpuemud is shutting down"));
+}
+
+int64_t WriteBatcher::QueueDelayMs(bool urgent) const {
+  std::lock_guard lock(mu_);
+  const std::deque<Item>& q = urgent ? urgent_ : queue_;
+  if (q.empty()) return 0;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               q.front().queued_at)
+      .count();
 }
 
 void WriteBatcher::Stop() {
@@ -40,12 +62,14 @@ void WriteBatcher::Stop() {
 void WriteBatcher::Loop() {
   std::unique_lock lock(mu_);
   while (true) {
-    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping with nothing left
+    cv_.wait(lock, [this] { return stopping_ || !queue_.empty() || !urgent_.empty(); });
+    if (queue_.empty() && urgent_.empty()) return;  // stopping with nothing left
     std::deque<Item> batch;
-    while (!queue_.empty() && static_cast<int>(batch.size()) < max_batch_) {
-      batch.push_back(std::move(queue_.front()));
-      queue_.pop_front();
+    for (std::deque<Item>* q : {&urgent_, &queue_}) {
+      while (!q->empty() && static_cast<int>(batch.size()) < max_batch_) {
+        batch.push_back(std::move(q->front()));
+        q->pop_front();
+      }
     }
     lock.unlock();
     RunBatch(batch);
@@ -85,7 +109,7 @@ void WriteBatcher::RunBatch(std::deque<Item>& batch) {
   }
   if (after_batch_) after_batch_();
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    batch[i].done.set_value(committed.ok() ? results[i] : committed);
+    if (batch[i].on_done) batch[i].on_done(committed.ok() ? results[i] : committed);
   }
 }
 

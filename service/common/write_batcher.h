@@ -7,9 +7,15 @@
 // Bodies run one at a time, in arrival order, on the batcher thread: a body may read, check and
 // write without any other lock (that is how NodeManager keeps read-check-write atomic). A body must
 // not call Run() itself. Thread-safe; Run() blocks the caller until its body is durable or failed.
+// Submit() queues a body without waiting (node transitions that fell due: the scheduler thread
+// hands over every due one at once, so they share a commit instead of taking one each), and an
+// urgent body goes before every queued ordinary one: a due transition never waits behind a
+// backlog of client writes. QueueDelayMs() tells how far behind the batcher is, for admission.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <future>
@@ -39,6 +45,14 @@ class WriteBatcher {
   // the same order as the bodies: observers see state changes in commit order. It must not call
   // Run() (that would wait on itself).
   Status Run(Body body, std::function<void()> on_commit = nullptr);
+  // Queues `body` as Run does and returns at once. `on_done` (may be null) gets the body's Status
+  // on the batcher thread once its batch ended, after `on_commit`; after Stop() it gets
+  // UNAVAILABLE at once on the caller's thread. `urgent`: ahead of every queued ordinary body.
+  void Submit(Body body, std::function<void()> on_commit, std::function<void(Status)> on_done,
+              bool urgent = false);
+  // How long the oldest queued body has waited, in ms (0 when none waits): urgent ones with
+  // `urgent`, else ordinary ones.
+  int64_t QueueDelayMs(bool urgent) const;
   // `before` runs on the batcher thread before each batch's transaction begins and `after` once it
   // ended (committed or not), before its writers are acknowledged; NodeManager brackets its read
   // cache with them. Set them before the first Run().
@@ -53,7 +67,8 @@ class WriteBatcher {
   struct Item {
     Body body;
     std::function<void()> on_commit;
-    std::promise<Status> done;
+    std::function<void(Status)> on_done;
+    std::chrono::steady_clock::time_point queued_at;
   };
   void Loop();
   void RunBatch(std::deque<Item>& batch);
@@ -62,10 +77,11 @@ class WriteBatcher {
   const int max_batch_;
   std::function<void()> before_batch_;  // set before the first Run(); then read by the thread only
   std::function<void()> after_batch_;   // likewise
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Item> queue_;  // guarded by mu_
-  bool stopping_ = false;   // guarded by mu_
+  std::deque<Item> urgent_;  // guarded by mu_; taken before queue_
+  std::deque<Item> queue_;   // guarded by mu_
+  bool stopping_ = false;    // guarded by mu_
   std::thread thread_;
 };
 

@@ -50,9 +50,10 @@ bool JobManager::AdmitLocked(const std::string& node, const std::string& name, i
   memory_waiting_.insert({seq, node});
   if (it != active_.end() && !it->second->wait_logged) {
     it->second->wait_logged = true;
-    std::string line = HostMemoryWaitLine(bytes, budget_.reserved_bytes(), budget_.budget_bytes());
-    SubmitTaskLocked(
-        [this, name, line = std::move(line)] { (void)records_.AppendLine(name, line); });
+    // Written by the path that pumped, once it released mu_ (FlushLines), not by a pool task
+    // that would wait behind running jobs.
+    pending_lines_.push_back(
+        {name, HostMemoryWaitLine(bytes, budget_.reserved_bytes(), budget_.budget_bytes())});
   }
   return false;
 }
@@ -71,16 +72,6 @@ void JobManager::FlushLines() {
     lines.swap(pending_lines_);
   }
   for (const auto& [name, line] : lines) (void)records_.AppendLine(name, line);
-}
-
-void JobManager::SubmitTaskLocked(std::function<void()> fn) {
-  ++running_tasks_;  // keeps Shutdown waiting for the task
-  Status s = pool_.Submit("job-records", [this, fn = std::move(fn)] {
-    fn();
-    std::lock_guard lock(mu_);
-    if (--running_tasks_ == 0) idle_.notify_all();
-  });
-  if (!s.ok()) --running_tasks_;
 }
 
 }  // namespace tpuemu::service

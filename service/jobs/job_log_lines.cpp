@@ -10,6 +10,15 @@ std::string RequeuedLine(int64_t attempt) {
   return "re-queued after a restart of tpuemud (attempt " + std::to_string(attempt) + ")";
 }
 
+std::string AdoptedLine(const std::string& dead_replica, bool was_running, int64_t attempt) {
+  std::string line =
+      dead_replica.empty()
+          ? std::string("adopted by this replica (the job had no live owner)")
+          : "adopted from replica " + dead_replica + ", which is gone (no heartbeat)";
+  if (was_running) return line + ": re-queued (attempt " + std::to_string(attempt) + ")";
+  return line + ": it keeps its place in the queue";
+}
+
 std::string RunningLine(int64_t attempt) {
   return "running (attempt " + std::to_string(attempt) + ")";
 }

@@ -14,6 +14,10 @@ namespace tpuemu::service {
 std::string QueuedLine(const std::string& node_name);
 // "re-queued after a restart of tpuemud (attempt 2)"
 std::string RequeuedLine(int64_t attempt);
+// "adopted from replica r-1, which is gone (no heartbeat): re-queued (attempt 2)" for a job
+// that was RUNNING there, "… : it keeps its place in the queue" for a QUEUED one; `dead_replica`
+// empty: a job that had no owner ("adopted from no live replica").
+std::string AdoptedLine(const std::string& dead_replica, bool was_running, int64_t attempt);
 // "running (attempt 1)"
 std::string RunningLine(int64_t attempt);
 // "waiting for host memory: needs 123 bytes at its peak; 456 of the 789-byte budget reserved by

@@ -1,6 +1,7 @@
 #include "service/jobs/job_manager.h"
 
 #include <cstdio>
+#include <map>
 #include <random>
 #include <utility>
 
@@ -188,53 +189,96 @@ Result<JobPage> JobManager::List(const JobListRequest& req) const {
   return page;
 }
 
-Status JobManager::CancelLocked(const std::string& name, const std::string& reason,
-                                JobState state) {
+void JobManager::CancelLocked(const std::string& name, const std::string& reason, JobState state,
+                              std::vector<PendingEnd>* ended) {
   auto it = active_.find(name);
-  if (it == active_.end()) return Status::Ok();  // terminal or unknown: nothing to do
+  if (it == active_.end()) return;  // terminal or unknown: nothing to do
   it->second->cancel.Request(state, reason);
-  // A queued job is finished here (even while it waits for host memory); a running one by its
-  // task at the next op boundary.
+  // Written terminal by the caller before it replies (FinishEnded), even while a queued job
+  // waits for host memory or a running one is inside a large op: that run stops at its next op
+  // boundary, finds the job ended and writes nothing more.
   for (auto& [node, q] : queues_) {
+    if (q.running == name) {
+      ++running_tasks_;  // Shutdown waits for the write
+      ended->push_back({name, node, Ended(state, reason), /*running=*/true});
+      return;
+    }
     for (auto qi = q.queued.begin(); qi != q.queued.end(); ++qi) {
       if (qi->second != name) continue;
       const bool was_next = qi == q.queued.begin();
       q.queued.erase(qi);
-      // Finish writes the store: outside the lock. Then a job that waited for host memory no
-      // longer holds back its node or the younger waiters.
-      SubmitTaskLocked([this, name, reason, state, was_next, node_name = std::string(node)] {
-        Finish(name, Ended(state, reason), json());
-        {
-          std::lock_guard lock(mu_);
-          if (was_next) PumpLocked(node_name);
-          PumpMemoryWaitersLocked();
-        }
-        FlushLines();
-      });
-      return Status::Ok();
+      ++running_tasks_;
+      ended->push_back({name, node, Ended(state, reason), /*running=*/false, was_next});
+      return;
     }
   }
-  return Status::Ok();
+}
+
+Status JobManager::FinishEnded(const std::vector<PendingEnd>& ended) {
+  if (ended.empty()) return Status::Ok();
+  // One transaction for all of them: a node's stop or delete ends its whole queue at once.
+  std::vector<std::pair<std::string, JobOutcome>> ends;
+  for (const PendingEnd& end : ended) ends.push_back({end.name, end.outcome});
+  Result<std::vector<EndedJob>> stored = records_.MarkTerminal(ends);
+  std::map<std::string, Result<Job>> finals;  // what each queued job's waiters are told
+  if (stored.ok()) {
+    for (const EndedJob& e : *stored) {
+      if (e.previous) NotifyTransition(e.job, e.previous);
+      finals.emplace(e.job.name, e.job);
+    }
+  }
+  for (const PendingEnd& end : ended) {
+    if (!end.running && !finals.count(end.name)) {
+      finals.emplace(end.name, stored.ok() ? records_.Get(end.name) : Result<Job>(stored.status()));
+    }
+  }
+  std::vector<std::pair<std::function<void(Result<Job>)>, Result<Job>>> wake;
+  {
+    std::lock_guard lock(mu_);
+    for (const PendingEnd& end : ended) {
+      // A running job keeps its in-memory half (and its node here) until its run stopped.
+      if (end.running) continue;
+      active_.erase(end.name);
+      auto w = waiters_.find(end.name);
+      if (w == waiters_.end()) continue;
+      for (auto& fn : w->second) wake.push_back({std::move(fn), finals.at(end.name)});
+      waiters_.erase(w);
+    }
+    // A job that waited for host memory no longer holds back its node or the younger waiters.
+    for (const PendingEnd& end : ended) {
+      if (end.was_next) PumpLocked(end.node);
+    }
+    PumpMemoryWaitersLocked();
+  }
+  for (auto& [fn, job] : wake) fn(std::move(job));
+  FlushLines();
+  std::lock_guard lock(mu_);
+  running_tasks_ -= static_cast<int>(ended.size());
+  if (running_tasks_ == 0) idle_.notify_all();
+  return stored.status();
 }
 
 Result<Job> JobManager::Cancel(const std::string& name) {
   Result<Job> job = Get(name);
   if (!job.ok() || IsTerminal(job->state)) return job;
   bool here = false;
+  std::vector<PendingEnd> ended;
   {
     std::lock_guard lock(mu_);
     here = active_.count(name) > 0;
-    if (here) TPUEMU_RETURN_IF_ERROR(CancelLocked(name, "cancelled by the user"));
+    if (here) CancelLocked(name, "cancelled by the user", JobState::kCancelled, &ended);
   }
+  // CANCELLED in the store before the reply; a failed write is the reply's error.
+  TPUEMU_RETURN_IF_ERROR(FinishEnded(ended));
   if (!here) {
     // Another replica queues or runs it: it ends in the store now; that replica's run stops at
     // its next step, or sooner when the change feed tells it (OnRemoteChange).
     std::optional<JobState> previous;
-    Result<Job> ended =
+    Result<Job> ended_elsewhere =
         records_.MarkTerminal(name, Ended(JobState::kCancelled, "cancelled by the user"), json(),
                               &previous, /*any_replica=*/true);
-    if (!ended.ok()) return ended.status();
-    if (previous) NotifyTransition(*ended, previous);
+    if (!ended_elsewhere.ok()) return ended_elsewhere.status();
+    if (previous) NotifyTransition(*ended_elsewhere, previous);
     WakeIfTerminal(name);
   }
   return Get(name);
@@ -333,21 +377,26 @@ void JobManager::OnNodeStateChanged(const Node& node, NodeState) {
 
 void JobManager::EndNodeJobs(const std::string& node_name, JobState state,
                              const std::string& reason, const std::string& no_retry) {
-  std::lock_guard lock(mu_);
-  auto q = queues_.find(node_name);
-  if (q == queues_.end()) return;
-  std::vector<std::string> names;
-  for (const auto& item : q->second.queued) names.push_back(item.second);
-  if (!q->second.running.empty()) names.push_back(q->second.running);
-  for (const std::string& name : names) {
-    auto it = active_.find(name);
-    const bool had_retries = it != active_.end() && it->second->RetriesLeft();
-    (void)CancelLocked(name, had_retries && !no_retry.empty() ? reason + "; " + no_retry : reason,
-                       state);
+  std::vector<PendingEnd> ended;
+  {
+    std::lock_guard lock(mu_);
+    auto q = queues_.find(node_name);
+    if (q == queues_.end()) return;
+    std::vector<std::string> names;
+    for (const auto& item : q->second.queued) names.push_back(item.second);
+    if (!q->second.running.empty()) names.push_back(q->second.running);
+    for (const std::string& name : names) {
+      auto it = active_.find(name);
+      const bool had_retries = it != active_.end() && it->second->RetriesLeft();
+      CancelLocked(name, had_retries && !no_retry.empty() ? reason + "; " + no_retry : reason,
+                   state, &ended);
+    }
   }
+  (void)FinishEnded(ended);  // a failed write leaves them to a restart's recovery
 }
 
 void JobManager::InterruptNodeJobs(const std::string& node_name, const std::string& reason) {
+  std::vector<PendingEnd> ended;
   {
     std::lock_guard lock(mu_);
     held_.insert(node_name);
@@ -361,7 +410,7 @@ void JobManager::InterruptNodeJobs(const std::string& node_name, const std::stri
       auto it = active_.find(name);
       if (it == active_.end()) continue;
       if (!it->second->RetriesLeft()) {
-        (void)CancelLocked(name, reason, JobState::kFailed);
+        CancelLocked(name, reason, JobState::kFailed, &ended);
       } else if (name == running) {
         it->second->cancel.RequestRetry(reason);  // its run re-queues it (Retry)
       } else {
@@ -369,6 +418,7 @@ void JobManager::InterruptNodeJobs(const std::string& node_name, const std::stri
       }
     }
   }
+  (void)FinishEnded(ended);
   FlushLines();
 }
 

@@ -120,7 +120,11 @@ class JobManager {
                      bool* created = nullptr);
   Result<Job> Get(const std::string& name) const;
   Result<JobPage> List(const JobListRequest& request) const;
-  // Idempotent: a terminal job is returned as is.
+  // Writes the job CANCELLED (exit code 130, its event and log line) in this call's own
+  // transaction and returns it as stored, whatever the engine is doing: a queued job leaves its
+  // queue, a running one stops at its next op boundary (its run writes nothing more). A job
+  // another replica queues or runs is ended the same way; that replica stops it through the
+  // change feed. Idempotent: a terminal job is returned as is.
   Result<Job> Cancel(const std::string& name);
   // FAILED_PRECONDITION unless the job is terminal.
   Status Delete(const std::string& name);
@@ -137,8 +141,8 @@ class JobManager {
   // Ends every queued and running job of node `node_name` (its full name) in `state` (CANCELLED
   // or FAILED) with `reason`: the node went away under them for good (preemption, deletion) or
   // was stopped. A job that had retries left gets "; <no_retry>" appended when `no_retry` is not
-  // empty. A running job stops at its kernels' next cancellation
-  // point.
+  // empty. Every one is terminal in the store when this returns; a running one stops at its
+  // kernels' next cancellation point.
   void EndNodeJobs(const std::string& node_name, JobState state, const std::string& reason,
                    const std::string& no_retry = "");
   // Host maintenance started on node `node_name`: it starts no job until ResumeNode. Its running
@@ -202,8 +206,6 @@ class JobManager {
   bool AdmitLocked(const std::string& node, const std::string& name, int64_t seq);
   // Pumps the nodes whose next job waits for host memory, oldest job first.
   void PumpMemoryWaitersLocked();
-  // Runs `fn` on a pool task that Shutdown waits for (store writes kept out of mu_).
-  void SubmitTaskLocked(std::function<void()> fn);
   // Writes the log lines AdmitLocked left in pending_lines_; called without mu_ held by every
   // path that pumps (the writes stay out of mu_, and happen before that path returns).
   void FlushLines();
@@ -230,8 +232,25 @@ class JobManager {
   void WakeIfTerminal(const std::string& name);
   // Writes the terminal state (if the job is not already terminal) and wakes the waiters.
   void Finish(const std::string& name, const JobOutcome& outcome, const nlohmann::json& result);
-  Status CancelLocked(const std::string& name, const std::string& reason,
-                      JobState state = JobState::kCancelled);
+  // A job CancelLocked ended: its terminal write, made by FinishEnded on the caller's thread once
+  // mu_ is released and before the caller returns, so the reply to a cancel, a stop or a delete
+  // (and a kill -9 right after it) finds the job ended in the store.
+  struct PendingEnd {
+    std::string name;
+    std::string node;
+    JobOutcome outcome;
+    bool running = false;   // its run stops at its next op boundary and writes nothing more
+    bool was_next = false;  // a queued job that was its node's next (the node may start another)
+  };
+  // Requests the end of queued or running job `name` in `state` with `reason`, and appends it to
+  // *ended (it counts as a task Shutdown waits for until FinishEnded wrote it). A queued job
+  // leaves its queue here.
+  void CancelLocked(const std::string& name, const std::string& reason, JobState state,
+                    std::vector<PendingEnd>* ended);
+  // Writes the terminal state of each job in `ended` (one transaction each), then lets the nodes
+  // of the queued ones start their next jobs. Called without mu_ held. Returns the store's error
+  // when the write failed.
+  Status FinishEnded(const std::vector<PendingEnd>& ended);
   void NotifyTransition(const Job& job, std::optional<JobState> previous);
 
   NodeManager& nodes_;

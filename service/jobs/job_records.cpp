@@ -1,5 +1,6 @@
 #include "service/jobs/job_records.h"
 
+#include <map>
 #include <utility>
 
 #include "service/common/clock.h"
@@ -192,19 +193,34 @@ Result<std::vector<Job>> JobRecords::Adopt(bool include_own, std::vector<JobStat
   Status s = store_.Transaction([&](db::Txn& txn) -> Status {
     adopted.clear();
     previous->clear();
-    Result<std::vector<db::JobRow>> rows = jobs_.AdoptOrphans(txn, replica_id_, include_own);
+    std::map<std::string, std::string> dead_owner;  // job -> the replica it is taken from
+    Result<std::vector<db::JobRow>> rows =
+        jobs_.AdoptOrphans(txn, replica_id_, include_own, &dead_owner);
     if (!rows.ok()) return rows.status();
     for (db::JobRow& row : *rows) {
       Result<Job> job = JobFromRow(std::move(row));
       if (!job.ok()) return job.status();
       previous->push_back(job->state);
-      if (job->state == JobState::kRunning) {
+      // A job this replica left itself (include_own: its restart), or one taken from another.
+      const auto taken = dead_owner.find(job->name);
+      const bool running = job->state == JobState::kRunning;
+      if (running) {
         job->state = JobState::kQueued;
         job->attempt += 1;
         job->start_time.reset();
-        TPUEMU_RETURN_IF_ERROR(Update(txn, *job, RequeuedLine(job->attempt)));
-        TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(*job, JobState::kRunning)));
       }
+      if (taken != dead_owner.end()) {
+        // Its log names the adoption and the replica it came from, not a restart.
+        const std::string line = AdoptedLine(taken->second, running, job->attempt);
+        if (running) {
+          TPUEMU_RETURN_IF_ERROR(Update(txn, *job, line));
+        } else {
+          TPUEMU_RETURN_IF_ERROR(jobs_.AppendLog(txn, job->name, line));
+        }
+      } else if (running) {
+        TPUEMU_RETURN_IF_ERROR(Update(txn, *job, RequeuedLine(job->attempt)));
+      }
+      if (running) TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(*job, JobState::kRunning)));
       adopted.push_back(std::move(job).value());
     }
     return Status::Ok();
@@ -240,31 +256,37 @@ Status JobRecords::RecordStep(const std::string& name, const db::JobStepRow& ste
   });
 }
 
+Status JobRecords::MarkTerminal(db::Txn& txn, PendingEvents& events, const std::string& name,
+                                const JobOutcome& outcome, const nlohmann::json& result,
+                                bool any_replica, Job* job,
+                                std::optional<JobState>* previous) const {
+  previous->reset();
+  Result<Job> current = Get(txn, name);
+  if (!current.ok()) return current.status();
+  *job = std::move(current).value();
+  if (IsTerminal(job->state)) return Status::Ok();
+  // Another replica queues or runs it (it adopted the job): that one ends it, not this stale run.
+  const bool elsewhere = job->owner && *job->owner != replica_id_;
+  if (elsewhere && !any_replica) return Status::Ok();
+  const JobState left = job->state;
+  job->state = outcome.state;
+  job->exit_code = outcome.exit_code;
+  job->reason = outcome.reason;
+  job->end_time = NowRfc3339();
+  if (!result.is_null()) job->result_json = result.dump();
+  TPUEMU_RETURN_IF_ERROR(Update(txn, *job, TerminalLine(outcome)));
+  TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(*job, left)));
+  *previous = left;
+  return Status::Ok();
+}
+
 Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& outcome,
                                      const nlohmann::json& result,
                                      std::optional<JobState>* previous, bool any_replica) {
-  previous->reset();
   Job job;
   PendingEvents events(event_sink_);
   Status s = store_.Transaction([&](db::Txn& txn) -> Status {
-    Result<Job> current = Get(txn, name);
-    if (!current.ok()) return current.status();
-    job = std::move(current).value();
-    if (IsTerminal(job.state)) return Status::Ok();
-    // Another replica queues or runs it (it adopted the job): that one ends it, not this stale
-    // run.
-    const bool elsewhere = job.owner && *job.owner != replica_id_;
-    if (elsewhere && !any_replica) return Status::Ok();
-    const JobState left = job.state;
-    job.state = outcome.state;
-    job.exit_code = outcome.exit_code;
-    job.reason = outcome.reason;
-    job.end_time = NowRfc3339();
-    if (!result.is_null()) job.result_json = result.dump();
-    TPUEMU_RETURN_IF_ERROR(Update(txn, job, TerminalLine(outcome)));
-    TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(job, left)));
-    *previous = left;
-    return Status::Ok();
+    return MarkTerminal(txn, events, name, outcome, result, any_replica, &job, previous);
   });
   if (!s.ok()) {
     previous->reset();
@@ -272,6 +294,27 @@ Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& 
   }
   events.Publish();
   return job;
+}
+
+Result<std::vector<EndedJob>> JobRecords::MarkTerminal(
+    const std::vector<std::pair<std::string, JobOutcome>>& ends) {
+  std::vector<EndedJob> ended;
+  PendingEvents events(event_sink_);
+  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+    ended.clear();
+    for (const auto& [name, outcome] : ends) {
+      EndedJob e;
+      Status one = MarkTerminal(txn, events, name, outcome, nlohmann::json(),
+                                /*any_replica=*/false, &e.job, &e.previous);
+      if (one.code() == StatusCode::kNotFound) continue;  // deleted meanwhile: nothing to end
+      TPUEMU_RETURN_IF_ERROR(one);
+      ended.push_back(std::move(e));
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  events.Publish();
+  return ended;
 }
 
 Status JobRecords::Delete(const std::string& name) {

@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,13 @@ enum class ClaimResult {
   kStarted,  // QUEUED -> RUNNING, by this replica
   kBusy,     // the node runs a job, another job comes first, or the node is under maintenance
   kGone,     // no longer this replica's to start: ended, cancelled, or re-owned
+};
+
+// A job a terminal write found: as stored, and the state it left (nullopt when it was terminal
+// already or another replica's).
+struct EndedJob {
+  Job job;
+  std::optional<JobState> previous;
 };
 
 class JobRecords {
@@ -74,7 +82,9 @@ class JobRecords {
   // as stored with *result.
   Result<Job> Claim(const std::string& name, ClaimResult* result);
   // Makes this replica the owner of the QUEUED and RUNNING jobs no live replica owns (and of its
-  // own, with `include_own`); the RUNNING ones go back to QUEUED (attempt + 1, Requeue's line).
+  // own, with `include_own`); the RUNNING ones go back to QUEUED (attempt + 1). Its log says why:
+  // RequeuedLine for this replica's own RUNNING job (a restart), AdoptedLine naming the replica it
+  // came from for another's (queued or running).
   // Returns them, every one QUEUED, by seq.
   Result<std::vector<Job>> Adopt(bool include_own, std::vector<JobState>* previous);
   // The program row, the profile as the job's result so far, and the compile line.
@@ -88,9 +98,16 @@ class JobRecords {
   Result<Job> MarkTerminal(const std::string& name, const JobOutcome& outcome,
                            const nlohmann::json& result, std::optional<JobState>* previous,
                            bool any_replica = false);
+  // The same for several jobs (no result), in one transaction: the jobs a stop, delete or
+  // maintenance ends together. Returns each job found, as stored, with the state it left.
+  Result<std::vector<EndedJob>> MarkTerminal(
+      const std::vector<std::pair<std::string, JobOutcome>>& ends);
   Status Delete(const std::string& name);
 
  private:
+  Status MarkTerminal(db::Txn& txn, PendingEvents& events, const std::string& name,
+                      const JobOutcome& outcome, const nlohmann::json& result, bool any_replica,
+                      Job* job, std::optional<JobState>* previous) const;
   Result<Job> Get(db::Txn& txn, const std::string& name) const;
   Status Update(db::Txn& txn, const Job& job, const std::string& line) const;
   // RUNNING -> QUEUED, attempt + 1, no start time, with the line `line_of` makes of the job as

@@ -1,5 +1,8 @@
 #include "service/nodes/node_manager.h"
 
+#include <algorithm>
+#include <memory>
+
 #include "service/common/clock.h"
 #include "service/common/not_found.h"
 #include "service/common/validation.h"
@@ -386,13 +389,22 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
     Schedule(node_name, NowUnixMs() + 100);
     return;
   }
-  Node node;
-  NodeState previous = NodeState::kUnspecified;
-  bool changed = false;
-  bool freed = false;
-  PendingEvents events(event_sink_);
-  Status s = batcher_.Run(
-      [&](db::Txn& txn) -> Status {
+  // Queued without waiting (the scheduler thread hands over every transition that fell due, and
+  // they share a commit), ahead of client writes: a transition keeps its delay under write load.
+  struct Completion {
+    explicit Completion(EventSink* sink) : events(sink) {}
+    Node node;
+    NodeState previous = NodeState::kUnspecified;
+    bool changed = false;
+    bool freed = false;
+    PendingEvents events;
+  };
+  auto c = std::make_shared<Completion>(event_sink_);
+  batcher_.Submit(
+      [this, c, node_name](db::Txn& txn) -> Status {
+        Node& node = c->node;
+        NodeState& previous = c->previous;
+        PendingEvents& events = c->events;
         Result<db::NodeRow> row = nodes_.Get(txn, node_name);
         // Gone or already completed (a reset, or a duplicate schedule after recovery): nothing to
         // do.
@@ -433,20 +445,32 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
         if (!final_state) {
           quota_.AddProject(node.key.project, -node.ProjectTensorCores());
           quota_.AddZone(node.key.zone, -node.ZoneTensorCores());
-          freed = true;
+          c->freed = true;
         }
-        changed = true;
+        c->changed = true;
         return Status::Ok();
       },
-      [&] {
-        events.Publish();
-        if (changed && node.state != previous) Notify(node, previous);
-      });
-  if (!s.ok()) {
-    if (freed) (void)quota_.Reseed();
-    // The store refused (busy, I/O): retry later rather than leave the node stuck mid-transition.
-    Schedule(node_name, NowUnixMs() + 100);
-  }
+      [this, c] {
+        c->events.Publish();
+        if (c->changed && c->node.state != c->previous) Notify(c->node, c->previous);
+      },
+      [this, c, node_name](const Status& s) {
+        if (s.ok()) return;
+        if (c->freed) (void)quota_.Reseed();
+        // The store refused (busy, I/O): retry later rather than leave the node stuck
+        // mid-transition.
+        Schedule(node_name, NowUnixMs() + 100);
+      },
+      /*urgent=*/true);
+}
+
+std::optional<int64_t> NodeManager::WriteBacklog() const {
+  if (options_.max_write_lag_ms <= 0) return std::nullopt;
+  const int64_t lag_ms =
+      std::max(batcher_.QueueDelayMs(/*urgent=*/true), batcher_.QueueDelayMs(/*urgent=*/false));
+  if (lag_ms <= options_.max_write_lag_ms) return std::nullopt;
+  // Long enough for the backlog to drain at the rate it builds up.
+  return std::max<int64_t>(100, 2 * lag_ms);
 }
 
 Result<int64_t> NodeManager::TensorCoresInZone(const std::string& zone) const {

@@ -70,6 +70,10 @@ struct NodeManagerOptions {
   // Other replicas write the same store (PostgreSQL): reads check the cache against the stored
   // row, and the quota counts from the store.
   bool shared_store = false;
+  // Admission (WriteBacklog): a client write is pushed back once the batcher's due transitions or
+  // queued writes have waited longer than this, so transitions keep their delay (within about
+  // 100 ms) instead of falling seconds behind. 0 = never push back.
+  int64_t max_write_lag_ms = 50;
 };
 
 struct NodePage {
@@ -149,6 +153,10 @@ class NodeManager {
   // resource manager runs its bodies here, so their read-check-write is ordered with the
   // nodes').
   WriteBatcher& batcher() { return batcher_; }
+  // Whether a client's write (of a node, a queued resource) should be refused for now: the store
+  // is behind, i.e. a due transition or a queued write waited longer than max_write_lag_ms.
+  // Returns the delay to suggest (ms), or nullopt when the write may go on.
+  std::optional<int64_t> WriteBacklog() const;
   // The TensorCore counts (queued resources hold project quota and check zone capacity).
   TensorCoreQuota& quota() { return quota_; }
 

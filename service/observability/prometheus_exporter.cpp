@@ -1,5 +1,7 @@
 #include "service/observability/prometheus_exporter.h"
 
+#include <string_view>
+
 #include "service/observability/metrics_report_builder.h"
 
 namespace tpuemu::service {
@@ -26,14 +28,20 @@ void PrometheusExporter::OnJobStateChanged(const Job& job, std::optional<JobStat
   }
 }
 
-Result<std::string> PrometheusExporter::Render() const {
+Result<std::string> PrometheusExporter::Render(const RenderScope& scope) const {
+  PrometheusText out;
+  if (scope.aggregates) TPUEMU_RETURN_IF_ERROR(RenderAggregates(out));
+  if (scope.per_node) RenderPerNode(out, scope.project);
+  return out.str();
+}
+
+Status PrometheusExporter::RenderAggregates(PrometheusText& out) const {
   Result<std::map<std::pair<std::string, std::string>, int64_t>> nodes =
       stats_.CountNodesByStateAndType();
   if (!nodes.ok()) return nodes.status();
   Result<std::map<std::string, int64_t>> jobs = stats_.CountJobsByState();
   if (!jobs.ok()) return jobs.status();
 
-  PrometheusText out;
   out.Family("tpuemu_info", "tpuemud build information (always 1).", "gauge");
   out.Sample("tpuemu_info", {{"version", "0.1.0"}}, 1);
   http_.Write(out);
@@ -86,8 +94,17 @@ Result<std::string> PrometheusExporter::Render() const {
   out.Sample("tpuemu_compile_cache_entries", {}, static_cast<double>(cache.entries));
   out.Family("tpuemu_compile_seconds_total", "Host time spent compiling programs.", "counter");
   out.Sample("tpuemu_compile_seconds_total", {}, cache.compile_seconds_total);
+  return Status::Ok();
+}
 
-  const std::vector<NodeUtilization> latest = utilization_.Latest();
+void PrometheusExporter::RenderPerNode(PrometheusText& out, const std::string& project) const {
+  std::vector<NodeUtilization> latest = utilization_.Latest();
+  if (!project.empty()) {
+    const std::string prefix = "projects/" + project + "/";
+    std::erase_if(latest, [&](const NodeUtilization& u) {
+      return !std::string_view(u.sample.node).starts_with(prefix);
+    });
+  }
   struct Gauge {
     const char* name;
     const char* help;
@@ -117,7 +134,6 @@ Result<std::string> PrometheusExporter::Render() const {
                  g.value(u.sample));
     }
   }
-  return out.str();
 }
 
 }  // namespace tpuemu::service

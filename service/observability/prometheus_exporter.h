@@ -13,6 +13,9 @@
 //   per node {node,accelerator_type}, the Cloud Monitoring accelerator/* metrics from the latest
 //   utilization sample: tpuemu_accelerator_duty_cycle_ratio, _tensorcore_utilization_ratio,
 //   _mxu_utilization_ratio, _memory_used_bytes, _memory_total_bytes.
+// Scopes (RenderScope): everything (GET /metrics with auth off or an admin token), the aggregate,
+// project-free families only (GET /metrics for any other caller when auth is on: no node name),
+// or one project's per-node families only (GET /v2/projects/P/metrics, behind the API's auth).
 // Thread-safe: job counters guarded by mu_; everything else is read through thread-safe getters.
 // All borrowed objects must outlive the exporter.
 #pragma once
@@ -34,6 +37,13 @@
 
 namespace tpuemu::service {
 
+// What a scrape may see.
+struct RenderScope {
+  bool aggregates = true;  // the project-free families (info, http, counts, pool, cache)
+  bool per_node = true;    // the per-node accelerator gauges
+  std::string project;     // with per_node: only this project's nodes ("" = every project)
+};
+
 class PrometheusExporter {
  public:
   PrometheusExporter(db::Store& store, const engine::Pool& pool, const engine::CompileCache& cache,
@@ -41,9 +51,12 @@ class PrometheusExporter {
 
   void OnJobStateChanged(const Job& job, std::optional<JobState> previous);
   // The exposition text; UNAVAILABLE/INTERNAL if the store cannot be read.
-  Result<std::string> Render() const;
+  Result<std::string> Render(const RenderScope& scope = {}) const;
 
  private:
+  Status RenderAggregates(PrometheusText& out) const;
+  void RenderPerNode(PrometheusText& out, const std::string& project) const;
+
   const engine::Pool& pool_;
   const engine::CompileCache& cache_;
   const HttpMetrics& http_;

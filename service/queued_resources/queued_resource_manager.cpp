@@ -46,11 +46,10 @@ Status Remember(db::Txn& txn, const db::RequestIdRepository& ids, const QrKey& k
 }  // namespace
 
 QueuedResourceManager::QueuedResourceManager(db::Store& store, NodeManager& nodes,
-                                             Scheduler& scheduler, ReservationBook& reservations,
-                                             const Catalog& catalog, QueuedResourceOptions options)
+                                             ReservationBook& reservations, const Catalog& catalog,
+                                             QueuedResourceOptions options)
     : store_(store),
       nodes_(nodes),
-      scheduler_(scheduler),
       reservations_(reservations),
       catalog_(catalog),
       options_(options),
@@ -269,7 +268,7 @@ void QueuedResourceManager::OnCapacityChanged(const std::string& zone) {
     std::lock_guard lock(mu_);
     if (!queued_.insert("zone:" + zone).second) return;
   }
-  scheduler_.At(0, [this, zone] {
+  reconciles_.At(0, [this, zone] {
     {
       std::lock_guard lock(mu_);
       queued_.erase("zone:" + zone);
@@ -284,6 +283,7 @@ void QueuedResourceManager::OnCapacityChanged(const std::string& zone) {
 }
 
 void QueuedResourceManager::Clear() {
+  reconciles_.Clear();
   std::lock_guard lock(mu_);
   queued_.clear();
 }

@@ -8,13 +8,14 @@
 // transaction and returns the Operation. The reconciler is level-triggered: Reconcile(name)
 // loads the queued resource and its nodes, decides the next state from what it finds, writes it
 // in one transaction, and only then acts on nodes (creates or deletes them through NodeManager's
-// public calls, which are idempotent by name). It runs on the scheduler thread when a timer is
-// due (acceptance, validAfter, validUntil), when a node of the queued resource changes state
-// (OnNodeStateChanged), and, for the queued ones of a zone in creation order, when capacity
-// frees up there (a node deleted or preempted, a queued resource releasing its capacity,
-// OnCapacityChanged). Since everything is persisted before it is acted on, Recover() after a
-// restart (kill -9 in the middle of provisioning included) simply reconciles every queued
-// resource again.
+// public calls, which are idempotent by name). It runs on the manager's own scheduler thread
+// (each reconcile waits for its write batch, which must not hold up node transitions on the
+// daemon's shared scheduler) when a timer is due (acceptance, validAfter, validUntil), when a node
+// of the queued resource changes state (OnNodeStateChanged), and, for the queued ones of a zone in
+// creation order, when capacity frees up there (a node deleted or preempted, a queued resource
+// releasing its capacity, OnCapacityChanged). Since everything is persisted before it is acted on,
+// Recover() after a restart (kill -9 in the middle of provisioning included) simply reconciles
+// every queued resource again.
 //
 // Capacity: a queued resource takes the capacity of all its nodes at once when it goes
 // PROVISIONING (from its reservation, else from its zone; TensorCoreQuota and ReservationBook),
@@ -22,10 +23,10 @@
 // capacity; it gives the capacity back once its nodes are gone. It holds the project quota from
 // its create until it is deleted.
 //
-// Ownership and threads: the store, node manager, scheduler, reservation book and catalog are
-// borrowed and must outlive the manager; the scheduler must be stopped before the manager is
-// destroyed. Writes run on the node manager's WriteBatcher (so they are ordered with node and
-// Operation writes); observers_ and queued_ are guarded by mu_. Public calls are thread-safe.
+// Ownership and threads: the store, node manager, reservation book and catalog are borrowed and
+// must outlive the manager; Stop() (or the destructor) ends its reconciles. Writes run on the node
+// manager's WriteBatcher (so they are ordered with node and Operation writes); observers_ and
+// queued_ are guarded by mu_. Public calls are thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -65,14 +66,16 @@ struct QueuedResourcePage {
 
 class QueuedResourceManager {
  public:
-  QueuedResourceManager(db::Store& store, NodeManager& nodes, Scheduler& scheduler,
-                        ReservationBook& reservations, const Catalog& catalog,
-                        QueuedResourceOptions options);
+  QueuedResourceManager(db::Store& store, NodeManager& nodes, ReservationBook& reservations,
+                        const Catalog& catalog, QueuedResourceOptions options);
   QueuedResourceManager(const QueuedResourceManager&) = delete;
   QueuedResourceManager& operator=(const QueuedResourceManager&) = delete;
 
   // Reconciles every stored queued resource (after a restart).
   Status Recover();
+  // Stops reconciling (waits for a running reconcile, drops the scheduled ones). App::Stop calls
+  // it before the store closes; the destructor does too.
+  void Stop() { reconciles_.Stop(); }
 
   // Errors: INVALID_ARGUMENT naming the field (ids, nodeSpec, tier, queueingPolicy,
   // reservationName, the node itself as nodes.create checks it), NOT_FOUND for an unknown zone,
@@ -96,7 +99,7 @@ class QueuedResourceManager {
   // Reconciles the queued ones of `zone` ("-" = every zone), oldest first: call it when the
   // zone's capacity grew or a reservation was added.
   void OnCapacityChanged(const std::string& zone);
-  // Forgets what is scheduled in memory (POST /_emulator/reset; the scheduler was cleared).
+  // Forgets what is scheduled in memory (POST /_emulator/reset).
   void Clear();
 
   // Called after each committed state change, on the write batcher's thread, in commit order;
@@ -104,6 +107,9 @@ class QueuedResourceManager {
   // not call back into the manager.
   using StateObserver = std::function<void(const QueuedResource& qr, QrState previous)>;
   void AddStateObserver(StateObserver observer);
+
+  // The node manager its nodes and writes go through (borrowed).
+  const NodeManager& nodes() const { return nodes_; }
 
  private:
   struct Step;
@@ -119,7 +125,6 @@ class QueuedResourceManager {
 
   db::Store& store_;
   NodeManager& nodes_;
-  Scheduler& scheduler_;
   ReservationBook& reservations_;
   const Catalog& catalog_;
   const QueuedResourceOptions options_;
@@ -130,6 +135,8 @@ class QueuedResourceManager {
   std::mutex mu_;
   std::vector<StateObserver> observers_;  // guarded by mu_
   std::set<std::string> queued_;          // reconciles already scheduled for now; guarded by mu_
+  // Reconciles run here, on a thread of their own. Declared last: stopped first.
+  Scheduler reconciles_;
 };
 
 }  // namespace tpuemu::service

@@ -47,7 +47,7 @@ void QueuedResourceManager::ScheduleReconcile(const std::string& name, int64_t a
     // One pending "now" reconcile per queued resource is enough: it reads everything afresh.
     if (!queued_.insert(name).second) return;
   }
-  scheduler_.At(at_ms, [this, name, now] {
+  reconciles_.At(at_ms, [this, name, now] {
     if (now) {
       std::lock_guard lock(mu_);
       queued_.erase(name);

@@ -150,6 +150,9 @@ class AuthRouterTest : public ::testing::Test {
                 [](const HttpRequest&, const PathParams& p) {
                   return JsonResponse(200, json{{"project", p.at("project")}});
                 });
+    router_.Add("GET", "/metrics", [](const HttpRequest& r, const PathParams&) {
+      return JsonResponse(200, json{{"all", r.sees_every_project}});
+    });
     router_.Add("POST", "/_emulator/reset",
                 [](const HttpRequest&, const PathParams&) { return JsonResponse(200, "{}"); });
     router_.SetFallback([](const HttpRequest&, const PathParams&) {
@@ -193,6 +196,23 @@ TEST_F(AuthRouterTest, WrapsEveryRouteAndAnswersInGooglesEnvelope) {
   EXPECT_EQ(Call(Req("POST", "/_emulator/reset", "admin")).status, 200);
   EXPECT_EQ(Call(Req("GET", "/healthz")).status, 200);
   EXPECT_EQ(Call(Req("GET", "/index.html")).status, 200);
+}
+
+// Open paths stay open, but only a token granted every project lets a handler show every
+// project's resources (GET /metrics names nodes only then).
+TEST_F(AuthRouterTest, OpenPathsSeeEveryProjectOnlyWithAStarToken) {
+  for (const char* token : {"", "nope", "ed-p1", "ro-p1"}) {
+    HttpResponse r = Call(Req("GET", "/metrics", token));
+    EXPECT_EQ(r.status, 200) << token;
+    EXPECT_EQ(json::parse(r.body)["all"], false) << token;
+  }
+  for (const char* token : {"admin", "ro-all"}) {
+    EXPECT_EQ(json::parse(Call(Req("GET", "/metrics", token)).body)["all"], true) << token;
+  }
+  EXPECT_FALSE(policy_.GrantsEveryProject(Req("GET", "/metrics", "ed-p1")));
+  EXPECT_TRUE(policy_.GrantsEveryProject(Req("GET", "/v2/projects/p1", "admin")));
+  // Without auth, nothing narrows it.
+  EXPECT_TRUE(MakeRequest("GET", "/metrics").sees_every_project);
 }
 
 TEST_F(AuthRouterTest, OverRealHttp) {

@@ -71,5 +71,19 @@ TEST(GoogleErrorTest, MessageWithInvalidUtf8StillSerializes) {
   EXPECT_FALSE(nlohmann::json::parse(response.body, nullptr, false).is_discarded());
 }
 
+TEST(GoogleErrorTest, RetryLaterIs429WithRetryInfoAndRetryAfter) {
+  HttpResponse response = RetryLaterResponse("the store is behind", 1250);
+  EXPECT_EQ(response.status, 429);
+  nlohmann::json error = nlohmann::json::parse(response.body)["error"];
+  EXPECT_EQ(error["status"], "RESOURCE_EXHAUSTED");
+  ASSERT_EQ(error["details"].size(), 2u);
+  EXPECT_EQ(error["details"][0]["@type"], "type.googleapis.com/google.rpc.ErrorInfo");
+  EXPECT_EQ(error["details"][1],
+            (nlohmann::json{{"@type", "type.googleapis.com/google.rpc.RetryInfo"},
+                            {"retryDelay", "1.250s"}}));
+  ASSERT_EQ(response.headers.size(), 1u);
+  EXPECT_EQ(response.headers[0], (std::pair<std::string, std::string>{"Retry-After", "2"}));
+}
+
 }  // namespace
 }  // namespace tpuemu::api

@@ -160,6 +160,61 @@ TEST(DaemonJobsTest, SigtermStopsALargeOpWithinTheBoundAndRequeuesTheJob) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 26: a queued job's cancel is committed before its reply. Both nodes run a long job (the
+// engine pool is busy), the cancel of the job queued behind one of them replies CANCELLED, and a
+// kill -9 right after that reply keeps it CANCELLED: it never runs after the restart.
+TEST(DaemonJobsTest, AQueuedJobCancelledJustBeforeAKill9StaysCancelled) {
+  const std::filesystem::path dir = FreshDataDir("cancel");
+  const std::vector<std::string> args = TestDaemonArgs({"--data-dir", dir.string()});
+  const std::string zone = "/v2/projects/p/locations/us-central2-b";
+  const char* long_job =
+      R"({"workload": {"mlp": {"layers": 2, "batch": 64, "hidden": 512, "steps": 6000}}})";
+  {
+    DaemonProcess first;
+    ASSERT_TRUE(first.Start(args));
+    HttpClient c("127.0.0.1", first.port(), std::chrono::seconds(30));
+    for (const char* id : {"a", "b"}) {
+      Result<ClientResponse> created =
+          c.Request("POST", zone + "/nodes?nodeId=" + id,
+                    R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})");
+      ASSERT_TRUE(created.ok() && created->status == 200);
+    }
+    for (const char* id : {"a", "b"}) {
+      ASSERT_TRUE(WaitFor(
+          [&] { return c.Request("GET", zone + "/nodes/" + id)->Json()["state"] == "READY"; }));
+      Result<ClientResponse> r =
+          c.Request("POST", zone + "/nodes/" + id + "/jobs?jobId=long", long_job);
+      ASSERT_TRUE(r.ok() && r->status == 200);
+    }
+    ASSERT_TRUE(WaitFor([&] {
+      return c.Request("GET", zone + "/nodes/a/jobs/long")->Json()["state"] == "RUNNING" &&
+             c.Request("GET", zone + "/nodes/b/jobs/long")->Json()["state"] == "RUNNING";
+    }));
+    Result<ClientResponse> q =
+        c.Request("POST", zone + "/nodes/a/jobs?jobId=q1", R"({"workload": {"matmul": {"m": 8}}})");
+    ASSERT_TRUE(q.ok() && q->status == 200);
+    ASSERT_EQ(q->Json()["state"], "QUEUED");
+    Result<ClientResponse> cancelled = c.Request("POST", zone + "/nodes/a/jobs/q1:cancel");
+    ASSERT_TRUE(cancelled.ok());
+    ASSERT_EQ(cancelled->status, 200) << cancelled->body;
+    EXPECT_EQ(cancelled->Json()["state"], "CANCELLED") << cancelled->body;
+    EXPECT_EQ(cancelled->Json()["exitCode"], 130);
+    EXPECT_EQ(first.Kill(SIGKILL), -SIGKILL);
+  }
+  DaemonProcess second;
+  ASSERT_TRUE(second.Start(args));
+  HttpClient c("127.0.0.1", second.port(), std::chrono::seconds(30));
+  json after = c.Request("GET", zone + "/nodes/a/jobs/q1")->Json();
+  EXPECT_EQ(after["state"], "CANCELLED") << after.dump();
+  EXPECT_EQ(after["exitCode"], 130);
+  EXPECT_FALSE(after.contains("startTime")) << "it never ran: " << after.dump();
+  for (const char* id : {"a", "b"}) {
+    EXPECT_EQ(c.Request("POST", zone + "/nodes/" + id + "/jobs/long:cancel")->status, 200);
+  }
+  EXPECT_EQ(second.Kill(SIGTERM), 0);
+  std::filesystem::remove_all(dir);
+}
+
 // A job that host maintenance re-queued (maxRetries) stays QUEUED across a kill -9 with its
 // attempt and maxRetries, and runs again after the restart once the maintenance is over.
 TEST(DaemonJobsTest, AJobRequeuedByMaintenanceKeepsItsRetriesAcrossARestart) {

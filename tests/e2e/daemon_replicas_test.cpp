@@ -204,6 +204,15 @@ TEST_F(DaemonReplicasTest, ActAsOneServiceAndSurviveTheKillOfOneMidJob) {
       EXPECT_EQ(j["attempt"], 2) << j.dump();
       const std::string owner = Query("SELECT owner FROM jobs WHERE name = ?1", job);
       EXPECT_TRUE(owner == "r0" || owner == "r2") << owner;
+      // Its log names the adoption and the dead replica, not a restart (issue 26).
+      const json logs = On(2).Request("GET", "/v2/" + job + "/logs")->Json();
+      bool adopted = false, restarted = false;
+      for (const json& line : logs["lines"]) {
+        const std::string text = line.get<std::string>();
+        adopted |= text.find("adopted from replica r1, which is gone") != std::string::npos;
+        restarted |= text.find("after a restart") != std::string::npos;
+      }
+      EXPECT_TRUE(adopted && !restarted) << logs.dump();
     }
   }
   json late;

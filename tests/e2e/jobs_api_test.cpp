@@ -169,6 +169,36 @@ TEST_F(JobsApiTest, CancelTimeoutIdempotencyAndErrors) {
   EXPECT_EQ(Call("GET", "/v2/" + finished["name"].get<std::string>()).status, 404);
 }
 
+// Issue 26: a queued job's cancel is committed before the reply, whatever the engine does — here
+// both engine threads run other nodes' long jobs, and the reply already says CANCELLED (130), as
+// does every read after it.
+TEST_F(JobsApiTest, CancelOfAQueuedJobIsCancelledInItsReplyWhileThePoolIsBusy) {
+  CreateReady("tpu-a");
+  CreateReady("tpu-b");
+  const std::string long_a = Submit("tpu-a", kLong)["name"];
+  const std::string long_b = Submit("tpu-b", kLong)["name"];
+  ASSERT_TRUE(WaitFor([&] { return StateIs(long_a, "RUNNING") && StateIs(long_b, "RUNNING"); }));
+  const std::string queued = Submit("tpu-a", R"({"workload": {"matmul": {"m": 8}}})")["name"];
+  ASSERT_TRUE(StateIs(queued, "QUEUED"));
+  ClientResponse reply = Call("POST", "/v2/" + queued + ":cancel");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.Json()["state"], "CANCELLED") << reply.body;
+  EXPECT_EQ(reply.Json()["exitCode"], 130);
+  EXPECT_EQ(reply.Json()["reason"], "cancelled by the user");
+  json read = Call("GET", "/v2/" + queued).Json();
+  EXPECT_EQ(read["state"], "CANCELLED");
+  EXPECT_TRUE(read.contains("endTime"));
+  json logs = Call("GET", "/v2/" + queued + "/logs").Json();
+  ASSERT_FALSE(logs["lines"].empty());
+  EXPECT_NE(logs["lines"].back().get<std::string>().find("CANCELLED"), std::string::npos)
+      << logs.dump();
+  EXPECT_TRUE(StateIs(long_a, "RUNNING"));  // the running jobs go on
+  for (const std::string& name : {long_a, long_b}) {
+    EXPECT_EQ(Call("POST", "/v2/" + name + ":cancel").status, 200);
+    EXPECT_EQ(Wait(name)["state"], "CANCELLED");
+  }
+}
+
 TEST_F(JobsApiTest, FourNodesTenJobsEachReachAConsistentTerminalState) {
   std::vector<std::string> nodes{"n1", "n2", "n3", "n4"};
   for (const std::string& n : nodes) CreateReady(n);

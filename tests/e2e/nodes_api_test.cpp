@@ -1,6 +1,8 @@
 // nodes.* through real HTTP: every method and every error the issue lists.
 #include <gtest/gtest.h>
 
+#include <future>
+
 #include "tests/e2e/api_server.h"
 
 namespace tpuemu::testing {
@@ -270,6 +272,57 @@ TEST_F(NodesApiTest, HealthReadyAndReset) {
   EXPECT_EQ(Call("POST", "/_emulator/reset").status, 200);
   EXPECT_EQ(Call("GET", std::string(kParent) + "/nodes/gone").status, 404);
   EXPECT_TRUE(Call("GET", std::string(kParent) + "/nodes").Json()["nodes"].empty());
+}
+
+// Issue 26 item 5: while the store is behind (a write waited longer than max_write_lag_ms), node
+// writes are pushed back with 429 RESOURCE_EXHAUSTED and a google.rpc.RetryInfo, rather than
+// joining the backlog the transitions wait behind; writes pass once it drained. The batcher is held
+// by a body of the test's own (no timing involved).
+TEST(NodesBackpressureTest, WritesGet429WithRetryInfoWhileTheStoreIsBehind) {
+  daemon::AppOptions options{
+      .nodes = {.provisioning_delay_ms = 0, .transition_delay_ms = 0, .max_write_lag_ms = 5},
+      .queued_resources = {.accept_delay_ms = 0, .transition_delay_ms = 0},
+      .observability = {.utilization_interval_ms = 0}};
+  ApiServer server(std::move(options));
+  HttpClient client("127.0.0.1", server.port());
+  const std::string body = R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})";
+  std::promise<void> release, holding;
+  std::shared_future<void> released = release.get_future().share();
+  service::WriteBatcher& batcher = server.nodes().batcher();
+  batcher.Submit(
+      [&](db::Txn&) {
+        holding.set_value();
+        released.wait();
+        return Status::Ok();
+      },
+      nullptr, nullptr);
+  holding.get_future().wait();
+  batcher.Submit([](db::Txn&) { return Status::Ok(); }, nullptr, nullptr);  // waits behind it
+  ASSERT_TRUE(WaitFor([&] { return server.nodes().WriteBacklog().has_value(); }));
+
+  for (const std::string& target : {std::string(kParent) + "/nodes?nodeId=a",
+                                    std::string(kParent) + "/queuedResources?queuedResourceId=q"}) {
+    Result<ClientResponse> r = client.Request("POST", target, body);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 429) << r->body;
+    const json error = r->Json()["error"];
+    EXPECT_EQ(error["status"], "RESOURCE_EXHAUSTED");
+    EXPECT_NE(error["message"].get<std::string>().find("retry after"), std::string::npos);
+    bool retry_info = false;
+    for (const json& d : error["details"]) {
+      if (d.value("@type", "") == "type.googleapis.com/google.rpc.RetryInfo") {
+        retry_info = d["retryDelay"].get<std::string>().ends_with("s");
+      }
+    }
+    EXPECT_TRUE(retry_info) << r->body;
+    EXPECT_FALSE(r->Header("retry-after").empty());
+  }
+  release.set_value();
+  ASSERT_TRUE(WaitFor([&] { return !server.nodes().WriteBacklog().has_value(); }));
+  Result<ClientResponse> created =
+      client.Request("POST", std::string(kParent) + "/nodes?nodeId=a", body);
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(created->status, 200) << created->body;
 }
 
 }  // namespace

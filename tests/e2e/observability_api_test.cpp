@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
+#include "api/auth.h"
 #include "service/common/clock.h"
 #include "tests/e2e/api_server.h"
 
@@ -280,6 +282,76 @@ TEST_F(ObservabilityApiTest, ResetWipesEventsAndUtilizationHistory) {
   EXPECT_TRUE(Call("GET", "/v2/projects/obs/events?since=0").Json()["events"].empty());
   EXPECT_EQ(Call("GET", std::string(kParent) + "/nodes/tpu-a/metrics").status, 404);
   EXPECT_EQ(Call("GET", std::string(kParent) + "/nodes/tpu-a/metricsReport").status, 404);
+}
+
+// Issue 26: with auth on, GET /metrics names no node (no project) unless the token is granted
+// every project; a project's per-node series are at /v2/projects/P/metrics behind the API's rules.
+TEST(ObservabilityAuthTest, MetricsNameNodesOnlyToCallersGrantedTheirProject) {
+  daemon::AppOptions options{.nodes = {.provisioning_delay_ms = 0, .transition_delay_ms = 0},
+                             .observability = {.utilization_interval_ms = 0},
+                             .auth = api::AuthPolicy::Parse(R"({"tokens": [
+        {"token": "pa-token", "projects": ["pa"], "role": "editor"},
+        {"token": "pb-token", "projects": ["pb"], "role": "viewer"},
+        {"token": "admin-token", "projects": ["*"], "role": "editor"}]})")
+                                         .value()};
+  ApiServer server(std::move(options));
+  HttpClient client("127.0.0.1", server.port());
+  auto call = [&](const std::string& target, const std::string& token,
+                  const std::string& method = "GET", const std::string& body = "") {
+    std::map<std::string, std::string> headers;
+    if (!token.empty()) headers["Authorization"] = "Bearer " + token;
+    Result<ClientResponse> r = client.Request(method, target, body, headers);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : ClientResponse{};
+  };
+  for (const std::string project : {"pa", "pb"}) {
+    ClientResponse r = call("/v2/projects/" + project + "/locations/us-central2-b/nodes?nodeId=n1",
+                            "admin-token", "POST",
+                            R"({"acceleratorType": "v4-8", "runtimeVersion": )"
+                            R"("tpu-ubuntu2204-base"})");
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    for (const std::string project : {"pa", "pb"}) {
+      Result<service::Node> n = server.nodes().Get({project, "us-central2-b", "n1"});
+      if (!n.ok() || n->state != service::NodeState::kReady) return false;
+    }
+    return true;
+  }));
+  ASSERT_TRUE(server.obs().utilization().SampleNow().ok());
+  const std::string pa = "node=\"projects/pa/locations/us-central2-b/nodes/n1\"";
+  const std::string pb = "node=\"projects/pb/locations/us-central2-b/nodes/n1\"";
+  auto has = [](const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  };
+
+  for (const std::string token : {"", "pa-token", "nope"}) {
+    SCOPED_TRACE("token '" + token + "'");
+    ClientResponse open = call("/metrics", token);
+    ASSERT_EQ(open.status, 200) << open.body;
+    EXPECT_TRUE(has(open.body, "tpuemu_nodes{state=\"READY\",accelerator_type=\"v4-8\"} 2\n"))
+        << open.body;
+    EXPECT_FALSE(has(open.body, "node=")) << open.body;
+    EXPECT_FALSE(has(open.body, "projects/pa") || has(open.body, "projects/pb")) << open.body;
+  }
+  ClientResponse all = call("/metrics", "admin-token");
+  ASSERT_EQ(all.status, 200);
+  EXPECT_TRUE(has(all.body, "tpuemu_accelerator_duty_cycle_ratio{" + pa)) << all.body;
+  EXPECT_TRUE(has(all.body, "tpuemu_accelerator_duty_cycle_ratio{" + pb)) << all.body;
+
+  ClientResponse mine = call("/v2/projects/pa/metrics", "pa-token");
+  ASSERT_EQ(mine.status, 200) << mine.body;
+  EXPECT_EQ(mine.Header("content-type"), "text/plain; version=0.0.4");
+  EXPECT_TRUE(has(mine.body, "tpuemu_accelerator_memory_total_bytes{" + pa)) << mine.body;
+  EXPECT_FALSE(has(mine.body, pb)) << mine.body;
+  EXPECT_FALSE(has(mine.body, "tpuemu_nodes{")) << "aggregates stay on /metrics";
+  EXPECT_EQ(call("/v2/projects/pa/metrics", "").status, 401);
+  ClientResponse other = call("/v2/projects/pb/metrics", "pa-token");
+  EXPECT_EQ(other.status, 403);
+  EXPECT_EQ(other.Json()["error"]["status"], "PERMISSION_DENIED");
+  ClientResponse theirs = call("/v2/projects/pb/metrics", "pb-token");
+  EXPECT_TRUE(has(theirs.body, pb) && !has(theirs.body, pa)) << theirs.body;
+  EXPECT_TRUE(has(call("/v2/projects/pb/metrics", "admin-token").body, pb));
 }
 
 }  // namespace

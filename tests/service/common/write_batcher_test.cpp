@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <future>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "db/node_repository.h"
+#include "tests/support/wait_for.h"
 
 namespace tpuemu::service {
 namespace {
@@ -76,6 +80,55 @@ TEST(WriteBatcherTest, RunAfterStopIsUnavailable) {
   WriteBatcher batcher(*store);
   batcher.Stop();
   EXPECT_EQ(batcher.Run([](db::Txn&) { return Status::Ok(); }).code(), StatusCode::kUnavailable);
+}
+
+// Issue 26 item 5: Submit queues without waiting; an urgent body (a due transition) runs before
+// the ordinary ones queued before it, and QueueDelayMs tells how long the oldest one has waited.
+TEST(WriteBatcherTest, SubmitDoesNotWaitAndUrgentBodiesGoFirst) {
+  std::unique_ptr<db::Store> store = std::move(db::Store::Open(":memory:").value());
+  WriteBatcher batcher(*store, /*max_batch=*/1);  // one body per batch: the order shows
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> holding;
+  // Holds the batcher thread so that the next bodies queue up behind it.
+  batcher.Submit(
+      [&](db::Txn&) {
+        holding.set_value();
+        released.wait();
+        return Status::Ok();
+      },
+      nullptr, nullptr);
+  holding.get_future().wait();
+  std::mutex mu;
+  std::vector<std::string> order;
+  std::promise<void> all_done;
+  int remaining = 3;
+  auto body = [&](const std::string& name) {
+    return [&, name](db::Txn&) {
+      std::lock_guard lock(mu);
+      order.push_back(name);
+      return Status::Ok();
+    };
+  };
+  auto done = [&](Status s) {
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    std::lock_guard lock(mu);
+    if (--remaining == 0) all_done.set_value();
+  };
+  batcher.Submit(body("ordinary-1"), nullptr, done);
+  batcher.Submit(body("ordinary-2"), nullptr, done);
+  batcher.Submit(body("urgent"), nullptr, done, /*urgent=*/true);
+  EXPECT_TRUE(tpuemu::testing::WaitFor([&] { return batcher.QueueDelayMs(false) >= 2; }));
+  EXPECT_GE(batcher.QueueDelayMs(true), 0);
+  release.set_value();
+  all_done.get_future().wait();
+  EXPECT_EQ(order, (std::vector<std::string>{"urgent", "ordinary-1", "ordinary-2"}));
+  EXPECT_EQ(batcher.QueueDelayMs(false), 0);
+  EXPECT_EQ(batcher.QueueDelayMs(true), 0);
+  batcher.Stop();
+  Status after = Status::Ok();
+  batcher.Submit([](db::Txn&) { return Status::Ok(); }, nullptr, [&](Status s) { after = s; });
+  EXPECT_EQ(after.code(), StatusCode::kUnavailable);
 }
 
 }  // namespace

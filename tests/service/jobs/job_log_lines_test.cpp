@@ -9,6 +9,10 @@ TEST(JobLogLinesTest, LifeCycleLines) {
   EXPECT_EQ(QueuedLine("projects/p/locations/z/nodes/n"),
             "queued on projects/p/locations/z/nodes/n");
   EXPECT_EQ(RequeuedLine(2), "re-queued after a restart of tpuemud (attempt 2)");
+  EXPECT_EQ(AdoptedLine("r-1", true, 3),
+            "adopted from replica r-1, which is gone (no heartbeat): re-queued (attempt 3)");
+  EXPECT_EQ(AdoptedLine("", false, 1),
+            "adopted by this replica (the job had no live owner): it keeps its place in the queue");
   EXPECT_EQ(RunningLine(1), "running (attempt 1)");
   EXPECT_EQ(FaultRetryLine("interrupted by host maintenance: m", 3, 4),
             "interrupted by host maintenance: m; retry 2 of 4: re-queued to run when the node can "

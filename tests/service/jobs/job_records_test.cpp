@@ -238,6 +238,13 @@ TEST_F(JobRecordsReplicasTest, ADeadReplicasJobsGoToOneLiveReplicaWithTheNextAtt
   EXPECT_EQ((*adopted)[1].attempt, 2);
   EXPECT_EQ((*adopted)[1].owner, "a");
   EXPECT_TRUE(records_.Adopt(false, &previous)->empty());  // adopted once
+  // Their logs name the adoption and the dead replica, not a restart (issue 26).
+  EXPECT_EQ(
+      records_.Logs(queued.name, 0)->back(),
+      "adopted from replica b, which is gone (no heartbeat): it keeps its place in the queue");
+  EXPECT_EQ(records_.Logs(running.name, 0)->back(),
+            "adopted from replica b, which is gone (no heartbeat): re-queued (attempt 2)");
+  EXPECT_EQ(records_.Logs(running.name, 0)->back(), AdoptedLine("b", true, 2));
   // The dead replica's late writes change nothing: its step is refused, its end ignored.
   EXPECT_EQ(other_.RecordStep(running.name, {}).code(), StatusCode::kAborted);
   std::optional<JobState> ended;
