@@ -464,6 +464,9 @@ Status App::Stop(std::chrono::milliseconds drain) {
   if (g.obs) g.obs->Stop();        // after everything that notifies it
   // Last: the other replicas adopt this one's nodes and re-queued jobs at once.
   if (g.replicas) g.replicas->Leave();
+  // The node writes' thread calls every state observer (jobs, queued resources, workers): it ends
+  // before any of them is destroyed with the graph.
+  if (g.nodes) g.nodes->batcher().Stop();
   return g.store ? g.store->Close() : Status::Ok();
 }
 
