@@ -85,6 +85,8 @@ class JobManagerTest : public ::testing::Test {
   }
   void TearDown() override {
     scheduler_.Stop();
+    // The node writes' thread calls the observer into jobs_: it ends first (as App::Stop does).
+    nodes_->batcher().Stop();
     jobs_.reset();
     nodes_.reset();
   }
