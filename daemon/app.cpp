@@ -1,4 +1,5 @@
 #include "daemon/app.h"
+#include "daemon/worker_settings.h"
 
 #include <unistd.h>
 
@@ -20,7 +21,6 @@
 #include "db/store.h"
 #include "engine/compile_cache.h"
 #include "engine/pool.h"
-#include "sandbox/support.h"
 #include "service/catalog/catalog.h"
 #include "service/common/scheduler.h"
 #include "service/faults/chaos_rules.h"
@@ -28,7 +28,6 @@
 #include "service/jobs/job_manager.h"
 #include "service/projects/project_metadata.h"
 #include "service/queued_resources/reservations.h"
-#include "service/workers/ssh_probe.h"
 #include "service/workers/worker_manager.h"
 
 namespace tpuemu::daemon {
@@ -72,44 +71,6 @@ std::string ServedAt(const std::string& host, int port) {
     shown = gethostname(name, sizeof name - 1) == 0 && name[0] != '\0' ? name : "localhost";
   }
   return shown + ":" + std::to_string(port);
-}
-
-// The worker sandboxes the settings ask for and the host allows (sandbox::Probe), or why not.
-service::WorkerOptions WorkerOptionsFor(const WorkerSettings& settings) {
-  service::WorkerOptions o;
-  o.dir = settings.dir;
-  o.memory_limit_bytes = settings.memory_limit_bytes;
-  o.pids_limit = settings.pids_limit;
-  o.stop_grace_ms = settings.stop_grace_ms;
-  o.boot_timeout_ms = settings.boot_timeout_ms;
-  o.max_workers_per_node = settings.max_workers_per_node;
-  o.max_workers = settings.max_workers;
-  if (settings.mode != "auto") return o;  // nodes carry no sandbox field at all
-  sandbox::Support support = sandbox::Probe(settings.dir, settings.helper);
-  if (!support.ok) {
-    o.disabled_reason = support.reason;
-    spdlog::warn("{} (nodes behave as records only; --worker-sandboxes off silences this)",
-                 support.reason);
-    return o;
-  }
-  // One /16 of loopback addresses per tpuemud, the same after a restart where it can be.
-  const int network = service::ClaimWorkerNetwork(
-      static_cast<int>(std::hash<std::string>{}(settings.dir) % 254) + 1);
-  if (network == 0) {
-    o.disabled_reason =
-        "worker sandboxes off: no free 127.<n>.0.0/16 (every /run/tpuemu lock "
-        "is held by another tpuemud)";
-    spdlog::warn("{}", o.disabled_reason);
-    return o;
-  }
-  o.enabled = true;
-  o.network = network;
-  o.support = support;
-  std::string note;
-  o.ssh_port = service::ChooseSshPort(settings.ssh_port, &note);
-  spdlog::info("worker sandboxes on: files in {}, addresses 127.{}.0.0/16; {}{}", settings.dir,
-               network, note, support.limits_note.empty() ? "" : "; " + support.limits_note);
-  return o;
 }
 
 // What POST /_emulator/reset forgets besides the store (which the replica that was asked wipes;

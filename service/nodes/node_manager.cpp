@@ -486,21 +486,4 @@ Status NodeManager::Reset() {
   quota_.Clear();
   return Status::Ok();
 }
-
-void NodeManager::SetStateObserver(StateObserver observer) {
-  std::lock_guard lock(observer_mu_);
-  observers_.clear();
-  if (observer) observers_.push_back(std::move(observer));
-}
-
-void NodeManager::AddStateObserver(StateObserver observer) {
-  std::lock_guard lock(observer_mu_);
-  if (observer) observers_.push_back(std::move(observer));
-}
-
-void NodeManager::Notify(const Node& node, NodeState previous) {
-  std::lock_guard lock(observer_mu_);
-  for (const StateObserver& observer : observers_) observer(node, previous);
-}
-
 }  // namespace tpuemu::service

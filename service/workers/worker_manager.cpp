@@ -238,27 +238,6 @@ void WorkerManager::SetApiEndpoint(std::string endpoint) {
   api_endpoint_ = std::move(endpoint);
 }
 
-GuestContext WorkerManager::ContextFor(const Node& node) const {
-  GuestContext context;
-  {
-    std::lock_guard lock(mu_);
-    context.api_endpoint = api_endpoint_;
-  }
-  if (node.multislice_node && !node.queued_resource.empty()) {
-    Result<std::vector<Node>> slices = nodes_.ListOfQueuedResource(node.queued_resource);
-    if (slices.ok() && !slices->empty()) {
-      SliceInfo slice;
-      slice.num_slices = static_cast<int>(slices->size());
-      for (size_t i = 0; i < slices->size(); ++i) {
-        if ((*slices)[i].key.Name() == node.key.Name()) slice.slice_id = static_cast<int>(i);
-      }
-      slice.coordinator_address = WorkerIpAddress(slices->front(), 0) + ":8080";
-      context.slice = slice;
-    }
-  }
-  return context;
-}
-
 void WorkerManager::Event(const Node& node, int w, const std::string& state,
                           const std::string& message) {
   if (!hooks_.record_event) return;

@@ -1,5 +1,5 @@
 // WorkerManager, what it tells about workers: the REST view of a node's workers, a startup
-// script's output, a worker's host key and the metadata tree a worker sees.
+// script's output, a worker's host key, the metadata tree a worker sees and its context.
 #include <algorithm>
 #include <fstream>
 
@@ -118,6 +118,27 @@ int WorkerManager::RunningWorkers() const {
     for (const Worker& w : nw->workers) n += w.state == WorkerState::kRunning;
   }
   return n;
+}
+
+GuestContext WorkerManager::ContextFor(const Node& node) const {
+  GuestContext context;
+  {
+    std::lock_guard lock(mu_);
+    context.api_endpoint = api_endpoint_;
+  }
+  if (node.multislice_node && !node.queued_resource.empty()) {
+    Result<std::vector<Node>> slices = nodes_.ListOfQueuedResource(node.queued_resource);
+    if (slices.ok() && !slices->empty()) {
+      SliceInfo slice;
+      slice.num_slices = static_cast<int>(slices->size());
+      for (size_t i = 0; i < slices->size(); ++i) {
+        if ((*slices)[i].key.Name() == node.key.Name()) slice.slice_id = static_cast<int>(i);
+      }
+      slice.coordinator_address = WorkerIpAddress(slices->front(), 0) + ":8080";
+      context.slice = slice;
+    }
+  }
+  return context;
 }
 
 }  // namespace tpuemu::service
