@@ -73,7 +73,7 @@ struct NodeManagerOptions {
   // Admission (WriteBacklog): a client write is pushed back once the batcher's due transitions or
   // queued writes have waited longer than this, so transitions keep their delay (within about
   // 100 ms) instead of falling seconds behind. 0 = never push back.
-  int64_t max_write_lag_ms = 50;
+  int64_t max_write_lag_ms = 0;  // tpuemud's --max-write-lag-ms: 50; 0 here (tests, tools)
 };
 
 struct NodePage {

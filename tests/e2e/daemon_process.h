@@ -31,10 +31,16 @@ class DaemonProcess {
 
   // false when the binary could not start or never printed its ready line.
   // Worker sandboxes (service/workers/) run only where `args` ask for them
-  // (`--worker-sandboxes auto`): they need root and cost processes per worker.
+  // (`--worker-sandboxes auto`): they need root and cost processes per worker. Likewise write
+  // push-back.
   bool Start(std::vector<std::string> args) {
     if (std::find(args.begin(), args.end(), "--worker-sandboxes") == args.end()) {
       args.insert(args.end(), {"--worker-sandboxes", "off"});
+    }
+    // Write push-back (429 past --max-write-lag-ms) only where a test asks: on a loaded machine a
+    // slow fsync would turn a test's plain create into a 429.
+    if (std::find(args.begin(), args.end(), "--max-write-lag-ms") == args.end()) {
+      args.insert(args.end(), {"--max-write-lag-ms", "0"});
     }
     int out[2];
     if (pipe(out) != 0) return false;
