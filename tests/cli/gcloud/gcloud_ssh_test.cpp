@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/child_process.h"
+#include "tests/cli/gcloud/which.h"
 #include "tests/e2e/daemon_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/wait_for.h"
@@ -22,16 +23,6 @@ namespace tpuemu::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string Which(const std::string& program) {
-  FILE* p = popen(("command -v " + program + " 2>/dev/null").c_str(), "r");
-  if (p == nullptr) return "";
-  char line[4096] = {0};
-  std::string path = std::fgets(line, sizeof(line), p) != nullptr ? line : "";
-  pclose(p);
-  while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-  return path;
-}
 
 class GcloudSshTest : public ::testing::Test {
  protected:

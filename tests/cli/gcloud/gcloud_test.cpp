@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/child_process.h"
+#include "tests/cli/gcloud/which.h"
 #include "tests/e2e/daemon_process.h"
 #include "tests/support/wait_for.h"
 
@@ -25,21 +26,10 @@ using nlohmann::json;
 
 constexpr char kZone[] = "us-central2-b";
 
-// gcloud's absolute path, or empty when it is not installed.
-std::string FindGcloud() {
-  FILE* p = popen("command -v gcloud 2>/dev/null", "r");
-  if (p == nullptr) return "";
-  char line[4096] = {0};
-  std::string path = std::fgets(line, sizeof(line), p) != nullptr ? line : "";
-  pclose(p);
-  while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-  return path;
-}
-
 class GcloudTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    gcloud_ = FindGcloud();
+    gcloud_ = Which("gcloud");
     if (gcloud_.empty()) {
       GTEST_SKIP() << "gcloud is not installed (`command -v gcloud` found nothing): the real "
                       "gcloud CLI tests are skipped";
