@@ -10,6 +10,7 @@
 #include "api/api_common.h"
 #include "api/google_error.h"
 #include "api/routes.h"
+#include "api/resource_keys.h"
 #include "service/common/clock.h"
 #include "service/nodes/node_state_machine.h"
 
@@ -19,10 +20,6 @@ namespace {
 using nlohmann::json;
 
 constexpr char kLocation[] = "/_emulator/projects/{project}/locations/{location}";
-
-service::NodeKey KeyOf(const PathParams& p) {
-  return {p.at("project"), p.at("location"), p.at("node")};
-}
 
 Result<std::string> OptionalString(const json& body, const char* key) {
   auto it = body.find(key);
@@ -52,7 +49,7 @@ void RegisterNodeFaults(Router& router, const FaultRouteDeps& deps) {
                         Result<std::string> reason = OptionalString(*body, "reason");
                         if (!reason.ok()) return ErrorResponse(reason.status());
                         Result<service::Node> node = preempter->Preempt(
-                            KeyOf(p), reason->empty() ? "preempted on request" : *reason);
+                            NodeKeyOf(p), reason->empty() ? "preempted on request" : *reason);
                         if (!node.ok()) return ErrorResponse(node.status());
                         return JsonResponse(200, service::RenderNode(*node));
                       }));
@@ -76,7 +73,7 @@ void RegisterNodeFaults(Router& router, const FaultRouteDeps& deps) {
                   "Invalid value for field 'canReschedule': " + can->dump() + " (true or false)."));
             }
             Result<service::Node> node = maintenance->Schedule(
-                KeyOf(p), *start_ms, type->empty() ? "SCHEDULED" : *type,
+                NodeKeyOf(p), *start_ms, type->empty() ? "SCHEDULED" : *type,
                 can != body->end() && can->is_boolean() ? can->get<bool>() : true);
             if (!node.ok()) return ErrorResponse(node.status());
             return JsonResponse(200, service::RenderNode(*node, {.v2alpha1 = true}));

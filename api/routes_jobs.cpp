@@ -9,6 +9,7 @@
 #include "api/api_common.h"
 #include "api/google_error.h"
 #include "api/routes.h"
+#include "api/resource_keys.h"
 #include "service/common/clock.h"
 #include "service/jobs/job_json.h"
 
@@ -19,7 +20,6 @@ using nlohmann::json;
 
 constexpr int64_t kMaxWaitSeconds = 600;
 
-std::string NodePath(const PathParams& p) { return ParentName(p) + "/nodes/" + p.at("node"); }
 std::string JobName(const PathParams& p) { return NodePath(p) + "/jobs/" + p.at("job"); }
 
 HttpResponse ListResponse(const HttpRequest& req, service::JobListRequest list,

@@ -7,16 +7,13 @@
 #include "api/node_codec.h"
 #include "api/operation_reply.h"
 #include "api/routes.h"
+#include "api/resource_keys.h"
 #include "service/nodes/guest_attributes.h"
 
 namespace tpuemu::api {
 namespace {
 
 using nlohmann::json;
-
-service::NodeKey KeyOf(const PathParams& p) {
-  return {p.at("project"), p.at("location"), p.at("node")};
-}
 
 HttpResponse Create(service::NodeManager& nodes, ApiVersion version, const HttpRequest& req,
                     const PathParams& p) {
@@ -71,7 +68,7 @@ HttpResponse Patch(service::NodeManager& nodes, ApiVersion version, const HttpRe
   Result<service::NodeSpec> spec = DecodeNode(*body);
   if (!spec.ok()) return ErrorResponse(spec.status());
   std::vector<std::string> mask = SplitMask(req.Query("updateMask").value_or(""));
-  return ReplyOperation(req, nodes.Update(KeyOf(p), spec->fields, mask), version);
+  return ReplyOperation(req, nodes.Update(NodeKeyOf(p), spec->fields, mask), version);
 }
 
 HttpResponse GuestAttributes(service::NodeManager& nodes, const service::WorkerManager* workers,
@@ -88,7 +85,7 @@ HttpResponse GuestAttributes(service::NodeManager& nodes, const service::WorkerM
   }
   Result<std::vector<std::string>> worker_ids = BodyStringList(*body, "workerIds", "worker_ids");
   if (!worker_ids.ok()) return ErrorResponse(worker_ids.status());
-  Result<std::shared_ptr<const service::NodeView>> view = nodes.GetView(KeyOf(p));
+  Result<std::shared_ptr<const service::NodeView>> view = nodes.GetView(NodeKeyOf(p));
   if (!view.ok()) return ErrorResponse(view.status());
   const service::Node& node = (*view)->node;
   std::function<std::string(int)> host_key;
@@ -129,7 +126,7 @@ void RegisterVersion(Router& router, ApiVersion version, service::NodeManager& n
     return List(nodes, version, req, p);
   });
   router.Add("GET", node, [&nodes, version](const HttpRequest& req, const PathParams& p) {
-    Result<std::shared_ptr<const service::NodeView>> view = nodes.GetView(KeyOf(p));
+    Result<std::shared_ptr<const service::NodeView>> view = nodes.GetView(NodeKeyOf(p));
     if (!view.ok()) return ErrorResponse(view.status());
     return JsonResponse(200, NodeJsonForWire(req, version, **view));
   });
@@ -146,7 +143,7 @@ void RegisterVersion(Router& router, ApiVersion version, service::NodeManager& n
   router.AddAsync("DELETE", node,
                   writers.Offload(AdmittedWrite(
                       nodes, [&nodes, version](const HttpRequest& req, const PathParams& p) {
-                        return ReplyOperation(req, nodes.Delete(KeyOf(p)), version);
+                        return ReplyOperation(req, nodes.Delete(NodeKeyOf(p)), version);
                       })));
   router.AddAsync("PATCH", node,
                   writers.Offload(AdmittedWrite(
@@ -158,14 +155,14 @@ void RegisterVersion(Router& router, ApiVersion version, service::NodeManager& n
                       nodes, [&nodes, version](const HttpRequest& req, const PathParams& p) {
                         Result<json> body = ParseApiBody(req.body);
                         if (!body.ok()) return ErrorResponse(body.status());
-                        return ReplyOperation(req, nodes.Start(KeyOf(p)), version);
+                        return ReplyOperation(req, nodes.Start(NodeKeyOf(p)), version);
                       })));
   router.AddAsync("POST", node + ":stop",
                   writers.Offload(AdmittedWrite(
                       nodes, [&nodes, version](const HttpRequest& req, const PathParams& p) {
                         Result<json> body = ParseApiBody(req.body);
                         if (!body.ok()) return ErrorResponse(body.status());
-                        return ReplyOperation(req, nodes.Stop(KeyOf(p)), version);
+                        return ReplyOperation(req, nodes.Stop(NodeKeyOf(p)), version);
                       })));
   if (version != ApiVersion::kV2Alpha1) return;
   router.AddAsync(
@@ -175,14 +172,14 @@ void RegisterVersion(Router& router, ApiVersion version, service::NodeManager& n
         if (!body.ok()) return ErrorResponse(body.status());
         Result<std::vector<std::string>> workers = BodyStringList(*body, "workerIds", "worker_ids");
         if (!workers.ok()) return ErrorResponse(workers.status());
-        return ReplyOperation(req, maintenance.Simulate(KeyOf(p), *workers), version);
+        return ReplyOperation(req, maintenance.Simulate(NodeKeyOf(p), *workers), version);
       }));
   router.AddAsync(
       "POST", node + ":performMaintenance",
       writers.Offload([&maintenance, version](const HttpRequest& req, const PathParams& p) {
         Result<json> body = ParseApiBody(req.body);
         if (!body.ok()) return ErrorResponse(body.status());
-        return ReplyOperation(req, maintenance.Perform(KeyOf(p)), version);
+        return ReplyOperation(req, maintenance.Perform(NodeKeyOf(p)), version);
       }));
 }
 

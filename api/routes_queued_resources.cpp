@@ -8,16 +8,13 @@
 #include "api/operation_reply.h"
 #include "api/queued_resource_codec.h"
 #include "api/routes.h"
+#include "api/resource_keys.h"
 #include "service/common/clock.h"
 
 namespace tpuemu::api {
 namespace {
 
 using nlohmann::json;
-
-service::QrKey KeyOf(const PathParams& p) {
-  return {p.at("project"), p.at("location"), p.at("queued_resource")};
-}
 
 json ForWire(const HttpRequest& req, ApiVersion version, const service::QueuedResource& qr) {
   json out = service::RenderQueuedResource(qr, version == ApiVersion::kV2Alpha1);
@@ -45,7 +42,7 @@ HttpResponse Create(service::QueuedResourceManager& manager, ApiVersion version,
   // A chaos operationError on a queued resource create fails its Operation right away.
   if (Status injected = InjectedOperationFault(req); !injected.ok()) {
     service::Operation op =
-        service::NewOperation(p.at("project"), p.at("location"), KeyOf(p).Name(), "create");
+        service::NewOperation(p.at("project"), p.at("location"), QrKeyOf(p).Name(), "create");
     service::FailOperation(op, injected);
     return ReplyOperation(req, op, version);
   }
@@ -82,7 +79,7 @@ void RegisterVersion(Router& router, ApiVersion version, service::QueuedResource
     return List(manager, version, req, p);
   });
   router.Add("GET", one, [&manager, version](const HttpRequest& req, const PathParams& p) {
-    Result<service::QueuedResource> qr = manager.Get(KeyOf(p));
+    Result<service::QueuedResource> qr = manager.Get(QrKeyOf(p));
     if (!qr.ok()) return ErrorResponse(qr.status());
     return JsonResponse(200, ForWire(req, version, *qr));
   });
@@ -99,13 +96,13 @@ void RegisterVersion(Router& router, ApiVersion version, service::QueuedResource
         Result<bool> force = QueryBool(req, "force");
         if (!force.ok()) return ErrorResponse(force.status());
         return ReplyOperation(
-            req, manager.Delete(KeyOf(p), *force, req.Query("requestId").value_or("")), version);
+            req, manager.Delete(QrKeyOf(p), *force, req.Query("requestId").value_or("")), version);
       })));
   router.AddAsync("POST", one + ":reset",
                   writers.Offload([&manager, version](const HttpRequest& req, const PathParams& p) {
                     Result<json> body = ParseApiBody(req.body);
                     if (!body.ok()) return ErrorResponse(body.status());
-                    return ReplyOperation(req, manager.Reset(KeyOf(p)), version);
+                    return ReplyOperation(req, manager.Reset(QrKeyOf(p)), version);
                   }));
   if (version != ApiVersion::kV2Alpha1) return;
   router.AddAsync(
@@ -115,7 +112,7 @@ void RegisterVersion(Router& router, ApiVersion version, service::QueuedResource
         if (!body.ok()) return ErrorResponse(body.status());
         Result<std::vector<std::string>> names = BodyStringList(*body, "nodeNames", "node_names");
         if (!names.ok()) return ErrorResponse(names.status());
-        return ReplyOperation(req, maintenance.PerformOnQueuedResource(KeyOf(p), *names), version);
+        return ReplyOperation(req, maintenance.PerformOnQueuedResource(QrKeyOf(p), *names), version);
       }));
   router.Add("GET", base + "/reservations",
              [&reservations](const HttpRequest& req, const PathParams& p) {

@@ -5,15 +5,12 @@
 #include "api/api_common.h"
 #include "api/google_error.h"
 #include "api/routes.h"
+#include "api/resource_keys.h"
 
 namespace tpuemu::api {
 namespace {
 
 using nlohmann::json;
-
-service::NodeKey KeyOf(const PathParams& p) {
-  return {p.at("project"), p.at("location"), p.at("node")};
-}
 
 }  // namespace
 
@@ -24,13 +21,13 @@ void RegisterWorkerRoutes(Router& router, service::NodeManager& nodes,
         std::string("/") + version + "/projects/{project}/locations/{location}/nodes/{node}";
     router.Add("GET", node + "/workers",
                [&nodes, &workers](const HttpRequest&, const PathParams& p) {
-                 Result<service::Node> n = nodes.Get(KeyOf(p));
+                 Result<service::Node> n = nodes.Get(NodeKeyOf(p));
                  if (!n.ok()) return ErrorResponse(n.status());
                  return JsonResponse(200, workers.Describe(*n));
                });
     router.Add("GET", node + "/workers/{worker}/startupScriptOutput",
                [&nodes, &workers](const HttpRequest& req, const PathParams& p) {
-                 Result<service::Node> n = nodes.Get(KeyOf(p));
+                 Result<service::Node> n = nodes.Get(NodeKeyOf(p));
                  if (!n.ok()) return ErrorResponse(n.status());
                  const std::string& id = p.at("worker");
                  int worker = -1;

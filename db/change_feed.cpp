@@ -3,16 +3,13 @@
 #include <utility>
 
 #include "db/postgres/pg_listener.h"
+#include "db/store.h"
 
 namespace tpuemu::db {
 namespace {
 
 // PostgreSQL's NAMEDATALEN - 1: longer identifiers are silently truncated by the server.
 constexpr size_t kMaxChannelBytes = 63;
-
-bool IsPostgresUrl(const std::string& location) {
-  return location.starts_with("postgresql://") || location.starts_with("postgres://");
-}
 
 // Plain lowercase identifiers need no quoting and mean the same quoted or not, so the name a
 // trigger passes to pg_notify() and the one LISTENed to cannot differ by case folding.

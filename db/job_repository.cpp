@@ -14,7 +14,7 @@ namespace {
   "attempt, max_retries, owner"
 #define TPUEMU_JOB_COLUMNS TPUEMU_JOB_INSERT_COLUMNS ", seq"
 
-JobRow ReadRow(const Statement& s) {
+JobRow ReadJobRow(const Statement& s) {
   JobRow row;
   row.name = s.ColumnText(0);
   row.project = s.ColumnText(1);
@@ -63,13 +63,13 @@ void BindRow(Statement& s, const JobRow& row) {
       .Bind(20, row.owner);
 }
 
-Result<std::vector<JobRow>> CollectRows(Statement& s) {
+Result<std::vector<JobRow>> CollectJobRows(Statement& s) {
   std::vector<JobRow> rows;
   for (;;) {
     Result<bool> more = s.Step();
     if (!more.ok()) return more.status();
     if (!*more) return rows;
-    rows.push_back(ReadRow(s));
+    rows.push_back(ReadJobRow(s));
   }
 }
 
@@ -143,7 +143,7 @@ Result<JobRow> JobRepository::Get(Txn& txn, std::string_view name) const {
   Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
   if (!*row) return NotFound(name);
-  return ReadRow(**stmt);
+  return ReadJobRow(**stmt);
 }
 
 Result<JobRow> JobRepository::Get(std::string_view name) const {
@@ -161,7 +161,7 @@ Result<JobRow> JobRepository::GetByRequestId(Txn& txn, std::string_view project,
   Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
   if (!*row) return Status::NotFound("no job with request id '" + std::string(request_id) + "'");
-  return ReadRow(**stmt);
+  return ReadJobRow(**stmt);
 }
 
 std::string JobRepository::ListSql(const JobFilter& filter) {
@@ -188,7 +188,7 @@ Result<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64_t
     if (!filter.node_id.empty()) s.Bind(3, filter.node_id);
     if (!filter.state.empty()) s.Bind(4, filter.state);
     s.Bind(5, after_seq).Bind(6, limit > 0 ? int64_t{limit} : kNoLimit);
-    return CollectRows(s);
+    return CollectJobRows(s);
   });
 }
 
@@ -219,7 +219,7 @@ Result<std::vector<JobRow>> JobRepository::AdoptOrphans(
       "RETURNING " TPUEMU_JOB_COLUMNS);
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, owner);
-  Result<std::vector<JobRow>> rows = CollectRows(**stmt);
+  Result<std::vector<JobRow>> rows = CollectJobRows(**stmt);
   if (!rows.ok() || !include_own) {
     if (rows.ok()) {
       std::sort(rows->begin(), rows->end(),
@@ -232,7 +232,7 @@ Result<std::vector<JobRow>> JobRepository::AdoptOrphans(
                   " FROM jobs WHERE state IN ('QUEUED', 'RUNNING') AND owner = ?1 ORDER BY seq");
   if (!own.ok()) return own.status();
   (*own)->Bind(1, owner);
-  return CollectRows(**own);  // the adopted jobs are among them now
+  return CollectJobRows(**own);  // the adopted jobs are among them now
 }
 
 Result<std::optional<std::string>> JobRepository::RunningOnNode(Txn& txn, std::string_view project,
@@ -278,7 +278,7 @@ Result<JobRow> JobRepository::LockQueued(Txn& txn, std::string_view name) const 
   Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
   if (!*row) return NotFound(name);
-  return ReadRow(**stmt);
+  return ReadJobRow(**stmt);
 }
 
 Result<std::vector<JobRow>> JobRepository::ListInState(std::string_view state) const {

@@ -15,7 +15,7 @@ namespace {
   "zone_tensorcores, owner"
 #define TPUEMU_NODE_COLUMNS TPUEMU_NODE_INSERT_COLUMNS ", seq"
 
-NodeRow ReadRow(const Statement& s) {
+NodeRow ReadNodeRow(const Statement& s) {
   NodeRow row;
   row.name = s.ColumnText(0);
   row.project = s.ColumnText(1);
@@ -66,13 +66,13 @@ Result<int64_t> SumOne(Txn& txn, const char* sql, std::string_view param) {
   return *row ? (*stmt)->ColumnInt64(0) : int64_t{0};
 }
 
-Result<std::vector<NodeRow>> CollectRows(Statement& s) {
+Result<std::vector<NodeRow>> CollectNodeRows(Statement& s) {
   std::vector<NodeRow> rows;
   for (;;) {
     Result<bool> more = s.Step();
     if (!more.ok()) return more.status();
     if (!*more) return rows;
-    rows.push_back(ReadRow(s));
+    rows.push_back(ReadNodeRow(s));
   }
 }
 
@@ -130,7 +130,7 @@ Result<NodeRow> NodeRepository::Get(Txn& txn, std::string_view name) const {
   Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
   if (!*row) return Status::NotFound("node '" + std::string(name) + "' not found");
-  return ReadRow(**stmt);
+  return ReadNodeRow(**stmt);
 }
 
 Result<NodeRow> NodeRepository::Get(std::string_view name) const {
@@ -150,7 +150,7 @@ Result<std::vector<NodeRow>> NodeRepository::List(Txn& txn, std::string_view pro
   Statement& s = **stmt;
   s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : kNoLimit);
   if (!all_zones) s.Bind(2, zone);
-  return CollectRows(s);
+  return CollectNodeRows(s);
 }
 
 Result<std::vector<NodeRow>> NodeRepository::List(std::string_view project, std::string_view zone,
@@ -162,7 +162,7 @@ Result<std::vector<NodeRow>> NodeRepository::List(std::string_view project, std:
 Result<std::vector<NodeRow>> NodeRepository::ListPending(Txn& txn) const {
   Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_PENDING);
   if (!stmt.ok()) return stmt.status();
-  return CollectRows(**stmt);
+  return CollectNodeRows(**stmt);
 }
 
 Result<std::vector<NodeRow>> NodeRepository::AdoptOrphans(Txn& txn, std::string_view owner,
@@ -173,13 +173,13 @@ Result<std::vector<NodeRow>> NodeRepository::AdoptOrphans(Txn& txn, std::string_
       "AND (owner IS NULL OR owner <> ?1) RETURNING " TPUEMU_NODE_COLUMNS);
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, owner);
-  Result<std::vector<NodeRow>> rows = CollectRows(**stmt);
+  Result<std::vector<NodeRow>> rows = CollectNodeRows(**stmt);
   if (!rows.ok() || !include_own) return rows;
   Result<Statement*> own =
       txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS " FROM nodes WHERE owner = ?1 ORDER BY seq");
   if (!own.ok()) return own.status();
   (*own)->Bind(1, owner);
-  Result<std::vector<NodeRow>> owned = CollectRows(**own);
+  Result<std::vector<NodeRow>> owned = CollectNodeRows(**own);
   if (!owned.ok()) return owned.status();
   // The adopted rows are among `owned` now (same transaction): that list is the answer.
   return owned;
@@ -226,7 +226,7 @@ Result<std::vector<NodeRow>> NodeRepository::ListByQueuedResource(
       txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_OF_QUEUED_RESOURCE);
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, queued_resource);
-  return CollectRows(**stmt);
+  return CollectNodeRows(**stmt);
 }
 
 Result<std::vector<NodeRow>> NodeRepository::ListByQueuedResource(
@@ -246,7 +246,7 @@ Result<std::vector<NodeRow>> NodeRepository::ListAll(int64_t after_seq, int limi
     if (!stmt.ok()) return stmt.status();
     (*stmt)->Bind(1, after_seq).Bind(2, limit > 0 ? int64_t{limit} : kNoLimit);
     if (owner) (*stmt)->Bind(3, *owner);
-    return CollectRows(**stmt);
+    return CollectNodeRows(**stmt);
   });
 }
 

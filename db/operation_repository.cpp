@@ -14,7 +14,7 @@ namespace {
   "error_code, error_message, response_json"
 #define TPUEMU_OPERATION_COLUMNS TPUEMU_OPERATION_INSERT_COLUMNS ", seq"
 
-OperationRow ReadRow(const Statement& s) {
+OperationRow ReadOperationRow(const Statement& s) {
   OperationRow row;
   row.name = s.ColumnText(0);
   row.project = s.ColumnText(1);
@@ -104,7 +104,7 @@ Result<OperationRow> OperationRepository::Get(Txn& txn, std::string_view name) c
   Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
   if (!*row) return Status::NotFound("operation '" + std::string(name) + "' not found");
-  return ReadRow(**stmt);
+  return ReadOperationRow(**stmt);
 }
 
 Result<OperationRow> OperationRepository::Get(std::string_view name) const {
@@ -128,7 +128,7 @@ Result<std::vector<OperationRow>> OperationRepository::List(Txn& txn, std::strin
     Result<bool> more = s.Step();
     if (!more.ok()) return more.status();
     if (!*more) return rows;
-    rows.push_back(ReadRow(s));
+    rows.push_back(ReadOperationRow(s));
   }
 }
 

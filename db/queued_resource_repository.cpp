@@ -10,7 +10,7 @@ namespace {
   "update_time, resource_json, pending_operation, due_ms, held_tensorcores"
 #define TPUEMU_QR_COLUMNS TPUEMU_QR_INSERT_COLUMNS ", seq"
 
-QueuedResourceRow ReadRow(const Statement& s) {
+QueuedResourceRow ReadQueuedResourceRow(const Statement& s) {
   QueuedResourceRow row;
   row.name = s.ColumnText(0);
   row.project = s.ColumnText(1);
@@ -45,13 +45,13 @@ void BindBody(Statement& s, const QueuedResourceRow& row) {
       .Bind(13, row.held_tensorcores);
 }
 
-Result<std::vector<QueuedResourceRow>> CollectRows(Statement& s) {
+Result<std::vector<QueuedResourceRow>> CollectQueuedResourceRows(Statement& s) {
   std::vector<QueuedResourceRow> rows;
   for (;;) {
     Result<bool> more = s.Step();
     if (!more.ok()) return more.status();
     if (!*more) return rows;
-    rows.push_back(ReadRow(s));
+    rows.push_back(ReadQueuedResourceRow(s));
   }
 }
 
@@ -64,7 +64,7 @@ Result<int64_t> SumOne(Txn& txn, const char* sql, std::string_view param) {
   return *row ? (*stmt)->ColumnInt64(0) : int64_t{0};
 }
 
-Status Missing(std::string_view name) {
+Status MissingQueuedResource(std::string_view name) {
   return Status::NotFound("queued resource '" + std::string(name) + "' not found");
 }
 
@@ -102,7 +102,7 @@ Status QueuedResourceRepository::Update(Txn& txn, const QueuedResourceRow& row) 
   s.Bind(1, row.name);
   BindBody(s, row);
   TPUEMU_RETURN_IF_ERROR(s.Run());
-  if (txn.Changes() == 0) return Missing(row.name);
+  if (txn.Changes() == 0) return MissingQueuedResource(row.name);
   return Status::Ok();
 }
 
@@ -111,7 +111,7 @@ Status QueuedResourceRepository::Delete(Txn& txn, std::string_view name) const {
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, name);
   TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
-  if (txn.Changes() == 0) return Missing(name);
+  if (txn.Changes() == 0) return MissingQueuedResource(name);
   return Status::Ok();
 }
 
@@ -122,8 +122,8 @@ Result<QueuedResourceRow> QueuedResourceRepository::Get(Txn& txn, std::string_vi
   (*stmt)->Bind(1, name);
   Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
-  if (!*row) return Missing(name);
-  return ReadRow(**stmt);
+  if (!*row) return MissingQueuedResource(name);
+  return ReadQueuedResourceRow(**stmt);
 }
 
 Result<QueuedResourceRow> QueuedResourceRepository::Get(std::string_view name) const {
@@ -145,7 +145,7 @@ Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::List(std::strin
         Statement& s = **stmt;
         s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : kNoLimit);
         if (!all_zones) s.Bind(2, zone);
-        return CollectRows(s);
+        return CollectQueuedResourceRows(s);
       });
 }
 
@@ -157,7 +157,7 @@ Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInZone(
                 : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_ZONE);
   if (!stmt.ok()) return stmt.status();
   if (!all_zones) (*stmt)->Bind(1, zone);
-  return CollectRows(**stmt);
+  return CollectQueuedResourceRows(**stmt);
 }
 
 Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInZone(
@@ -172,7 +172,7 @@ Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInReservati
       txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_RESERVATION);
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, reservation);
-  return CollectRows(**stmt);
+  return CollectQueuedResourceRows(**stmt);
 }
 
 Result<int64_t> QueuedResourceRepository::SumTensorCores(Txn& txn, std::string_view project) const {

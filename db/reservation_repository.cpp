@@ -8,12 +8,12 @@ namespace {
 #define TPUEMU_RESERVATION_COLUMNS \
   "name, project, zone, size, capacity_units, resource_type, create_time, seq"
 
-ReservationRow ReadRow(const Statement& s) {
+ReservationRow ReadReservationRow(const Statement& s) {
   return {s.ColumnText(0), s.ColumnText(1), s.ColumnText(2), s.ColumnInt64(3),
           s.ColumnText(4), s.ColumnText(5), s.ColumnText(6), s.ColumnInt64(7)};
 }
 
-Status Missing(std::string_view name) {
+Status MissingReservation(std::string_view name) {
   return Status::NotFound("reservation '" + std::string(name) + "' not found");
 }
 
@@ -50,7 +50,7 @@ Status ReservationRepository::Delete(Txn& txn, std::string_view name) const {
   if (!stmt.ok()) return stmt.status();
   (*stmt)->Bind(1, name);
   TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
-  if (txn.Changes() == 0) return Missing(name);
+  if (txn.Changes() == 0) return MissingReservation(name);
   return Status::Ok();
 }
 
@@ -61,8 +61,8 @@ Result<ReservationRow> ReservationRepository::Get(Txn& txn, std::string_view nam
   (*stmt)->Bind(1, name);
   Result<bool> row = (*stmt)->Step();
   if (!row.ok()) return row.status();
-  if (!*row) return Missing(name);
-  return ReadRow(**stmt);
+  if (!*row) return MissingReservation(name);
+  return ReadReservationRow(**stmt);
 }
 
 Result<std::vector<ReservationRow>> ReservationRepository::List(Txn& txn, std::string_view project,
@@ -76,7 +76,7 @@ Result<std::vector<ReservationRow>> ReservationRepository::List(Txn& txn, std::s
     Result<bool> more = (*stmt)->Step();
     if (!more.ok()) return more.status();
     if (!*more) return rows;
-    rows.push_back(ReadRow(**stmt));
+    rows.push_back(ReadReservationRow(**stmt));
   }
 }
 

@@ -7,13 +7,10 @@
 #include "db/sqlite_connection.h"
 
 namespace tpuemu::db {
-namespace {
 
 bool IsPostgresUrl(const std::string& location) {
   return location.starts_with("postgresql://") || location.starts_with("postgres://");
 }
-
-}  // namespace
 
 // ---- Txn --------------------------------------------------------------------------------------
 

@@ -36,6 +36,10 @@ namespace tpuemu::db {
 
 class Store;
 
+// True for a postgresql:// or postgres:// location: Store::Open and the change feed pick
+// PostgreSQL for it, SQLite for anything else.
+bool IsPostgresUrl(const std::string& location);
+
 // The handle a Transaction()/Read() body runs SQL through. Only valid inside the body it was
 // passed to; it borrows the Store's connection, whose lease the calling thread holds meanwhile.
 class Txn {

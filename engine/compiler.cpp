@@ -6,11 +6,11 @@
 
 #include "engine/gemm.h"
 #include "engine/host_memory.h"
+#include "engine/hardware.h"
 
 namespace tpuemu::engine {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string Gib(double bytes) {
   char buf[32];

@@ -7,8 +7,6 @@
 namespace tpuemu::engine {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // Sources: docs/hardware-model.md §2 table; clocks are the papers' ([paper]) or,
 // where Google publishes none, solved from the published peak (v5p; v6e see below).

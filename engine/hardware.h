@@ -15,6 +15,10 @@
 
 namespace tpuemu::engine {
 
+// Byte units for HBM capacities and memory figures.
+inline constexpr double kMiB = 1024.0 * 1024.0;
+inline constexpr double kGiB = 1024.0 * kMiB;
+
 enum class Generation { kV2, kV3, kV4, kV5e, kV5p, kV6e };
 
 // Constants of one TPU generation, per chip unless the name says otherwise.

@@ -82,7 +82,7 @@ bool Transpose(const KernelContext& ctx, const Op& op, const Tensor& x, Tensor& 
   return Gather(ctx, x, out, strides, 0);
 }
 
-bool Slice(const KernelContext& ctx, const Op& op, const Tensor& x, Tensor& out) {
+bool SliceKernel(const KernelContext& ctx, const Op& op, const Tensor& x, Tensor& out) {
   const auto st = Strides(x.shape());
   int64_t base = 0;
   for (size_t d = 0; d < st.size(); ++d) base += op.attrs.start[d] * st[d];
@@ -257,7 +257,7 @@ Status RunKernel(const Op& op, const std::vector<const Tensor*>& in, Tensor& out
       if (!Transpose(ctx, op, *in[0], out)) return StoppedIn(op, ctx);
       break;
     case OpKind::kSlice:
-      if (!Slice(ctx, op, *in[0], out)) return StoppedIn(op, ctx);
+      if (!SliceKernel(ctx, op, *in[0], out)) return StoppedIn(op, ctx);
       break;
     case OpKind::kConcat:
       if (out.dtype() == DType::kI32) {

@@ -1,4 +1,5 @@
 #include "engine/cost/compare_report.h"
+#include "engine/hardware.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,7 +11,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string PlanText(const Estimate& e) {
   std::string s(StrategyName(e.plan.strategy));

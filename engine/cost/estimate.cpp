@@ -5,11 +5,11 @@
 #include <cstdio>
 
 #include "engine/cost/ici.h"
+#include "engine/hardware.h"
 
 namespace tpuemu::engine::cost {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string Gib(double bytes) {
   char buf[32];

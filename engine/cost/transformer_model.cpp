@@ -28,7 +28,7 @@ const std::array<Preset, 5>& Presets() {
 
 constexpr int64_t kMaxTokensPerStep = int64_t{1} << 33;
 
-Status Bad(const std::string& field, const std::string& what) {
+Status BadModelField(const std::string& field, const std::string& what) {
   return Status::InvalidArgument("model." + field + " " + what);
 }
 
@@ -36,7 +36,7 @@ Status ReadInt(const json& model, const char* field, int64_t lo, int64_t hi, int
   if (!model.contains(field)) return Status::Ok();
   const json& v = model[field];
   if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
-    return Bad(field, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+    return BadModelField(field, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
   }
   *out = v.get<int64_t>();
   return Status::Ok();
@@ -154,7 +154,7 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
     const std::string& key = item.key();
     if (std::find_if(kKnown.begin(), kKnown.end(), [&](const char* k) { return key == k; }) ==
         kKnown.end()) {
-      return Bad(key,
+      return BadModelField(key,
                  "is not a known field (expected preset, layers, dModel, heads, kvHeads, "
                  "headDim, ffn, vocab, seqLen, globalBatch, gatedMlp)");
     }
@@ -169,12 +169,12 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
     if (found == Presets().end()) {
       std::string names;
       for (const std::string& n : TransformerPresets()) names += (names.empty() ? "" : ", ") + n;
-      return Bad("preset", "must be one of " + names);
+      return BadModelField("preset", "must be one of " + names);
     }
     s = found->shape;
   }
   if (model.contains("name")) {
-    if (!model["name"].is_string()) return Bad("name", "must be a string");
+    if (!model["name"].is_string()) return BadModelField("name", "must be a string");
     s.name = model["name"].get<std::string>();
   }
   const int64_t heads_before = s.heads, d_before = s.d_model;
@@ -194,7 +194,7 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
   TPUEMU_RETURN_IF_ERROR(ReadInt(model, "seqLen", 1, 1048576, &s.seq_len));
   TPUEMU_RETURN_IF_ERROR(ReadInt(model, "globalBatch", 1, 1048576, &s.global_batch));
   if (model.contains("gatedMlp")) {
-    if (!model["gatedMlp"].is_boolean()) return Bad("gatedMlp", "must be true or false");
+    if (!model["gatedMlp"].is_boolean()) return BadModelField("gatedMlp", "must be true or false");
     s.gated_mlp = model["gatedMlp"].get<bool>();
   }
   for (const auto& [field, value] : {std::pair{"layers", s.layers},
@@ -204,23 +204,23 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
                                      {"vocab", s.vocab},
                                      {"seqLen", s.seq_len},
                                      {"globalBatch", s.global_batch}}) {
-    if (value <= 0) return Bad(field, "is required (or give a preset)");
+    if (value <= 0) return BadModelField(field, "is required (or give a preset)");
   }
   if (s.global_batch * s.seq_len > kMaxTokensPerStep) {
-    return Bad("globalBatch", "x seqLen must be at most " + std::to_string(kMaxTokensPerStep) +
+    return BadModelField("globalBatch", "x seqLen must be at most " + std::to_string(kMaxTokensPerStep) +
                                   " tokens per step");
   }
   if (s.kv_heads == 0) s.kv_heads = s.heads;
   if (s.head_dim == 0) {
     if (s.d_model % s.heads != 0 || s.d_model / s.heads > 1024) {
-      return Bad("headDim", "is required when dModel / heads (" + std::to_string(s.d_model) +
+      return BadModelField("headDim", "is required when dModel / heads (" + std::to_string(s.d_model) +
                                 " / " + std::to_string(s.heads) +
                                 ") is not a whole number up to 1024");
     }
     s.head_dim = s.d_model / s.heads;
   }
   if (s.heads % s.kv_heads != 0) {
-    return Bad("kvHeads", "must divide heads (" + std::to_string(s.heads) + "), got " +
+    return BadModelField("kvHeads", "must divide heads (" + std::to_string(s.heads) + "), got " +
                               std::to_string(s.kv_heads));
   }
   return s;

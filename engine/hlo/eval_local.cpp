@@ -26,7 +26,7 @@ ElementwiseOp OpOf(const Instruction& inst) {
 
 namespace {
 
-Value Scalar(PrimitiveType type, int64_t v) {
+Value ScalarValue(PrimitiveType type, int64_t v) {
   Array a = Array::Zeros(type, {});
   a.i[0] = CanonicalInt(type, v);
   return Value::Of(std::move(a));
@@ -111,11 +111,11 @@ Result<Value> EvalLocal(KernelContext& ctx, const Computation& comp, const Instr
     case Opcode::kPad:
       return Value::Of(Pad(x(0), GetScalar(x(1), 0), inst.a().padding));
     case Opcode::kGetDimensionSize:
-      return Scalar(PrimitiveType::kS32, x(0).dims[static_cast<size_t>(inst.dimensions[0])]);
+      return ScalarValue(PrimitiveType::kS32, x(0).dims[static_cast<size_t>(inst.dimensions[0])]);
     case Opcode::kReplicaId:
-      return Scalar(PrimitiveType::kU32, device / ctx.module().num_partitions);
+      return ScalarValue(PrimitiveType::kU32, device / ctx.module().num_partitions);
     case Opcode::kPartitionId:
-      return Scalar(PrimitiveType::kU32, device % ctx.module().num_partitions);
+      return ScalarValue(PrimitiveType::kU32, device % ctx.module().num_partitions);
     case Opcode::kDot: {
       auto out = Dot(inst, x(0), x(1), precision, ctx.options().cancel);
       if (!out.ok()) return out.status();

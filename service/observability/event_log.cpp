@@ -1,12 +1,12 @@
 #include "service/observability/event_log.h"
 
 #include "service/common/clock.h"
+#include "service/common/page_token.h"
 
 namespace tpuemu::service {
 namespace {
 
 constexpr int kDefaultPageSize = 100;
-constexpr int kMaxPageSize = 1000;
 
 }  // namespace
 

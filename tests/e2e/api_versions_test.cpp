@@ -10,8 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kZone[] = "us-central1-a";  // offers v5e
-const std::string kAlpha = std::string("/v2alpha1/projects/proj/locations/") + kZone;
+constexpr char kV5eZone[] = "us-central1-a";  // offers v5e
+const std::string kV5eAlpha = std::string("/v2alpha1/projects/proj/locations/") + kV5eZone;
 
 class ApiVersionsTest : public ::testing::Test {
  protected:
@@ -21,7 +21,7 @@ class ApiVersionsTest : public ::testing::Test {
 
 TEST_F(ApiVersionsTest, V2Alpha1ServesNodesOperationsAndTheCatalog) {
   // snake_case proto names are accepted, as Google's JSON parser accepts them.
-  ClientResponse created = api_.Call("POST", kAlpha + "/nodes?nodeId=alpha&requestId=abc",
+  ClientResponse created = api_.Call("POST", kV5eAlpha + "/nodes?nodeId=alpha&requestId=abc",
                                      json{{"accelerator_type", "v5litepod-4"},
                                           {"runtime_version", "v2-alpha-tpuv5-lite"},
                                           {"network_config", {{"enable_external_ips", true}}},
@@ -32,43 +32,43 @@ TEST_F(ApiVersionsTest, V2Alpha1ServesNodesOperationsAndTheCatalog) {
             "type.googleapis.com/google.cloud.tpu.v2alpha1.OperationMetadata");
   EXPECT_EQ(op["metadata"]["apiVersion"], "v2alpha1");
   EXPECT_EQ(op["response"]["@type"], "type.googleapis.com/google.cloud.tpu.v2alpha1.Node");
-  json node = api_.Get(kAlpha + "/nodes/alpha");
+  json node = api_.Get(kV5eAlpha + "/nodes/alpha");
   EXPECT_EQ(node["acceleratorType"], "v5litepod-4");
   EXPECT_EQ(node["networkConfig"]["enableExternalIps"], true);
   EXPECT_EQ(node["labels"]["snake_key"], "v");
-  EXPECT_EQ(api_.Get(kAlpha + "/nodes")["nodes"].size(), 1u);
+  EXPECT_EQ(api_.Get(kV5eAlpha + "/nodes")["nodes"].size(), 1u);
   // The same Operation read through v2 carries v2's types.
   json v2op = api_.Get("/v2/" + op["name"].get<std::string>());
   EXPECT_EQ(v2op["metadata"]["@type"], "type.googleapis.com/google.cloud.tpu.v2.OperationMetadata");
-  EXPECT_FALSE(api_.Get(kAlpha + "/operations")["operations"].empty());
-  EXPECT_FALSE(api_.Get(kAlpha + "/acceleratorTypes")["acceleratorTypes"].empty());
-  EXPECT_FALSE(api_.Get(kAlpha + "/runtimeVersions")["runtimeVersions"].empty());
-  EXPECT_EQ(api_.Get("/v2alpha1/projects/proj/locations/" + std::string(kZone))["locationId"],
-            kZone);
+  EXPECT_FALSE(api_.Get(kV5eAlpha + "/operations")["operations"].empty());
+  EXPECT_FALSE(api_.Get(kV5eAlpha + "/acceleratorTypes")["acceleratorTypes"].empty());
+  EXPECT_FALSE(api_.Get(kV5eAlpha + "/runtimeVersions")["runtimeVersions"].empty());
+  EXPECT_EQ(api_.Get("/v2alpha1/projects/proj/locations/" + std::string(kV5eZone))["locationId"],
+            kV5eZone);
   ClientResponse attributes =
-      api_.Call("POST", kAlpha + "/nodes/alpha:getGuestAttributes", json{{"query_path", ""}});
+      api_.Call("POST", kV5eAlpha + "/nodes/alpha:getGuestAttributes", json{{"query_path", ""}});
   EXPECT_EQ(attributes.status, 200) << attributes.body;
-  EXPECT_EQ(api_.Get(kAlpha + "/reservations")["reservations"].size(), 0u);
-  api_.Finish(api_.Call("DELETE", kAlpha + "/nodes/alpha?requestId=def"));
+  EXPECT_EQ(api_.Get(kV5eAlpha + "/reservations")["reservations"].size(), 0u);
+  api_.Finish(api_.Call("DELETE", kV5eAlpha + "/nodes/alpha?requestId=def"));
 }
 
 TEST_F(ApiVersionsTest, LegacyV1CatalogForTheOldGcloudWords) {
-  json types = api_.Get(std::string("/v1/projects/proj/locations/") + kZone + "/acceleratorTypes");
+  json types = api_.Get(std::string("/v1/projects/proj/locations/") + kV5eZone + "/acceleratorTypes");
   ASSERT_FALSE(types["acceleratorTypes"].empty());
   EXPECT_TRUE(types["acceleratorTypes"][0].contains("type"));
-  EXPECT_EQ(api_.Get(std::string("/v1/projects/proj/locations/") + kZone +
+  EXPECT_EQ(api_.Get(std::string("/v1/projects/proj/locations/") + kV5eZone +
                      "/acceleratorTypes/v5litepod-4")["type"],
             "v5litepod-4");
   json versions =
-      api_.Get(std::string("/v1/projects/proj/locations/") + kZone + "/tensorflowVersions");
+      api_.Get(std::string("/v1/projects/proj/locations/") + kV5eZone + "/tensorflowVersions");
   std::vector<std::string> names;
   for (const json& v : versions["tensorflowVersions"]) names.push_back(v["version"]);
   EXPECT_NE(std::find(names.begin(), names.end(), "2.16.1"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "pytorch-1.13"), names.end());
-  EXPECT_EQ(api_.Get(std::string("/v1/projects/proj/locations/") + kZone +
+  EXPECT_EQ(api_.Get(std::string("/v1/projects/proj/locations/") + kV5eZone +
                      "/tensorflowVersions/2.16.1")["name"],
-            std::string("projects/proj/locations/") + kZone + "/tensorflowVersions/2.16.1");
-  EXPECT_EQ(api_.Call("GET", std::string("/v1/projects/proj/locations/") + kZone +
+            std::string("projects/proj/locations/") + kV5eZone + "/tensorflowVersions/2.16.1");
+  EXPECT_EQ(api_.Call("GET", std::string("/v1/projects/proj/locations/") + kV5eZone +
                                  "/tensorflowVersions/9.9")
                 .status,
             404);

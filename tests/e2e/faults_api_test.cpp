@@ -6,17 +6,14 @@
 
 #include "tests/e2e/api_test_client.h"
 #include "tests/support/sanitizers.h"
+#include "tests/e2e/api_paths.h"
 
 namespace tpuemu::testing {
 namespace {
 
 using nlohmann::json;
 
-constexpr char kZone[] = "us-central2-b";
-const std::string kParent = std::string("/v2/projects/proj/locations/") + kZone;
-const std::string kAlpha = std::string("/v2alpha1/projects/proj/locations/") + kZone;
 const std::string kEmulator = std::string("/_emulator/projects/proj/locations/") + kZone;
-const std::string kParentName = std::string("projects/proj/locations/") + kZone;
 
 daemon::AppOptions Options(double preemption_rate = 0) {
   return {.nodes = {.provisioning_delay_ms = 0, .transition_delay_ms = 0},
@@ -61,22 +58,22 @@ class FaultsApiTest : public ::testing::Test {
 TEST_F(FaultsApiTest, SimulatedMaintenanceMakesTheNodeUnhealthyThenHealthyAgain) {
   CreateNode("m1", json::object(), "v4-32");  // 4 workers
   ExpectApiError(
-      api_.Call("POST", kAlpha + "/nodes/m1:simulateMaintenanceEvent", json{{"workerIds", {"9"}}}),
+      api_.Call("POST", kAlphaParent + "/nodes/m1:simulateMaintenanceEvent", json{{"workerIds", {"9"}}}),
       400, "INVALID_ARGUMENT", "workerIds");
-  ClientResponse reply = api_.Call("POST", kAlpha + "/nodes/m1:simulateMaintenanceEvent",
+  ClientResponse reply = api_.Call("POST", kAlphaParent + "/nodes/m1:simulateMaintenanceEvent",
                                    json{{"workerIds", {"0", "2"}}});
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(reply.Json()["metadata"]["verb"], "simulateMaintenanceEvent");
-  json node = api_.Get(kAlpha + "/nodes/m1");
+  json node = api_.Get(kAlphaParent + "/nodes/m1");
   EXPECT_EQ(node["state"], "READY");
   EXPECT_EQ(node["health"], "UNHEALTHY_MAINTENANCE");
   EXPECT_EQ(node["upcomingMaintenance"]["maintenanceStatus"], "ONGOING");
   EXPECT_FALSE(api_.Get(kParent + "/nodes/m1").contains("upcomingMaintenance"));  // v2 has none
-  ExpectApiError(api_.Call("POST", kAlpha + "/nodes/m1:simulateMaintenanceEvent", "{}"), 400,
+  ExpectApiError(api_.Call("POST", kAlphaParent + "/nodes/m1:simulateMaintenanceEvent", "{}"), 400,
                  "FAILED_PRECONDITION", "already under maintenance");
   json done = api_.Finish(reply);
   EXPECT_EQ(done["response"]["@type"], "type.googleapis.com/google.cloud.tpu.v2alpha1.Node");
-  json after = api_.Get(kAlpha + "/nodes/m1");
+  json after = api_.Get(kAlphaParent + "/nodes/m1");
   EXPECT_EQ(after["health"], "HEALTHY");
   EXPECT_FALSE(after.contains("upcomingMaintenance"));
   ASSERT_TRUE(WaitFault("MAINTENANCE_ENDED"));
@@ -90,15 +87,15 @@ TEST_F(FaultsApiTest, ScheduledMaintenanceShowsThenStartsOnItsOwn) {
   ClientResponse scheduled = api_.Call("POST", kEmulator + "/nodes/m2:scheduleMaintenance",
                                        json{{"startIn", "0.2s"}, {"canReschedule", true}});
   ASSERT_EQ(scheduled.status, 200) << scheduled.body;
-  json upcoming = api_.Get(kAlpha + "/nodes/m2")["upcomingMaintenance"];
+  json upcoming = api_.Get(kAlphaParent + "/nodes/m2")["upcomingMaintenance"];
   EXPECT_EQ(upcoming["type"], "SCHEDULED");
   EXPECT_EQ(upcoming["maintenanceStatus"], "PENDING");
   EXPECT_EQ(upcoming["canReschedule"], true);
   EXPECT_TRUE(upcoming.contains("windowStartTime"));
   ASSERT_TRUE(WaitFault("MAINTENANCE_STARTED"));
-  ASSERT_TRUE(api_.WaitField(kAlpha + "/nodes/m2", "/health", "HEALTHY"));
+  ASSERT_TRUE(api_.WaitField(kAlphaParent + "/nodes/m2", "/health", "HEALTHY"));
   // performMaintenance starts it now.
-  json op = api_.Finish(api_.Call("POST", kAlpha + "/nodes/m2:performMaintenance", "{}"));
+  json op = api_.Finish(api_.Call("POST", kAlphaParent + "/nodes/m2:performMaintenance", "{}"));
   EXPECT_EQ(op["metadata"]["verb"], "performMaintenance");
   EXPECT_FALSE(op.contains("error")) << op.dump();
 }
@@ -143,7 +140,7 @@ TEST_F(FaultsApiTest, PreemptingAQueuedResourcesNodeSuspendsItByTheService) {
   EXPECT_TRUE(api_.WaitGone(kParent + "/nodes/sq-1"));
   // performMaintenanceQueuedResource needs nodes.
   ExpectApiError(
-      api_.Call("POST", kAlpha + "/queuedResources/sq:performMaintenanceQueuedResource", "{}"), 400,
+      api_.Call("POST", kAlphaParent + "/queuedResources/sq:performMaintenanceQueuedResource", "{}"), 400,
       "FAILED_PRECONDITION", "has no nodes");
 }
 
@@ -157,11 +154,11 @@ TEST_F(FaultsApiTest, QueuedResourceMaintenanceCompletesWhenEveryNodeIsHealthy) 
                                      {"runtimeVersion", "tpu-ubuntu2204-base"}}}}})}}}};
   api_.Finish(api_.Call("POST", kParent + "/queuedResources?queuedResourceId=pmq", body));
   ASSERT_TRUE(api_.WaitField(kParent + "/queuedResources/pmq", "/state/state", "ACTIVE"));
-  ExpectApiError(api_.Call("POST", kAlpha + "/queuedResources/pmq:performMaintenanceQueuedResource",
+  ExpectApiError(api_.Call("POST", kAlphaParent + "/queuedResources/pmq:performMaintenanceQueuedResource",
                            json{{"nodeNames", {"stranger"}}}),
                  400, "INVALID_ARGUMENT", "stranger");
   ClientResponse reply =
-      api_.Call("POST", kAlpha + "/queuedResources/pmq:performMaintenanceQueuedResource", "{}");
+      api_.Call("POST", kAlphaParent + "/queuedResources/pmq:performMaintenanceQueuedResource", "{}");
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(api_.Get(kParent + "/nodes/pm-0")["health"], "UNHEALTHY_MAINTENANCE");
   EXPECT_EQ(api_.Get(kParent + "/nodes/pm-1")["health"], "UNHEALTHY_MAINTENANCE");
@@ -280,7 +277,7 @@ TEST_F(FaultsDuringJobsTest, PreemptionEndsTheRunningJobWithAReason) {
 TEST_F(FaultsDuringJobsTest, MaintenanceInterruptsTheRunningJobWithAReason) {
   CreateNode("maint-job");
   const std::string job = RunningJob("maint-job");
-  ClientResponse r = api_.Call("POST", kAlpha + "/nodes/maint-job:simulateMaintenanceEvent", "{}");
+  ClientResponse r = api_.Call("POST", kAlphaParent + "/nodes/maint-job:simulateMaintenanceEvent", "{}");
   ASSERT_EQ(r.status, 200) << r.body;
   ASSERT_TRUE(api_.WaitField(job, "/state", "FAILED", std::chrono::seconds(30)));
   EXPECT_NE(api_.Get(job)["reason"].get<std::string>().find("host maintenance"), std::string::npos)
@@ -307,7 +304,7 @@ TEST_F(FaultsDuringJobsTest, MaintenanceRequeuesAJobWithRetriesLeftThatThenSucce
   EXPECT_EQ(submitted.Json()["spec"]["maxRetries"], 1);
   const std::string job = "/v2/" + submitted.Json().value("name", "");
   ASSERT_TRUE(api_.WaitField(job, "/state", "RUNNING"));
-  ClientResponse r = api_.Call("POST", kAlpha + "/nodes/retry-job:simulateMaintenanceEvent", "{}");
+  ClientResponse r = api_.Call("POST", kAlphaParent + "/nodes/retry-job:simulateMaintenanceEvent", "{}");
   ASSERT_EQ(r.status, 200) << r.body;
   ASSERT_TRUE(api_.WaitField(job, "/state", "SUCCEEDED", kRetriedJobWait)) << api_.Get(job).dump();
   json done = api_.Get(job);

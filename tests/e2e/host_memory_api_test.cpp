@@ -15,6 +15,7 @@
 #include "service/jobs/job_compile.h"
 #include "service/workloads/workloads.h"
 #include "tests/e2e/api_server.h"
+#include "tests/e2e/api_paths.h"
 
 namespace tpuemu::testing {
 namespace {
@@ -22,11 +23,10 @@ namespace {
 using nlohmann::json;
 
 constexpr char kNodes[] = "/v2/projects/p/locations/us-central2-b/nodes";
-constexpr char kNodeBody[] = R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})";
 // Runs until cancelled (10000 steps of a few ms).
-constexpr char kLongJob[] =
+constexpr char kLongSmallJob[] =
     R"({"workload": {"mlp": {"layers": 2, "hidden": 256, "batch": 128, "steps": 10000}}})";
-constexpr char kShortJob[] =
+constexpr char kShortSmallJob[] =
     R"({"workload": {"mlp": {"layers": 2, "hidden": 256, "batch": 128, "steps": 2}}})";
 
 // The bytes Submit plans for the job `body` on a v4-8.
@@ -120,26 +120,26 @@ TEST_F(HostMemoryApiTest, AJobAboveTheLimitIsRefusedAtSubmitNamingBothFigures) {
   // Nothing was stored, and a job within the limit is accepted.
   EXPECT_TRUE(
       Call("GET", std::string(kNodes) + "/n1/jobs").Json().value("jobs", json::array()).empty());
-  EXPECT_EQ(Wait(Submit("n1", kShortJob)), "SUCCEEDED");
+  EXPECT_EQ(Wait(Submit("n1", kShortSmallJob)), "SUCCEEDED");
 }
 
 TEST_F(HostMemoryApiTest, JobsThatDoNotFitTogetherWaitQueuedThenRun) {
-  const int64_t one = Planned(kLongJob);
-  ASSERT_EQ(one, Planned(kShortJob)) << "the same program, whatever the step count";
+  const int64_t one = Planned(kLongSmallJob);
+  ASSERT_EQ(one, Planned(kShortSmallJob)) << "the same program, whatever the step count";
   // Room for one such job, not two.
   Start({.host_memory_budget_bytes = one + one / 2});
   for (const char* id : {"n1", "n2", "n3"}) CreateReady(id);
-  const std::string running = Submit("n1", kLongJob);
+  const std::string running = Submit("n1", kLongSmallJob);
   ASSERT_TRUE(WaitFor([&] { return State(running) == "RUNNING"; }));
 
-  const std::string waiting = Submit("n2", kShortJob);
+  const std::string waiting = Submit("n2", kShortSmallJob);
   ASSERT_TRUE(WaitFor([&] { return LogHas(waiting, "waiting for host memory"); }))
       << Call("GET", "/v2/" + waiting + "/logs").body << Call("GET", "/v2/" + running).body;
   EXPECT_EQ(State(waiting), "QUEUED");
   EXPECT_TRUE(LogHas(waiting, "needs " + std::to_string(one) + " bytes")) << one;
 
   // A waiting job can be cancelled; it then holds nothing back.
-  const std::string cancelled = Submit("n3", kShortJob);
+  const std::string cancelled = Submit("n3", kShortSmallJob);
   ASSERT_TRUE(WaitFor([&] { return LogHas(cancelled, "waiting for host memory"); }));
   EXPECT_EQ(Call("POST", "/v2/" + cancelled + ":cancel").status, 200);
   EXPECT_EQ(Wait(cancelled), "CANCELLED");
@@ -170,12 +170,12 @@ TEST_F(HostMemoryApiTest, AnHloJobAboveTheLimitIsRefusedAtSubmitNamingItsBytes) 
 
 TEST_F(HostMemoryApiTest, AnHloJobWaitsQueuedWhileTheBudgetIsTaken) {
   const std::string module = NegateModule(512);
-  const int64_t hlo = PlannedHlo(module), mlp = Planned(kLongJob);
+  const int64_t hlo = PlannedHlo(module), mlp = Planned(kLongSmallJob);
   ASSERT_GT(hlo, 0);
   // Either job fits alone, not both at once.
   Start({.host_memory_budget_bytes = hlo + mlp - 1});
   for (const char* id : {"n1", "n2"}) CreateReady(id);
-  const std::string running = Submit("n1", kLongJob);
+  const std::string running = Submit("n1", kLongSmallJob);
   ASSERT_TRUE(WaitFor([&] { return State(running) == "RUNNING"; }));
   const std::string waiting = Submit("n2", HloJob(module).c_str());
   ASSERT_TRUE(WaitFor([&] { return LogHas(waiting, "waiting for host memory"); }))

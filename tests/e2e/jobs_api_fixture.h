@@ -7,10 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "tests/e2e/api_server.h"
+#include "tests/e2e/api_paths.h"
 
 namespace tpuemu::testing {
-
-inline constexpr char kParent[] = "/v2/projects/proj/locations/us-central2-b";
 
 class JobsApiFixture : public ::testing::Test {
  protected:

@@ -5,14 +5,13 @@
 
 #include "api/api_common.h"
 #include "tests/e2e/api_server.h"
+#include "tests/e2e/api_paths.h"
 
 namespace tpuemu::testing {
 namespace {
 
 using nlohmann::json;
 
-constexpr char kParent[] = "/v2/projects/proj/locations/us-central2-b";
-constexpr char kNodeBody[] = R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})";
 
 class LimitsApiTest : public ::testing::Test {
  protected:

@@ -4,13 +4,13 @@
 #include <future>
 
 #include "tests/e2e/api_server.h"
+#include "tests/e2e/api_paths.h"
 
 namespace tpuemu::testing {
 namespace {
 
 using nlohmann::json;
 
-constexpr char kParent[] = "/v2/projects/proj/locations/us-central2-b";
 
 class NodesApiTest : public ::testing::Test {
  protected:

@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kParent[] = "/v2/projects/obs/locations/us-central2-b";
+constexpr char kObsParent[] = "/v2/projects/obs/locations/us-central2-b";
 constexpr char kNode[] = "projects/obs/locations/us-central2-b/nodes/tpu-a";
 constexpr char kMlp[] = R"({"workload": {"mlp": {"layers": 2, "batch": 32, "hidden": 16,
                                                  "steps": 5}}})";
@@ -34,7 +34,7 @@ class ObservabilityApiTest : public ::testing::Test {
   }
   void CreateReady(const std::string& id) {
     ClientResponse r =
-        Call("POST", std::string(kParent) + "/nodes?nodeId=" + id,
+        Call("POST", std::string(kObsParent) + "/nodes?nodeId=" + id,
              R"({"acceleratorType": "v4-8", "runtimeVersion": "tpu-ubuntu2204-base"})");
     ASSERT_EQ(r.status, 200) << r.body;
     ASSERT_FALSE(WaitOperation(client_, r.Json()["name"]).is_null());
@@ -42,7 +42,7 @@ class ObservabilityApiTest : public ::testing::Test {
   // Submits and long-polls until terminal; returns the job's name.
   std::string RunJob(const std::string& node, const std::string& id, const std::string& body) {
     ClientResponse r =
-        Call("POST", std::string(kParent) + "/nodes/" + node + "/jobs?jobId=" + id, body);
+        Call("POST", std::string(kObsParent) + "/nodes/" + node + "/jobs?jobId=" + id, body);
     EXPECT_EQ(r.status, 200) << r.body;
     const std::string name = r.Json().value("name", "");
     json job;
@@ -95,7 +95,7 @@ TEST_F(ObservabilityApiTest, MetricsReportsTellCacheMissFromHit) {
   EXPECT_FALSE(Has(b, "UncachedCompile")) << b;
   EXPECT_TRUE(Has(b, "Metric: ExecuteTime\n  TotalSamples: 5\n")) << b;
 
-  const std::string node = Call("GET", std::string(kParent) + "/nodes/tpu-a/metricsReport").body;
+  const std::string node = Call("GET", std::string(kObsParent) + "/nodes/tpu-a/metricsReport").body;
   EXPECT_TRUE(Has(node, "Counter: CachedCompile\n  Value: 1\n")) << node;
   EXPECT_TRUE(Has(node, "Counter: MarkStep\n  Value: 10\n")) << node;
   EXPECT_TRUE(Has(node, "Counter: UncachedCompile\n  Value: 1\n")) << node;
@@ -103,17 +103,17 @@ TEST_F(ObservabilityApiTest, MetricsReportsTellCacheMissFromHit) {
   EXPECT_TRUE(Has(node, "Metric: ExecuteTime\n  TotalSamples: 10\n")) << node;
 
   ClientResponse missing =
-      Call("GET", std::string(kParent) + "/nodes/tpu-a/jobs/nope/metricsReport");
+      Call("GET", std::string(kObsParent) + "/nodes/tpu-a/jobs/nope/metricsReport");
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(missing.Json()["error"]["status"], "NOT_FOUND");
-  EXPECT_EQ(Call("GET", std::string(kParent) + "/nodes/nope/metricsReport").status, 404);
+  EXPECT_EQ(Call("GET", std::string(kObsParent) + "/nodes/nope/metricsReport").status, 404);
 }
 
 TEST_F(ObservabilityApiTest, PrometheusMetricsAreValidForPromtool) {
   CreateReady("tpu-a");
   RunJob("tpu-a", "j1", kMlp);
   ASSERT_TRUE(server_.obs().utilization().SampleNow().ok());
-  Call("GET", std::string(kParent) + "/nodes/nope");  // a 404 is counted too
+  Call("GET", std::string(kObsParent) + "/nodes/nope");  // a 404 is counted too
 
   ClientResponse r = Call("GET", "/metrics");
   ASSERT_EQ(r.status, 200);
@@ -168,7 +168,7 @@ TEST_F(ObservabilityApiTest, UtilizationHistoryForCharts) {
   clock_offset_ms_ += 1000;  // one second later
   ASSERT_TRUE(server_.obs().utilization().SampleNow().ok());
 
-  ClientResponse r = Call("GET", std::string(kParent) + "/nodes/tpu-a/metrics?window=3600s");
+  ClientResponse r = Call("GET", std::string(kObsParent) + "/nodes/tpu-a/metrics?window=3600s");
   ASSERT_EQ(r.status, 200) << r.body;
   json body = r.Json();
   EXPECT_EQ(body["node"], kNode);
@@ -188,12 +188,12 @@ TEST_F(ObservabilityApiTest, UtilizationHistoryForCharts) {
   }
   EXPECT_EQ(body["samples"][1]["dutyCycle"], 0);  // nothing ran in the second interval
 
-  ClientResponse bad = Call("GET", std::string(kParent) + "/nodes/tpu-a/metrics?window=soon");
+  ClientResponse bad = Call("GET", std::string(kObsParent) + "/nodes/tpu-a/metrics?window=soon");
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(bad.Json()["error"]["status"], "INVALID_ARGUMENT");
   EXPECT_TRUE(Has(bad.Json()["error"]["message"], "window")) << bad.body;
-  EXPECT_EQ(Call("GET", std::string(kParent) + "/nodes/tpu-a/metrics?window=0s").status, 400);
-  EXPECT_EQ(Call("GET", std::string(kParent) + "/nodes/nope/metrics").status, 404);
+  EXPECT_EQ(Call("GET", std::string(kObsParent) + "/nodes/tpu-a/metrics?window=0s").status, 400);
+  EXPECT_EQ(Call("GET", std::string(kObsParent) + "/nodes/nope/metrics").status, 404);
 }
 
 TEST_F(ObservabilityApiTest, EventsFeedLongPollsAndReportsDeletes) {
@@ -253,7 +253,7 @@ TEST_F(ObservabilityApiTest, EventsFeedLongPollsAndReportsDeletes) {
   EXPECT_EQ(quiet["nextSince"], end);
 
   // Deleting the node is an event too.
-  ClientResponse del = Call("DELETE", std::string(kParent) + "/nodes/tpu-a");
+  ClientResponse del = Call("DELETE", std::string(kObsParent) + "/nodes/tpu-a");
   ASSERT_EQ(del.status, 200) << del.body;
   json deleted;
   ASSERT_TRUE(WaitFor([&] {
@@ -275,13 +275,13 @@ TEST_F(ObservabilityApiTest, EventsFeedLongPollsAndReportsDeletes) {
 TEST_F(ObservabilityApiTest, ResetWipesEventsAndUtilizationHistory) {
   CreateReady("tpu-a");
   ASSERT_TRUE(server_.obs().utilization().SampleNow().ok());
-  ASSERT_EQ(Call("GET", std::string(kParent) + "/nodes/tpu-a/metrics").Json()["samples"].size(),
+  ASSERT_EQ(Call("GET", std::string(kObsParent) + "/nodes/tpu-a/metrics").Json()["samples"].size(),
             1u);
   server_.obs().events().Flush();
   ASSERT_EQ(Call("POST", "/_emulator/reset").status, 200);
   EXPECT_TRUE(Call("GET", "/v2/projects/obs/events?since=0").Json()["events"].empty());
-  EXPECT_EQ(Call("GET", std::string(kParent) + "/nodes/tpu-a/metrics").status, 404);
-  EXPECT_EQ(Call("GET", std::string(kParent) + "/nodes/tpu-a/metricsReport").status, 404);
+  EXPECT_EQ(Call("GET", std::string(kObsParent) + "/nodes/tpu-a/metrics").status, 404);
+  EXPECT_EQ(Call("GET", std::string(kObsParent) + "/nodes/tpu-a/metricsReport").status, 404);
 }
 
 // Issue 26: with auth on, GET /metrics names no node (no project) unless the token is granted

@@ -5,16 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "tests/e2e/api_test_client.h"
+#include "tests/e2e/api_paths.h"
 
 namespace tpuemu::testing {
 namespace {
 
 using nlohmann::json;
 
-constexpr char kZone[] = "us-central2-b";
-const std::string kParent = std::string("/v2/projects/proj/locations/") + kZone;
-const std::string kAlphaParent = std::string("/v2alpha1/projects/proj/locations/") + kZone;
-const std::string kParentName = std::string("projects/proj/locations/") + kZone;
 
 json NodeSpec(const std::string& node_id, const std::string& type = "v4-8") {
   json spec = {{"parent", kParentName},

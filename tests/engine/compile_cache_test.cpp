@@ -8,7 +8,7 @@
 namespace tpuemu::engine {
 namespace {
 
-Slice MustSlice(const char* name) { return *Slice::FromAcceleratorType(name); }
+Slice SliceOf(const char* name) { return *Slice::FromAcceleratorType(name); }
 
 Graph Program(int64_t batch, uint64_t seed = 1) {
   Graph g("mlp");
@@ -21,7 +21,7 @@ Graph Program(int64_t batch, uint64_t seed = 1) {
 
 TEST(CompileCacheTest, RepeatHitsChangedShapeMisses) {
   CompileCache cache;
-  const Slice slice = MustSlice("v4-8");
+  const Slice slice = SliceOf("v4-8");
   auto first = cache.GetOrCompile(Program(64), slice, {});
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_FALSE(first->hit);
@@ -43,32 +43,32 @@ TEST(CompileCacheTest, RepeatHitsChangedShapeMisses) {
 
 TEST(CompileCacheTest, ConstantValuesAreNotPartOfTheKey) {
   CompileCache cache;
-  const Slice slice = MustSlice("v4-8");
+  const Slice slice = SliceOf("v4-8");
   ASSERT_FALSE(cache.GetOrCompile(Program(64, 1), slice, {})->hit);
   EXPECT_TRUE(cache.GetOrCompile(Program(64, 12345), slice, {})->hit);
 }
 
 TEST(CompileCacheTest, PrecisionGenerationAndOptionsArePartOfTheKey) {
   CompileCache cache;
-  ASSERT_FALSE(cache.GetOrCompile(Program(64), MustSlice("v4-8"), {})->hit);
+  ASSERT_FALSE(cache.GetOrCompile(Program(64), SliceOf("v4-8"), {})->hit);
   CompileOptions highest;
   highest.precision = Precision::kHighest;
-  EXPECT_FALSE(cache.GetOrCompile(Program(64), MustSlice("v4-8"), highest)->hit);
-  EXPECT_FALSE(cache.GetOrCompile(Program(64), MustSlice("v5litepod-4"), {})->hit);
-  EXPECT_TRUE(cache.GetOrCompile(Program(64), MustSlice("v4-32"), {})->hit);  // same generation
+  EXPECT_FALSE(cache.GetOrCompile(Program(64), SliceOf("v4-8"), highest)->hit);
+  EXPECT_FALSE(cache.GetOrCompile(Program(64), SliceOf("v5litepod-4"), {})->hit);
+  EXPECT_TRUE(cache.GetOrCompile(Program(64), SliceOf("v4-32"), {})->hit);  // same generation
   CompileOptions two;
   two.tensorcores = 2;
-  EXPECT_FALSE(cache.GetOrCompile(Program(64), MustSlice("v4-8"), two)->hit);
+  EXPECT_FALSE(cache.GetOrCompile(Program(64), SliceOf("v4-8"), two)->hit);
   CompileOptions scalesim;
   scalesim.timing_mode = TimingMode::kScaleSim;
-  EXPECT_FALSE(cache.GetOrCompile(Program(64), MustSlice("v4-8"), scalesim)->hit);
+  EXPECT_FALSE(cache.GetOrCompile(Program(64), SliceOf("v4-8"), scalesim)->hit);
   EXPECT_EQ(cache.GetStats().misses, 5);
   EXPECT_EQ(cache.GetStats().hits, 1);
 }
 
 TEST(CompileCacheTest, EvictsLeastRecentlyUsed) {
   CompileCache cache(2);
-  const Slice slice = MustSlice("v4-8");
+  const Slice slice = SliceOf("v4-8");
   ASSERT_TRUE(cache.GetOrCompile(Program(1), slice, {}).ok());
   ASSERT_TRUE(cache.GetOrCompile(Program(2), slice, {}).ok());
   EXPECT_TRUE(cache.GetOrCompile(Program(1), slice, {})->hit);  // 1 is now most recent
@@ -83,23 +83,23 @@ TEST(CompileCacheTest, ErrorsAreNotCachedAndOptionsAreCheckedOnHits) {
   CompileCache cache;
   Graph bad;
   bad.Relu("r", "missing");
-  EXPECT_EQ(cache.GetOrCompile(bad, MustSlice("v4-8"), {}).status().code(),
+  EXPECT_EQ(cache.GetOrCompile(bad, SliceOf("v4-8"), {}).status().code(),
             StatusCode::kInvalidArgument);
   CompileOptions eight;
   eight.tensorcores = 8;
-  ASSERT_TRUE(cache.GetOrCompile(Program(8), MustSlice("v4-32"), eight).ok());
+  ASSERT_TRUE(cache.GetOrCompile(Program(8), SliceOf("v4-32"), eight).ok());
   // A v4-32 has 16 TensorCores, a v4-8 only 8: a hit must not bypass that check.
   CompileOptions sixteen;
   sixteen.tensorcores = 16;
-  ASSERT_TRUE(cache.GetOrCompile(Program(8), MustSlice("v4-32"), sixteen).ok());
-  EXPECT_EQ(cache.GetOrCompile(Program(8), MustSlice("v4-8"), sixteen).status().code(),
+  ASSERT_TRUE(cache.GetOrCompile(Program(8), SliceOf("v4-32"), sixteen).ok());
+  EXPECT_EQ(cache.GetOrCompile(Program(8), SliceOf("v4-8"), sixteen).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(cache.GetStats().entries, 2);
 }
 
 TEST(CompileCacheTest, ConcurrentLookupsAreConsistent) {
   CompileCache cache;
-  const Slice slice = MustSlice("v4-8");
+  const Slice slice = SliceOf("v4-8");
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {

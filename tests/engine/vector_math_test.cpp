@@ -10,12 +10,12 @@
 namespace tpuemu::engine {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
 // |got - want| in units of the f32 spacing at want.
 double Ulps(float got, double want) {
   const float w = static_cast<float>(want);
-  const double spacing = std::nextafter(std::abs(w), kInf) - std::abs(w);
+  const double spacing = std::nextafter(std::abs(w), kInfinity) - std::abs(w);
   return std::abs(static_cast<double>(got) - want) / spacing;
 }
 
@@ -38,19 +38,19 @@ TEST(VectorMathTest, ExpIsWithinOneUlpOverTheNormalRange) {
 
 TEST(VectorMathTest, ExpEdgeCases) {
   const std::vector<float> x = {0.0f,    -0.0f,   88.72f, 88.73f, 1000.0f,
-                                -100.0f, -104.0f, -kInf,  kInf,   std::nanf("")};
+                                -100.0f, -104.0f, -kInfinity,  kInfinity,   std::nanf("")};
   std::vector<float> y(x.size());
   ExpArray(x.data(), y.data(), static_cast<int64_t>(x.size()));
   EXPECT_EQ(y[0], 1.0f);
   EXPECT_EQ(y[1], 1.0f);
   EXPECT_TRUE(std::isfinite(y[2]));
   EXPECT_LE(Ulps(y[2], std::exp(double{88.72f})), 1.0);
-  EXPECT_EQ(y[3], kInf);
-  EXPECT_EQ(y[4], kInf);
+  EXPECT_EQ(y[3], kInfinity);
+  EXPECT_EQ(y[4], kInfinity);
   EXPECT_NEAR(y[5], std::exp(-100.0), 1e-45);  // subnormal result
   EXPECT_EQ(y[6], 0.0f);
   EXPECT_EQ(y[7], 0.0f);
-  EXPECT_EQ(y[8], kInf);
+  EXPECT_EQ(y[8], kInfinity);
   EXPECT_TRUE(std::isnan(y[9]));
 }
 
@@ -65,7 +65,7 @@ TEST(VectorMathTest, TanhIsWithinTwoUlpsAndOdd) {
     worst = std::max(worst, Ulps(y[i], std::tanh(double{x[i]})));
   }
   EXPECT_LE(worst, 2.0);
-  const std::vector<float> edges = {0.0f, -0.0f, 1e-30f, 20.0f, -20.0f, kInf, -kInf, std::nanf("")};
+  const std::vector<float> edges = {0.0f, -0.0f, 1e-30f, 20.0f, -20.0f, kInfinity, -kInfinity, std::nanf("")};
   std::vector<float> t(edges.size());
   TanhArray(edges.data(), t.data(), static_cast<int64_t>(edges.size()));
   EXPECT_EQ(t[0], 0.0f);

@@ -8,7 +8,7 @@ namespace {
 
 using nlohmann::json;
 
-const json kNode = json::parse(R"({
+const json kFilterNode = json::parse(R"({
   "name": "projects/p/locations/us-central2-b/nodes/my-tpu",
   "acceleratorType": "v4-8", "acceleratorConfig": {"type": "V4"},
   "state": "READY", "labels": {"env": "dev", "team": "ml"}, "tags": ["web", "gpu-free"],
@@ -17,7 +17,7 @@ const json kNode = json::parse(R"({
 bool Match(const std::string& filter) {
   Result<Filter> f = Filter::Parse(filter);
   EXPECT_TRUE(f.ok()) << filter << ": " << f.status().ToString();
-  return f.ok() && f->Matches(kNode);
+  return f.ok() && f->Matches(kFilterNode);
 }
 
 TEST(FilterTest, EmptyMatchesEverything) {

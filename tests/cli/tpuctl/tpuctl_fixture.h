@@ -57,4 +57,11 @@ inline std::string Describe(const ProcessResult& r) {
   return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
 }
 
+// tpuctl's argv for `compute tpus tpu-vm <rest...>`.
+inline std::vector<std::string> TpuVm(std::initializer_list<std::string> rest) {
+  std::vector<std::string> args = {"compute", "tpus", "tpu-vm"};
+  args.insert(args.end(), rest);
+  return args;
+}
+
 }  // namespace tpuemu::testing

@@ -9,12 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<std::string> TpuVm(std::initializer_list<std::string> rest) {
-  std::vector<std::string> args = {"compute", "tpus", "tpu-vm"};
-  args.insert(args.end(), rest);
-  return args;
-}
-
 TEST_F(TpuctlTest, LifecycleInEveryFormat) {
   ProcessResult created = Tpuctl(TpuVm({"create", "my-tpu", "--zone", kZone, "--accelerator-type",
                                         "v4-8", "--version", "tpu-ubuntu2204-base", "--labels",

@@ -14,12 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<std::string> TpuVm(std::initializer_list<std::string> rest) {
-  std::vector<std::string> args = {"compute", "tpus", "tpu-vm"};
-  args.insert(args.end(), rest);
-  return args;
-}
-
 TEST_F(TpuctlTest, SshRefusesANodeWithoutSandboxes) {
   ASSERT_EQ(CreateNode("plain").exit_code, 0);  // the harness runs tpuemud --worker-sandboxes off
   json node = TpuctlJson(TpuVm({"describe", "plain", "--zone", kZone, "--format", "json"}));

@@ -8,7 +8,7 @@
 namespace tpuemu::service {
 namespace {
 
-constexpr char kZone[] = "us-central2-b";
+constexpr char kCapacityZone[] = "us-central2-b";
 
 class ZoneCapacityTest : public ::testing::Test {
  protected:
@@ -27,33 +27,33 @@ class ZoneCapacityTest : public ::testing::Test {
 
 TEST_F(ZoneCapacityTest, SetOverridesTheZoneReportsItAndClearGoesBack) {
   ZoneCapacity capacity = Make(quota_);
-  EXPECT_EQ((*capacity.Get(kZone))["capacityTensorcores"], 512);
-  Result<nlohmann::json> set = capacity.Set(kZone, 8);
+  EXPECT_EQ((*capacity.Get(kCapacityZone))["capacityTensorcores"], 512);
+  Result<nlohmann::json> set = capacity.Set(kCapacityZone, 8);
   ASSERT_TRUE(set.ok()) << set.status().message();
   EXPECT_EQ((*set)["capacityTensorcores"], 8);
   EXPECT_EQ((*set)["usedTensorcores"], 0);
-  EXPECT_EQ(quota_.ZoneCapacity(kZone), 8);
-  ASSERT_EQ(changed_, std::vector<std::string>{kZone});
+  EXPECT_EQ(quota_.ZoneCapacity(kCapacityZone), 8);
+  ASSERT_EQ(changed_, std::vector<std::string>{kCapacityZone});
   ASSERT_EQ(events_.size(), 1u);
   EXPECT_EQ(events_[0].kind, "CAPACITY");
   EXPECT_EQ(events_[0].project, "*");
   EXPECT_NE(events_[0].message.find("8 TensorCores"), std::string::npos) << events_[0].message;
 
-  ASSERT_TRUE(capacity.Clear(kZone).ok());
-  EXPECT_EQ(quota_.ZoneCapacity(kZone), 512);
+  ASSERT_TRUE(capacity.Clear(kCapacityZone).ok());
+  EXPECT_EQ(quota_.ZoneCapacity(kCapacityZone), 512);
   EXPECT_EQ(changed_.size(), 2u);
   EXPECT_EQ(events_.size(), 2u);
 }
 
 TEST_F(ZoneCapacityTest, OverridesAreStoredAndLoadedAgain) {
   ZoneCapacity capacity = Make(quota_);
-  ASSERT_TRUE(capacity.Set(kZone, 0).ok());
+  ASSERT_TRUE(capacity.Set(kCapacityZone, 0).ok());
   TensorCoreQuota fresh(*store_, Catalog::Default(), {.zone_capacity_tensorcores = 512});
   ZoneCapacity reloaded = Make(fresh);
-  EXPECT_EQ(fresh.ZoneCapacity(kZone), 512);
+  EXPECT_EQ(fresh.ZoneCapacity(kCapacityZone), 512);
   ASSERT_TRUE(reloaded.Load().ok());
-  EXPECT_EQ(fresh.ZoneCapacity(kZone), 0);
-  EXPECT_EQ((*reloaded.Get(kZone))["capacityTensorcores"], 0);
+  EXPECT_EQ(fresh.ZoneCapacity(kCapacityZone), 0);
+  EXPECT_EQ((*reloaded.Get(kCapacityZone))["capacityTensorcores"], 0);
 }
 
 TEST_F(ZoneCapacityTest, UnknownZonesAndNegativeCapacitiesAreRefused) {
@@ -61,7 +61,7 @@ TEST_F(ZoneCapacityTest, UnknownZonesAndNegativeCapacitiesAreRefused) {
   EXPECT_EQ(capacity.Set("mars-1", 8).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(capacity.Get("mars-1").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(capacity.Clear("mars-1").status().code(), StatusCode::kNotFound);
-  Result<nlohmann::json> negative = capacity.Set(kZone, -1);
+  Result<nlohmann::json> negative = capacity.Set(kCapacityZone, -1);
   EXPECT_EQ(negative.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(negative.status().message().find("tensorcores"), std::string::npos);
   EXPECT_TRUE(changed_.empty());
@@ -73,7 +73,7 @@ TEST_F(ZoneCapacityTest, ListHasEveryZoneOfTheCatalog) {
   nlohmann::json zones = capacity.List()["zones"];
   EXPECT_EQ(zones.size(), Catalog::Default().zones().size());
   bool found = false;
-  for (const nlohmann::json& z : zones) found = found || z["zone"] == kZone;
+  for (const nlohmann::json& z : zones) found = found || z["zone"] == kCapacityZone;
   EXPECT_TRUE(found);
 }
 

@@ -5,7 +5,7 @@
 namespace tpuemu::service {
 namespace {
 
-Node MakeNode(const char* type, NodeState state) {
+Node MakeTypedNode(const char* type, NodeState state) {
   Node n;
   n.key = {"p", "us-central2-b", "n1"};
   n.uid = "1234567890123456789";
@@ -19,7 +19,7 @@ Node MakeNode(const char* type, NodeState state) {
 }
 
 TEST(NodeTest, RenderFillsWhatTheRealServerFills) {
-  nlohmann::json j = RenderNode(MakeNode("v4-32", NodeState::kReady));
+  nlohmann::json j = RenderNode(MakeTypedNode("v4-32", NodeState::kReady));
   EXPECT_EQ(j["name"], "projects/p/locations/us-central2-b/nodes/n1");
   EXPECT_EQ(j["apiVersion"], "V2");
   EXPECT_EQ(j["state"], "READY");
@@ -41,8 +41,8 @@ TEST(NodeTest, RenderFillsWhatTheRealServerFills) {
 
 TEST(NodeTest, OperationCopyHasNoHealthAndNotReadyNodesHaveNone) {
   EXPECT_FALSE(
-      RenderNode(MakeNode("v4-8", NodeState::kReady), {.for_operation = true}).contains("health"));
-  EXPECT_FALSE(RenderNode(MakeNode("v4-8", NodeState::kCreating)).contains("health"));
+      RenderNode(MakeTypedNode("v4-8", NodeState::kReady), {.for_operation = true}).contains("health"));
+  EXPECT_FALSE(RenderNode(MakeTypedNode("v4-8", NodeState::kCreating)).contains("health"));
 }
 
 TEST(NodeTest, CidrBlockHoldsEveryWorker) {

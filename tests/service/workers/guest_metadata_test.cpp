@@ -7,7 +7,7 @@
 namespace tpuemu::service {
 namespace {
 
-Node MakeNode(const std::string& type, bool sandboxed) {
+Node MakeWorkerNode(const std::string& type, bool sandboxed) {
   Node node;
   node.key = {"proj", "us-central2-b", "n1"};
   node.uid = "7340032345678901234";
@@ -27,7 +27,7 @@ ProjectInfo Project() {
 }
 
 TEST(GuestMetadataTest, WorkerNamesAndEndpointsAsJaxAndTorchXlaReadThem) {
-  Node node = MakeNode("v4-32", true);
+  Node node = MakeWorkerNode("v4-32", true);
   ASSERT_EQ(node.type.workers, 4);
   EXPECT_TRUE(std::regex_match(WorkerHostname(node, 2), std::regex("t1v-n-[0-9a-f]{8}-w-2")));
   const std::string endpoints = WorkerNetworkEndpoints(node);
@@ -49,11 +49,11 @@ TEST(GuestMetadataTest, WorkerNamesAndEndpointsAsJaxAndTorchXlaReadThem) {
   }
   EXPECT_NE(ips[0], ips[1]);
   // Without sandboxes the addresses stay in the node's 10.x block.
-  EXPECT_EQ(WorkerIpAddress(MakeNode("v4-32", false), 0).rfind("10.", 0), 0u);
+  EXPECT_EQ(WorkerIpAddress(MakeWorkerNode("v4-32", false), 0).rfind("10.", 0), 0u);
 }
 
 TEST(GuestMetadataTest, TpuEnvHasTheBoundsAndMatchesTorchXlasRegex) {
-  Node node = MakeNode("v4-32", true);
+  Node node = MakeWorkerNode("v4-32", true);
   std::string env = TpuEnv(node, 3, {});
   EXPECT_NE(env.find("ACCELERATOR_TYPE: 'v4-32'\n"), std::string::npos);
   EXPECT_NE(env.find("CHIPS_PER_HOST_BOUNDS: '2,2,1'\n"), std::string::npos);
@@ -75,13 +75,13 @@ TEST(GuestMetadataTest, TpuEnvHasTheBoundsAndMatchesTorchXlasRegex) {
   EXPECT_NE(ms.find("MEGASCALE_NUM_SLICES: '2'\n"), std::string::npos);
   EXPECT_NE(ms.find("MEGASCALE_COORDINATOR_ADDRESS: '127.0.1.2:8080'\n"), std::string::npos);
   // v5e-8: one host of 2x4 chips.
-  std::string v5e = TpuEnv(MakeNode("v5litepod-8", true), 0, {});
+  std::string v5e = TpuEnv(MakeWorkerNode("v5litepod-8", true), 0, {});
   EXPECT_NE(v5e.find("CHIPS_PER_HOST_BOUNDS: '2,4,1'\n"), std::string::npos);
   EXPECT_NE(v5e.find("HOST_BOUNDS: '1,1,1'\n"), std::string::npos);
 }
 
 TEST(GuestMetadataTest, TreeFollowsTheNode) {
-  Node node = MakeNode("v4-32", true);
+  Node node = MakeWorkerNode("v4-32", true);
   GuestContext context{"http://127.0.0.1:8470", std::nullopt};
   nlohmann::json tree = GuestMetadataTree(node, 1, Project(), context);
   const auto& attrs = tree["instance"]["attributes"];
@@ -108,7 +108,7 @@ TEST(GuestMetadataTest, TreeFollowsTheNode) {
 }
 
 TEST(GuestMetadataTest, LoginEnvironment) {
-  Node node = MakeNode("v4-32", true);
+  Node node = MakeWorkerNode("v4-32", true);
   auto env = WorkerEnvironment(node, 2, {"http://127.0.0.1:8470", std::nullopt});
   std::map<std::string, std::string> m(env.begin(), env.end());
   EXPECT_EQ(m["TPU_WORKER_ID"], "2");
