@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-Status TypeError(std::string_view field, std::string_view type, const json& value) {
+Status QrTypeError(std::string_view field, std::string_view type, const json& value) {
   return Status::InvalidArgument("Invalid value at 'queued_resource." + std::string(field) + "' (" +
                                  std::string(type) + "), " + value.dump());
 }
@@ -21,14 +21,14 @@ Status TypeError(std::string_view field, std::string_view type, const json& valu
 Result<const json*> Message(const json& obj, const char* key, const std::string& field) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return static_cast<const json*>(nullptr);
-  if (!it->is_object()) return TypeError(field, "TYPE_MESSAGE", *it);
+  if (!it->is_object()) return QrTypeError(field, "TYPE_MESSAGE", *it);
   return &*it;
 }
 
 Result<std::string> String(const json& obj, const char* key, const std::string& field) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return std::string();
-  if (!it->is_string()) return TypeError(field, "TYPE_STRING", *it);
+  if (!it->is_string()) return QrTypeError(field, "TYPE_STRING", *it);
   return it->get<std::string>();
 }
 
@@ -42,10 +42,10 @@ Status DecodeMultislice(const json& params, const std::string& field, service::Q
       try {
         n = std::stoll(count->get<std::string>());
       } catch (const std::exception&) {
-        return TypeError(field + ".node_count", "TYPE_INT32", *count);
+        return QrTypeError(field + ".node_count", "TYPE_INT32", *count);
       }
     } else {
-      return TypeError(field + ".node_count", "TYPE_INT32", *count);
+      return QrTypeError(field + ".node_count", "TYPE_INT32", *count);
     }
     if (n < 0 || n > 4096) {
       return Status::InvalidArgument("Invalid value for field '" + field +
@@ -66,7 +66,7 @@ Status DecodeMultislice(const json& params, const std::string& field, service::Q
 }
 
 Result<service::QrNodeRequest> DecodeNodeSpec(const json& spec, const std::string& field) {
-  if (!spec.is_object()) return TypeError(field, "TYPE_MESSAGE", spec);
+  if (!spec.is_object()) return QrTypeError(field, "TYPE_MESSAGE", spec);
   service::QrNodeRequest out;
   Result<std::string> parent = String(spec, "parent", field + ".parent");
   if (!parent.ok()) return parent.status();
@@ -147,7 +147,7 @@ const std::vector<std::string_view> kQrStates = {
 const std::vector<std::string_view> kInitiators = {"STATE_INITIATOR_UNSPECIFIED", "USER",
                                                    "SERVICE"};
 
-void ToNumber(json& obj, const char* key, const std::vector<std::string_view>& names) {
+void QrEnumToNumber(json& obj, const char* key, const std::vector<std::string_view>& names) {
   auto it = obj.find(key);
   if (it == obj.end() || !it->is_string()) return;
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -167,7 +167,7 @@ Result<service::QueuedResourceSpec> DecodeQueuedResource(const json& body) {
   if (*tpu != nullptr) {
     auto specs = (*tpu)->find("nodeSpec");
     if (specs != (*tpu)->end() && !specs->is_null()) {
-      if (!specs->is_array()) return TypeError("tpu.node_spec", "repeated NodeSpec", *specs);
+      if (!specs->is_array()) return QrTypeError("tpu.node_spec", "repeated NodeSpec", *specs);
       for (std::size_t i = 0; i < specs->size(); ++i) {
         Result<service::QrNodeRequest> spec =
             DecodeNodeSpec((*specs)[i], "tpu.nodeSpec[" + std::to_string(i) + "]");
@@ -198,7 +198,8 @@ Result<service::QueuedResourceSpec> DecodeQueuedResource(const json& body) {
   if (out.tier == service::QrTier::kGuaranteed) {
     auto reserved = out.tier_json.find("reserved");
     if (reserved != out.tier_json.end() && !reserved->is_null()) {
-      if (!reserved->is_boolean()) return TypeError("guaranteed.reserved", "TYPE_BOOL", *reserved);
+      if (!reserved->is_boolean())
+        return QrTypeError("guaranteed.reserved", "TYPE_BOOL", *reserved);
       out.reserved = reserved->get<bool>();
     }
     Result<std::string> min = String(out.tier_json, "minDuration", "guaranteed.min_duration");
@@ -219,8 +220,8 @@ Result<service::QueuedResourceSpec> DecodeQueuedResource(const json& body) {
 
 void QueuedResourceEnumsToInt(json& qr) {
   if (auto state = qr.find("state"); state != qr.end() && state->is_object()) {
-    ToNumber(*state, "state", kQrStates);
-    ToNumber(*state, "stateInitiator", kInitiators);
+    QrEnumToNumber(*state, "state", kQrStates);
+    QrEnumToNumber(*state, "stateInitiator", kInitiators);
   }
   auto tpu = qr.find("tpu");
   if (tpu == qr.end() || !tpu->is_object() || !tpu->contains("nodeSpec")) return;

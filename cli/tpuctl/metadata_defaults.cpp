@@ -7,7 +7,7 @@
 namespace tpuemu::cli {
 namespace {
 
-std::string Trim(const std::string& s) {
+std::string TrimBlanks(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";
   size_t e = s.find_last_not_of(" \t\r\n");
@@ -46,8 +46,8 @@ std::string TpuEnvValue(const std::string& tpu_env, const std::string& key) {
   std::istringstream lines(tpu_env);
   for (std::string line; std::getline(lines, line);) {
     size_t colon = line.find(':');
-    if (colon == std::string::npos || Trim(line.substr(0, colon)) != key) continue;
-    std::string value = Trim(line.substr(colon + 1));
+    if (colon == std::string::npos || TrimBlanks(line.substr(0, colon)) != key) continue;
+    std::string value = TrimBlanks(line.substr(colon + 1));
     if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') &&
         value.back() == value.front()) {
       value = value.substr(1, value.size() - 2);
@@ -70,7 +70,7 @@ MetadataDefaults FetchMetadataDefaults(const Endpoint& server, std::chrono::mill
       reachable = false;
       return "";
     }
-    return reply->status == 200 ? Trim(reply->body) : "";
+    return reply->status == 200 ? TrimBlanks(reply->body) : "";
   };
   d.api_endpoint = get("instance/attributes/tpuemu-api-endpoint");
   d.project = get("project/project-id");

@@ -96,7 +96,7 @@ int Finish(Context& ctx, const Result<json>& op, bool async, const std::string& 
   return kExitOk;
 }
 
-struct CreateFlags {
+struct QrCreateFlags {
   Ref ref;
   std::string node_id, node_prefix, accelerator_type, type, topology, runtime_version;
   int node_count = 0;
@@ -108,7 +108,7 @@ struct CreateFlags {
   bool internal_ips = false, async = false;
 };
 
-Result<json> BuildBody(Context& ctx, const CreateFlags& f, const std::string& zone) {
+Result<json> BuildBody(Context& ctx, const QrCreateFlags& f, const std::string& zone) {
   if (f.node_id.empty() == (f.node_count == 0)) {
     return Status::InvalidArgument("exactly one of --node-id and --node-count is required");
   }
@@ -196,7 +196,7 @@ Result<json> BuildBody(Context& ctx, const CreateFlags& f, const std::string& zo
   return body;
 }
 
-int Create(Context& ctx, const CreateFlags& f) {
+int CreateQueuedResource(Context& ctx, const QrCreateFlags& f) {
   if (f.ref.id.find('/') != std::string::npos) {
     return ctx.UsageError("QUEUED_RESOURCE must be an id, not a resource name");
   }
@@ -211,7 +211,7 @@ int Create(Context& ctx, const CreateFlags& f) {
 }
 
 void AddCreate(CLI::App& qr, Context& ctx) {
-  auto f = std::make_shared<CreateFlags>();
+  auto f = std::make_shared<QrCreateFlags>();
   CLI::App* c = AddRefCommand(qr, "create", "Create a queued resource", "QUEUED_RESOURCE", f->ref);
   c->add_option("--node-id", f->node_id, "Id of the one node to create");
   c->add_option("--node-count", f->node_count, "Number of nodes (multislice; more than 1)");
@@ -241,7 +241,7 @@ void AddCreate(CLI::App& qr, Context& ctx) {
   c->add_option("--description", f->description, "Description");
   c->add_option("--range", f->range, "CIDR block");
   c->add_flag("--async", f->async, "Return the Operation without waiting");
-  c->callback([&ctx, f] { ctx.action = [&ctx, f] { return Create(ctx, *f); }; });
+  c->callback([&ctx, f] { ctx.action = [&ctx, f] { return CreateQueuedResource(ctx, *f); }; });
 }
 
 void AddQueuedResourceCommands(CLI::App& tpus, Context& ctx) {

@@ -108,7 +108,7 @@ Result<std::string> ResourceName(Context& ctx, const std::string& id, const std:
   return "projects/" + ctx.project + "/locations/" + zone + "/" + collection + "/" + id;
 }
 
-std::string Basename(const std::string& name) { return name.substr(name.find_last_of('/') + 1); }
+std::string NodeIdOf(const std::string& name) { return name.substr(name.find_last_of('/') + 1); }
 
 // The node, if it can be connected to (gcloud's ValidateTPUState, then the sandbox).
 Result<json> UsableNode(Context& ctx, const std::string& name) {
@@ -137,12 +137,12 @@ Result<json> UsableNode(Context& ctx, const std::string& name) {
           "tpuemud runs it without worker sandboxes (they need root and --worker-sandboxes "
           "auto)";
     }
-    return Status::FailedPrecondition("TPU VM [" + Basename(name) +
+    return Status::FailedPrecondition("TPU VM [" + NodeIdOf(name) +
                                       "] has no worker sandboxes to connect to: " + reason);
   }
   if (!node->contains("networkEndpoints") || !(*node)["networkEndpoints"].is_array() ||
       (*node)["networkEndpoints"].empty()) {
-    return Status::FailedPrecondition("TPU VM [" + Basename(name) +
+    return Status::FailedPrecondition("TPU VM [" + NodeIdOf(name) +
                                       "] has no network endpoints yet (state " + state + ")");
   }
   return node;
@@ -253,7 +253,7 @@ SshTarget TargetOf(const NodeWorkers& n, int worker, const std::string& user) {
   t.host = ep.value("ipAddress", std::string());
   t.port = SshPortOf(ep);
   // Addresses come back with new nodes (new host keys): pin known_hosts entries to this node.
-  t.host_key_alias = "tpu." + n.node.value("id", Basename(n.name)) + "-" + std::to_string(worker);
+  t.host_key_alias = "tpu." + n.node.value("id", NodeIdOf(n.name)) + "-" + std::to_string(worker);
   return t;
 }
 
@@ -265,7 +265,7 @@ int Connect(Context& ctx, const std::string& what, const std::vector<NodeWorkers
   for (const NodeWorkers& n : nodes) {
     for (int w : n.workers) {
       std::string label = "worker " + std::to_string(w);
-      if (nodes.size() > 1) label = "node " + Basename(n.name) + " " + label;
+      if (nodes.size() > 1) label = "node " + NodeIdOf(n.name) + " " + label;
       runs.push_back({label, argv_for(TargetOf(n, w, id.user))});
     }
   }
@@ -362,7 +362,7 @@ std::vector<std::string> QueuedResourceNodes(const json& qr, const std::string& 
       continue;
     }
     const json params = spec.value("multisliceParams", json::object());
-    const std::string prefix = params.value("nodeIdPrefix", Basename(qr_name));
+    const std::string prefix = params.value("nodeIdPrefix", NodeIdOf(qr_name));
     const int count = params.value("nodeCount", 0);
     for (int i = 0; i < count; ++i) {
       names.push_back(parent + "/nodes/" + prefix + "-" + std::to_string(i));
@@ -381,7 +381,7 @@ int QueuedResourceSsh(Context& ctx, const SshFlags& f) {
       qr->value("state", json::object()).value("state", std::string("STATE_UNSPECIFIED"));
   if (state != "ACTIVE") {
     return ctx.Fail(
-        Status::FailedPrecondition("Queued resource [" + Basename(*qr_name) + "] is in state \"" +
+        Status::FailedPrecondition("Queued resource [" + NodeIdOf(*qr_name) + "] is in state \"" +
                                    state + "\"; its nodes can be connected to once it is ACTIVE."));
   }
   const std::vector<std::string> all = QueuedResourceNodes(*qr, *qr_name);

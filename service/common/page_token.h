@@ -19,6 +19,7 @@ struct PageRequest {
   std::string page_token;
 };
 
+inline constexpr int kDefaultPageSize = 100;   // an absent or 0 pageSize
 inline constexpr int kMaxPageSize = 1000;      // a larger pageSize is coerced down (AIP-158)
 inline constexpr char kSeqPageToken = 's';     // position = seq of the last row served
 inline constexpr char kOffsetPageToken = 'o';  // position = index of the next item

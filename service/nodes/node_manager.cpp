@@ -5,6 +5,7 @@
 
 #include "service/common/clock.h"
 #include "service/common/not_found.h"
+#include "service/common/page_token.h"
 #include "service/common/validation.h"
 #include "service/nodes/node_event.h"
 #include "service/nodes/node_rows.h"
@@ -14,8 +15,6 @@ namespace tpuemu::service {
 namespace {
 
 using nlohmann::json;
-
-constexpr int kDefaultPageSize = 100;
 
 // Fills the defaults the real server fills and turns short network names into resource paths.
 void Canonicalize(const NodeKey& key, const std::string& region, json& fields) {

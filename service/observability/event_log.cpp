@@ -4,12 +4,6 @@
 #include "service/common/page_token.h"
 
 namespace tpuemu::service {
-namespace {
-
-constexpr int kDefaultPageSize = 100;
-
-}  // namespace
-
 EventLog::EventLog(db::Store& store) : store_(store), events_(store) {
   notifier_ = std::thread([this] { Loop(); });
 }

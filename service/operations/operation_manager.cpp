@@ -1,13 +1,12 @@
 #include "service/operations/operation_manager.h"
 
 #include "service/common/not_found.h"
+#include "service/common/page_token.h"
 #include "service/operations/operation_rows.h"
 
 namespace tpuemu::service {
 
-namespace {
-constexpr int kDefaultPageSize = 100;
-}  // namespace
+namespace {}  // namespace
 
 OperationManager::OperationManager(db::Store& store, WriteBatcher& batcher, const Catalog& catalog)
     : catalog_(catalog), batcher_(batcher), operations_(store) {}

@@ -4,6 +4,7 @@
 
 #include "service/common/clock.h"
 #include "service/common/not_found.h"
+#include "service/common/page_token.h"
 #include "service/nodes/node_rows.h"
 #include "service/queued_resources/qr_event.h"
 #include "service/queued_resources/qr_plan.h"
@@ -12,8 +13,6 @@
 
 namespace tpuemu::service {
 namespace {
-
-constexpr int kDefaultPageSize = 100;
 
 // A retried request: true when `request_id` was seen in the zone before, with `*op` set to the
 // Operation that request started; false when it is new; ALREADY_EXISTS when it named another

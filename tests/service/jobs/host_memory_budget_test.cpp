@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-const engine::Slice kV4 = *engine::Slice::FromAcceleratorType("v4-8");
+const engine::Slice kV4Slice = *engine::Slice::FromAcceleratorType("v4-8");
 
 TEST(PeakHostBytesTest, MatmulHoldsOperandsResultAndOnePlanePerOperand) {
   engine::Graph g("mm");
@@ -22,7 +22,7 @@ TEST(PeakHostBytesTest, MatmulHoldsOperandsResultAndOnePlanePerOperand) {
   g.Parameter("b", {32, 16});
   g.MarkOutput(g.Dot("c", "a", "b"));
   engine::CompileCache cache;
-  Result<engine::CompileCache::Lookup> lookup = cache.GetOrCompile(g, kV4, {});
+  Result<engine::CompileCache::Lookup> lookup = cache.GetOrCompile(g, kV4Slice, {});
   ASSERT_TRUE(lookup.ok()) << lookup.status().ToString();
   // a, b and c live together at the dot, plus DEFAULT's one bf16-rounded plane per operand.
   const int64_t a = 64 * 32 * 4, b = 32 * 16 * 4, c = 64 * 16 * 4;
@@ -30,7 +30,7 @@ TEST(PeakHostBytesTest, MatmulHoldsOperandsResultAndOnePlanePerOperand) {
 
   // HIGHEST splits each operand into three bf16 planes.
   Result<engine::CompileCache::Lookup> highest =
-      cache.GetOrCompile(g, kV4, {.precision = engine::Precision::kHighest});
+      cache.GetOrCompile(g, kV4Slice, {.precision = engine::Precision::kHighest});
   ASSERT_TRUE(highest.ok());
   EXPECT_EQ(highest->program->peak_host_bytes, a + b + c + 3 * (a + b));
 }
@@ -43,7 +43,7 @@ TEST(PeakHostBytesTest, DeadTensorsAreReleased) {
   g.Relu("r2", "r1");
   g.MarkOutput(g.Relu("r3", "r2"));
   engine::CompileCache cache;
-  Result<engine::CompileCache::Lookup> lookup = cache.GetOrCompile(g, kV4, {});
+  Result<engine::CompileCache::Lookup> lookup = cache.GetOrCompile(g, kV4Slice, {});
   ASSERT_TRUE(lookup.ok());
   // Never more than the parameter and two neighbours of the chain at once.
   EXPECT_LE(lookup->program->peak_host_bytes, 3 * 1024 * 4);
@@ -56,7 +56,7 @@ int64_t Planned(const char* body) {
   Workload w = *Workload::BuildGraphOnly(spec);
   EXPECT_TRUE(w.Feeds(0).empty()) << "no value is generated to plan a job";
   engine::CompileCache cache;
-  Result<CompiledJob> compiled = CompileJob(cache, "j", spec, w, kV4);
+  Result<CompiledJob> compiled = CompileJob(cache, "j", spec, w, kV4Slice);
   EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
   return JobHostBytes(compiled->program(), w.graph(), w.shards());
 }

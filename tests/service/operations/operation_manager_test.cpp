@@ -8,7 +8,7 @@
 namespace tpuemu::service {
 namespace {
 
-constexpr char kZone[] = "us-central2-b";
+constexpr char kOpsZone[] = "us-central2-b";
 
 class OperationManagerTest : public ::testing::Test {
  protected:
@@ -20,8 +20,9 @@ class OperationManagerTest : public ::testing::Test {
 
   // Writes a running Operation the way a node transition does: Insert inside a batcher body.
   Operation Begin(const std::string& project, const std::string& node) {
-    Operation op = NewOperation(
-        project, kZone, "projects/" + project + "/locations/" + kZone + "/nodes/" + node, "create");
+    Operation op =
+        NewOperation(project, kOpsZone,
+                     "projects/" + project + "/locations/" + kOpsZone + "/nodes/" + node, "create");
     EXPECT_TRUE(batcher_->Run([&](db::Txn& txn) { return operations_->Insert(txn, op); }).ok());
     return op;
   }
@@ -90,7 +91,7 @@ TEST_F(OperationManagerTest, ListPagesInCreationOrderPerProjectAndZone) {
   PageRequest page{.page_size = 2};
   int pages = 0;
   for (; pages < 10; ++pages) {
-    Result<OperationPage> p = operations_->List("p", kZone, page);
+    Result<OperationPage> p = operations_->List("p", kOpsZone, page);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     for (const Operation& op : p->operations) seen.push_back(op.name);
     if (p->next_page_token.empty()) break;
@@ -100,7 +101,7 @@ TEST_F(OperationManagerTest, ListPagesInCreationOrderPerProjectAndZone) {
   EXPECT_EQ(seen, want);
   EXPECT_EQ(pages, 2);  // 2 + 2 + 1
   EXPECT_EQ(operations_->List("p", "-", {})->operations.size(), 5u);
-  EXPECT_EQ(operations_->List("p", kZone, {.page_token = "garbage"}).status().message(),
+  EXPECT_EQ(operations_->List("p", kOpsZone, {.page_token = "garbage"}).status().message(),
             "Invalid value for field 'pageToken': 'garbage'");
   EXPECT_EQ(operations_->List("p", "mars-1", {}).status().message(),
             "Resource 'projects/p/locations/mars-1' was not found");
