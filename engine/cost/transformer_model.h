@@ -6,19 +6,25 @@
 // JSON (the "model" object of a comparison request; camelCase, like JobSpec):
 //   {"preset": "llama2-7b",                       optional: fills every shape below
 //    "layers": 32, "dModel": 4096, "heads": 32, "kvHeads": 32, "headDim": 128, "ffn": 11008,
-//    "vocab": 32000, "seqLen": 4096, "globalBatch": 256, "gatedMlp": true}
+//    "vocab": 32000, "seqLen": 4096, "globalBatch": 256, "gatedMlp": true,
+//    "experts": 8, "topK": 2, "capacityFactor": 1.25, "sharedExperts": 0}
 // headDim defaults to dModel / heads, kvHeads to heads, gatedMlp to true (SwiGLU: three MLP
 // matrices; false: two). Presets: llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b
-// (Meta's published shapes, seqLen 4096 / 8192, globalBatch 256); given fields override them.
+// (Meta's published shapes, seqLen 4096 / 8192, globalBatch 256), mixtral-8x7b, mixtral-8x22b
+// (Mistral's, as MaxText's configs/models/*.yml spell them); given fields override them.
+//
+// Mixture of experts (experts > 1): every layer's MLP is `experts` experts of width ffn, each
+// token routed to `topK` of them by a [dModel, experts] gate, plus `sharedExperts` experts every
+// token goes through (DeepSeek-style). capacityFactor > 0 is MaxText's token dropping: each
+// expert computes capacityFactor·tokens·topK/experts rows whether they are used or not; 0 is
+// dropless (exactly tokens·topK rows). Model FLOPs count topK experts (MaxText's formula).
 //
 // Model FLOPs follow MaxText's training-TFLOPs formula (and Megatron's): 6 × the weight-matmul
 // FLOPs of a token (logits included, input embedding excluded) plus 12·seqLen·heads·headDim per
 // token and layer for attention, NOT halved for the causal mask. Hardware time counts what runs:
-// causal flash attention skips the masked half, and remat recomputes forward work:
-//   none     keep every activation; nothing recomputed
-//   minimal  keep every weight-matmul output (MaxText "minimal"); recompute attention and the
-//            elementwise ops in the backward pass
-//   full     keep each layer's input only; recompute the whole layer forward
+// causal flash attention skips the masked half, and the remat policy (remat_policy.h) recomputes
+// every weight matmul whose output it neither keeps nor offloads, and (unless "none") attention
+// and the elementwise ops. Offloaded tensors cost host-link transfers (StepProfile::host_*).
 // Errors: INVALID_ARGUMENT naming the field ("model.heads must be 1..4096").
 #pragma once
 
@@ -30,6 +36,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "engine/cost/efficiency.h"
+#include "engine/cost/remat_policy.h"
 #include "engine/cost/step_profile.h"
 
 namespace tpuemu::engine::cost {
@@ -39,12 +47,12 @@ struct TransformerShape {
   int64_t layers = 0, d_model = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
   int64_t seq_len = 0, global_batch = 0;
   bool gated_mlp = true;
-};
+  // Mixture of experts; experts <= 1: a dense MLP.
+  int64_t experts = 0, top_k = 0, shared_experts = 0;
+  double capacity_factor = 0;  // 0: dropless
 
-enum class Remat { kNone, kMinimal, kFull };
-std::string_view RematName(Remat remat);
-Result<Remat> ParseRemat(std::string_view name);  // INVALID_ARGUMENT listing none|minimal|full
-inline constexpr Remat kAllRemats[] = {Remat::kNone, Remat::kMinimal, Remat::kFull};
+  bool Moe() const { return experts > 1; }
+};
 
 // The preset names, for help texts and the dashboard.
 std::vector<std::string> TransformerPresets();
@@ -55,6 +63,7 @@ nlohmann::json TransformerShapeToJson(const TransformerShape& shape);
 double TransformerParameters(const TransformerShape& shape);
 double TransformerModelFlops(const TransformerShape& shape);  // per step
 
-StepProfile TransformerProfile(const TransformerShape& shape, Remat remat);
+StepProfile TransformerProfile(const TransformerShape& shape, const Remat& remat,
+                               const Efficiency& eff = kDefaultEfficiency);
 
 }  // namespace tpuemu::engine::cost
