@@ -135,8 +135,9 @@ ServingEstimate EstimateServing(const TransformerShape& s, const AcceleratorType
 
   // Prefill: compute-bound for any real prompt; causal attention is half of QKᵀ and PV.
   const double prefill_flops = 2 * z.active * prompt + 2 * prompt * prompt * z.q * layers;
-  const double prefill_hbm =
-      e.weights_bytes_per_chip / (spec.hbm_bandwidth_bytes_per_s * eff.serving_hbm);
+  const double hbm_rate = spec.hbm_bandwidth_bytes_per_s *
+                          (o.weight_bytes < 2 ? eff.serving_hbm_int8 : eff.serving_hbm);
+  const double prefill_hbm = e.weights_bytes_per_chip / hbm_rate;
   e.prefill_seconds = std::max(prefill_flops / mxu_rate, prefill_hbm) + all_reduces(prompt);
   e.prefill_tokens_per_second_per_chip = prompt / e.prefill_seconds / chips;
 
@@ -146,7 +147,7 @@ ServingEstimate EstimateServing(const TransformerShape& s, const AcceleratorType
   const double decode_flops = 2 * z.active * batch + 4 * batch * context * z.q * layers;
   const double decode_bytes =
       e.weights_bytes_per_chip + batch * context * e.kv_bytes_per_token / kv_shards;
-  const double hbm = decode_bytes / (spec.hbm_bandwidth_bytes_per_s * eff.serving_hbm);
+  const double hbm = decode_bytes / hbm_rate;
   const double mxu = decode_flops / mxu_rate;
   const double ici = all_reduces(batch);
   e.decode_step_seconds = std::max(hbm, mxu) + ici;

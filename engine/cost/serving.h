@@ -15,8 +15,9 @@
 //    per token, causal attention) on the MXUs at Efficiency::mxu, against reading the weights
 //    once; plus the all-reduces. This is the time to first token with no queue.
 //  * Decode step of the whole batch: a roofline of reading the weights and every slot's KV cache
-//    at the mean context (inputLen + outputLen/2) at Efficiency::serving_hbm of the bandwidth,
-//    against its FLOPs; plus the all-reduces. This is the time per output token.
+//    at the mean context (inputLen + outputLen/2) at Efficiency::serving_hbm of the bandwidth
+//    (serving_hbm_int8 with int8 weights), against its FLOPs; plus the all-reduces. This is the
+//    time per output token.
 //  * Steady-state throughput with continuous batching: each slot runs one prefill and
 //    outputLen decode steps, so output tokens/s = batch·outputLen / (batch·prefill +
 //    outputLen·step).

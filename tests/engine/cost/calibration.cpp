@@ -43,19 +43,23 @@ Efficiency FitTraining(const std::vector<PublishedTrainingRun>& runs) {
 }
 
 Efficiency FitServing(const std::vector<PublishedServingRun>& runs) {
+  // The two factors apply to disjoint runs (bf16 or int8 weights): fit each on its own.
   Efficiency best = kDefaultEfficiency;
-  double best_loss = std::numeric_limits<double>::infinity();
-  for (int h = 30; h <= 100; ++h) {
-    Efficiency eff = kDefaultEfficiency;
-    eff.serving_hbm = h / 100.0;
-    double loss = 0;
-    for (const PublishedServingRun& r : runs) {
-      const double e = std::log(EstimatedServing(r, eff) / r.output_tokens_per_second);
-      loss += e * e;
-    }
-    if (loss < best_loss) {
-      best_loss = loss;
-      best = eff;
+  for (bool int8 : {false, true}) {
+    double best_loss = std::numeric_limits<double>::infinity();
+    for (int h = 20; h <= 100; ++h) {
+      Efficiency eff = best;
+      (int8 ? eff.serving_hbm_int8 : eff.serving_hbm) = h / 100.0;
+      double loss = 0;
+      for (const PublishedServingRun& r : runs) {
+        if (r.illustrative || (r.options.weight_bytes < 2) != int8) continue;
+        const double e = std::log(EstimatedServing(r, eff) / r.output_tokens_per_second);
+        loss += e * e;
+      }
+      if (loss < best_loss) {
+        best_loss = loss;
+        (int8 ? best.serving_hbm_int8 : best.serving_hbm) = h / 100.0;
+      }
     }
   }
   return best;

@@ -20,7 +20,8 @@ double EstimatedServing(const PublishedServingRun& run, const Efficiency& eff);
 // The factors that minimise the squared log error of the step time over `runs` (a grid over
 // the MXU efficiency 0.70..1.00 and a common scale 0.5..1.5 of the two softmax costs).
 Efficiency FitTraining(const std::vector<PublishedTrainingRun>& runs);
-// The decode HBM efficiency (0.30..1.00) that minimises the squared log error of throughput.
+// The decode HBM efficiencies (bf16 and int8 weights, each 0.20..1.00) that minimise the squared
+// log error of throughput; illustrative runs are left out.
 Efficiency FitServing(const std::vector<PublishedServingRun>& runs);
 
 }  // namespace tpuemu::engine::cost

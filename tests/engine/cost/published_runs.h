@@ -34,6 +34,9 @@ struct PublishedServingRun {
   std::string type;
   ServingOptions options;
   double output_tokens_per_second = 0;  // the whole slice's, as published
+  // Printed as an example ("you should see something like") and not used for fitting or the
+  // error bounds; shown in the table for what it is.
+  bool illustrative = false;
 };
 
 const std::vector<PublishedTrainingRun>& PublishedTrainingRuns();
