@@ -109,6 +109,7 @@ Result<json> RequestBody(const CompareCliOptions& o) {
   if (o.strategy != "auto") body["strategy"] = o.strategy;
   if (o.tp != 0) body["tp"] = o.tp;
   if (o.ep != 0) body["ep"] = o.ep;
+  if (o.cp != 0) body["cp"] = o.cp;
   if (o.microbatches != 0) body["microbatches"] = o.microbatches;
   if (o.offload_optimizer) body["offloadOptimizer"] = true;
   if (!o.remat.empty() && o.remat.front() == '{') {
@@ -171,6 +172,7 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCliOptions& o) {
   c->add_option("--strategy", o.strategy, "auto|dp|fsdp|tp (default auto: fastest that fits)");
   c->add_option("--tp", o.tp, "tensor-parallel degree with --strategy tp");
   c->add_option("--ep", o.ep, "expert-parallel degree (mixture of experts, fsdp)");
+  c->add_option("--cp", o.cp, "context-parallel degree (fsdp): chips sharing each sequence");
   c->add_option("--microbatches", o.microbatches, "gradient accumulation steps");
   c->add_flag("--offload-optimizer", o.offload_optimizer, "Adam's moments in host memory");
   c->add_option("--remat", o.remat,

@@ -44,7 +44,7 @@ struct CompareCliOptions {
   int64_t batch = 0;  // a program's or module's global batch; 0 = from its first (data) input
   std::string accelerator_types;  // "v5e,v5p-128"; empty = all
   std::string strategy = "auto";
-  int tp = 0, ep = 0, microbatches = 0;
+  int tp = 0, ep = 0, cp = 0, microbatches = 0;
   bool offload_optimizer = false;
   std::string remat = "auto";  // a policy name, or a custom policy as a JSON object
   // Serving (--serve): also price serving the model on every type.

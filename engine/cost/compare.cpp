@@ -15,12 +15,24 @@ std::vector<Plan> PlansFor(const AcceleratorType& type, const StepProfile& p,
   auto wanted = [&](Strategy s) { return !o.strategy || *o.strategy == s; };
   if (wanted(Strategy::kDataParallel)) plans.push_back({Strategy::kDataParallel, 1});
   if (wanted(Strategy::kFsdp)) {
-    if (o.ep > 0) {
-      plans.push_back({Strategy::kFsdp, 1, o.ep});
+    if (o.ep > 0 || o.cp > 0) {
+      Plan named{Strategy::kFsdp, 1, std::max(o.ep, 1)};
+      named.cp = std::max(o.cp, 1);
+      plans.push_back(named);
     } else {
       plans.push_back({Strategy::kFsdp, 1});
       for (int ep = 2; ep <= p.max_ep && ep <= type.chips; ep *= 2) {
         if (p.max_ep % ep == 0 && type.chips % ep == 0) plans.push_back({Strategy::kFsdp, 1, ep});
+      }
+      // Fewer sequences than chips: context parallelism, from the smallest degree that gives
+      // every chip a share of a sequence, and one more.
+      for (int cp = 2, extra = 0; cp <= type.chips && p.global_batch < type.chips && extra < 2;
+           cp *= 2) {
+        if (type.chips % cp != 0 || p.max_cp % cp != 0) continue;
+        Plan plan{Strategy::kFsdp, 1};
+        plan.cp = cp;
+        plans.push_back(plan);
+        if (p.global_batch >= type.chips / cp) ++extra;
       }
     }
   }
@@ -100,6 +112,7 @@ Result<Comparison> Compare(const CompareSource& source, const CompareOptions& o)
   }
   if (o.tp < 0 || o.tp > 4096) return Status::InvalidArgument("tp must be 1..4096");
   if (o.ep < 0 || o.ep > 4096) return Status::InvalidArgument("ep must be 1..4096");
+  if (o.cp < 0 || o.cp > 4096) return Status::InvalidArgument("cp must be 1..4096");
   if (o.microbatches < 0 || o.microbatches > 1024) {
     return Status::InvalidArgument("microbatches must be 1..1024");
   }

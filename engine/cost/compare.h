@@ -28,12 +28,13 @@
 namespace tpuemu::engine::cost {
 
 struct CompareOptions {
-  std::vector<std::string> candidates;    // types or generations; empty = all
-  std::optional<Strategy> strategy;       // empty = the fastest that fits
-  int tp = 0;                             // tp degree for Strategy::kTensorParallel; 0 = try all
-  std::optional<Remat> remat;             // model shapes only; empty = try all
-  int ep = 0;                             // expert-parallel degree; 0 = try all (MoE only)
-  int microbatches = 0;                   // gradient accumulation; 0 = only when nothing fits
+  std::vector<std::string> candidates;  // types or generations; empty = all
+  std::optional<Strategy> strategy;     // empty = the fastest that fits
+  int tp = 0;                           // tp degree for Strategy::kTensorParallel; 0 = try all
+  std::optional<Remat> remat;           // model shapes only; empty = try all
+  int ep = 0;                           // expert-parallel degree; 0 = try all (MoE only)
+  int cp = 0;            // context-parallel degree; 0 = those a batch below the chips needs
+  int microbatches = 0;  // gradient accumulation; 0 = only when nothing fits
   std::optional<bool> offload_optimizer;  // empty = only when nothing fits
   PriceTable prices = PriceTable::Default();
   Efficiency efficiency = kDefaultEfficiency;

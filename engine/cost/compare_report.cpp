@@ -21,6 +21,7 @@ std::string PlanText(const Estimate& e) {
     if (e.replicas > 1) s += "x" + std::to_string(e.replicas) + " fsdp";
   }
   if (e.plan.ep > 1) s += " ep " + std::to_string(e.plan.ep);
+  if (e.plan.cp > 1) s += " cp " + std::to_string(e.plan.cp);
   if (e.plan.microbatches > 1) s += " ga " + std::to_string(e.plan.microbatches);
   if (e.plan.offload_optimizer) s += " opt>host";
   return s;
@@ -38,6 +39,7 @@ Json EstimateJson(const Estimate& e) {
             {"strategy", std::string(StrategyName(e.plan.strategy))},
             {"tp", e.plan.tp},
             {"ep", e.plan.ep},
+            {"cp", e.plan.cp},
             {"microbatches", e.plan.microbatches},
             {"offloadOptimizer", e.plan.offload_optimizer},
             {"plan", PlanText(e)},

@@ -88,14 +88,14 @@ Result<CompareRequest> ParseCompareRequest(const json& body, const WorkloadPrice
   for (auto it = body.begin(); it != body.end(); ++it) {
     const std::string& key = it.key();
     static const char* kKnown[] = {
-        "model",    "program", "hlo",    "workload", "batch",        "acceleratorTypes",
-        "strategy", "tp",      "ep",     "remat",    "microbatches", "offloadOptimizer",
-        "prices",   "detail",  "serving"};
+        "model",  "program", "hlo", "workload", "batch",        "acceleratorTypes", "strategy",
+        "tp",     "ep",      "cp",  "remat",    "microbatches", "offloadOptimizer", "prices",
+        "detail", "serving"};
     if (std::none_of(std::begin(kKnown), std::end(kKnown),
                      [&](const char* k) { return key == k; })) {
       return Bad(key,
                  "is not a known field (model, program, hlo, workload, batch, acceleratorTypes, "
-                 "strategy, tp, ep, remat, microbatches, offloadOptimizer, prices, detail, "
+                 "strategy, tp, ep, cp, remat, microbatches, offloadOptimizer, prices, detail, "
                  "serving)");
     }
   }
@@ -149,6 +149,7 @@ Result<CompareRequest> ParseCompareRequest(const json& body, const WorkloadPrice
   }
   for (const auto& [key, into, hi] : {std::tuple{"tp", &o.tp, 4096},
                                       {"ep", &o.ep, 4096},
+                                      {"cp", &o.cp, 4096},
                                       {"microbatches", &o.microbatches, 1024}}) {
     if (!body.contains(key)) continue;
     const json& v = body[key];
@@ -225,7 +226,7 @@ Result<json> CompareQueryToJson(const std::vector<std::pair<std::string, std::st
       body[key] = types;
     } else if (key == "strategy" || key == "remat") {
       body[key] = value;
-    } else if (key == "tp" || key == "ep" || key == "microbatches") {
+    } else if (key == "tp" || key == "ep" || key == "cp" || key == "microbatches") {
       TPUEMU_RETURN_IF_ERROR(integer(&body));
     } else if (key == "detail" || key == "offloadOptimizer") {
       TPUEMU_RETURN_IF_ERROR(boolean(&body));
@@ -245,7 +246,7 @@ Result<json> CompareQueryToJson(const std::vector<std::pair<std::string, std::st
     } else {
       return Bad(key,
                  "is not a known query parameter (model fields, acceleratorTypes, strategy, "
-                 "tp, ep, remat, microbatches, offloadOptimizer, detail, serving.*)");
+                 "tp, ep, cp, remat, microbatches, offloadOptimizer, detail, serving.*)");
     }
   }
   if (model.empty()) return Status::InvalidArgument("give the model: preset or its shapes");

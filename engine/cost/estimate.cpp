@@ -146,25 +146,38 @@ Estimate EstimatePlan(const StepProfile& p, const AcceleratorType& type, Plan pl
                                    " does not divide the model's " + std::to_string(p.max_ep) +
                                    " experts");
   }
+  const int cp = std::max(plan.cp, 1);
+  if (cp > 1 && (p.max_cp % cp != 0 || plan.strategy != Strategy::kFsdp || ep > 1)) {
+    return Infeasible(e, p.max_cp <= 1 ? "context parallelism applies to model shapes only"
+                         : plan.strategy != Strategy::kFsdp || ep > 1
+                             ? "context parallelism is modelled with fsdp alone"
+                             : "context parallelism " + std::to_string(cp) +
+                                   " does not divide the sequence of " + std::to_string(p.max_cp));
+  }
+  Result<SliceMesh> context_mesh = MeshFor(type, cp);  // its "tp" group shares a sequence
+  if (!context_mesh.ok()) return Infeasible(e, "cp: " + context_mesh.status().message());
   Result<SliceMesh> mesh = MeshFor(type, tp);
   if (!mesh.ok()) return Infeasible(e, mesh.status().message());
   Result<SliceMesh> expert_mesh = MeshFor(type, ep);  // its "tp" group is the expert group
   if (!expert_mesh.ok()) return Infeasible(e, "ep: " + expert_mesh.status().message());
   e.replicas = type.chips / tp;
-  if (p.global_batch < e.replicas) {
-    return Infeasible(e, "slice too large for the batch: the global batch of " +
-                             std::to_string(p.global_batch) + " cannot be split over " +
-                             std::to_string(e.replicas) + " data-parallel replicas");
+  const int groups = std::max(e.replicas / cp, 1);  // data-parallel groups
+  if (p.global_batch < groups) {
+    return Infeasible(
+        e, "slice too large for the batch: the global batch of " + std::to_string(p.global_batch) +
+               " cannot be split over " + std::to_string(groups) + " data-parallel replicas" +
+               (cp == 1 && p.max_cp > 1 ? " (context parallelism splits sequences)" : ""));
   }
-  e.batch_per_replica = (p.global_batch + e.replicas - 1) / e.replicas;
+  e.batch_per_replica = (p.global_batch + groups - 1) / groups;
   if (e.batch_per_replica < micro) {
     return Infeasible(e, "gradient accumulation: " + std::to_string(micro) +
                              " microbatches need at least as many sequences per replica, got " +
                              std::to_string(e.batch_per_replica));
   }
   e.feasible = true;
+  // The share of the step's tokens one replica (a tp group) works on.
   const double batch_share =
-      static_cast<double>(e.batch_per_replica) / static_cast<double>(p.global_batch);
+      static_cast<double>(e.batch_per_replica) / static_cast<double>(p.global_batch) / cp;
   const double micro_share = batch_share / micro;  // one gradient-accumulation pass
   const int shards = plan.strategy == Strategy::kDataParallel ? tp : type.chips;
 
@@ -211,23 +224,30 @@ Estimate EstimatePlan(const StepProfile& p, const AcceleratorType& type, Plan pl
       ep > 1 ? AllToAllSeconds(spec, expert_mesh->tp,
                                p.all_to_all_bytes_per_layer * micro_share / tp, eff)
              : 0;
+  // Context parallelism: the group's K and V gathered forward and for the recompute, their
+  // gradients reduce-scattered.
+  const double cp_comm =
+      cp > 1 ? 3 * AllGatherSeconds(spec, context_mesh->tp,
+                                    p.cp_allgather_bytes_per_layer * micro_share * cp, eff)
+             : 0;
   const double host_rate = HostLinkBytesPerSecond(type.generation) * eff.host;
   const double offloaded_per_layer =
       (p.host_offload_bytes_per_layer + p.host_offload_bytes_per_layer_tp / tp) * micro_share;
   const double layer_host = 2 * offloaded_per_layer / host_rate;  // out and back
   const double layers = layered ? p.layers : 0;
   const double layer_overlapped = std::max({layer_compute, layer_comm, layer_host});
-  const double layer_pass = layer_overlapped + tp_comm + a2a_comm;
+  const double layer_pass = layer_overlapped + tp_comm + a2a_comm + cp_comm;
   // Optimizer-state offload: the moments come in for the update and go back, once per step.
   const double optimizer_bytes =
       (layers * (p.layer.optimizer + p.experts.optimizer) + p.other.optimizer) / shards;
   const double optimizer_host = plan.offload_optimizer ? 2 * optimizer_bytes / host_rate : 0;
   e.step_seconds =
       micro * layers * layer_pass + std::max(other_compute, other_comm * micro) + optimizer_host;
-  e.collective_seconds = micro * (layers * (layer_comm + tp_comm + a2a_comm) + other_comm);
+  e.collective_seconds =
+      micro * (layers * (layer_comm + tp_comm + a2a_comm + cp_comm) + other_comm);
   e.ici_seconds = micro * layers *
                       (std::max(0.0, std::min(layer_comm, layer_overlapped) - layer_compute) +
-                       tp_comm + a2a_comm) +
+                       tp_comm + a2a_comm + cp_comm) +
                   std::max(0.0, other_comm * micro - other_compute);
   e.host_transfer_seconds = micro * layers * layer_host + optimizer_host;
   e.host_seconds =

@@ -22,6 +22,10 @@
 //  * Gradient accumulation (MaxText's gradient_accumulation_steps): `microbatches` passes of
 //    1/microbatches of the replica's batch each, activations sized for one; every pass repeats
 //    the layers' collectives.
+//  * Context parallelism (`cp` > 1, with fsdp): groups of cp chips share each sequence, a chunk
+//    each (MaxText's ici_context_parallelism), so the global batch needs only chips/cp
+//    sequences — per_device_batch_size below 1. Each layer all-gathers its K and V over the
+//    group (forward, recompute) and reduce-scatters their gradients, on the critical path.
 //  * Expert parallelism (MoE, `ep` > 1, with fsdp): the experts are split over groups of ep
 //    chips; each layer sends its routed tokens to their experts' chips and back (an all-to-all
 //    over the group, on the critical path), and only the rest of the layer is all-gathered.
@@ -53,6 +57,7 @@ struct Plan {
   int ep = 1;                      // expert-parallel degree (MoE with fsdp)
   int microbatches = 1;            // gradient accumulation steps
   bool offload_optimizer = false;  // Adam's moments in host memory
+  int cp = 1;                      // context-parallel degree (with fsdp)
 };
 
 struct MemoryPerChip {  // bytes
@@ -73,12 +78,12 @@ struct Estimate {
   Generation generation = Generation::kV4;
   int chips = 0;
   Plan plan;
-  std::string remat;      // the profile's
-  bool feasible = false;  // the plan can run at all (batch splits, tp divides)
-  bool fits = false;      // feasible and the memory fits
-  std::string problem;    // why not, for a reader: "does not fit: ..."
-  int replicas = 0;
-  int64_t batch_per_replica = 0;
+  std::string remat;              // the profile's
+  bool feasible = false;          // the plan can run at all (batch splits, tp divides)
+  bool fits = false;              // feasible and the memory fits
+  std::string problem;            // why not, for a reader: "does not fit: ..."
+  int replicas = 0;               // chips / tp
+  int64_t batch_per_replica = 0;  // sequences per data-parallel group (of cp replicas)
   double step_seconds = 0;
   double units_per_second = 0, units_per_second_per_chip = 0;
   double mfu = 0;

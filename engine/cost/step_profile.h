@@ -102,6 +102,11 @@ struct StepProfile {
   double all_to_all_bytes_per_layer = 0;
   int max_ep = 1;
 
+  // Context parallelism: the bf16 K and V of one layer, whole step at global batch, which the
+  // chips sharing a sequence all-gather; the degrees must divide max_cp (1: not applicable).
+  double cp_allgather_bytes_per_layer = 0;
+  int64_t max_cp = 1;
+
   std::vector<ProfileOp> ops;
 };
 

@@ -317,6 +317,8 @@ StepProfile TransformerProfile(const TransformerShape& s, const Remat& remat,
   p.other = AdamState(2 * vocab * w.d + w.d);
   p.max_tp = static_cast<int>(s.heads);
   p.max_ep = s.Moe() ? static_cast<int>(s.experts) : 1;
+  p.max_cp = s.seq_len;
+  p.cp_allgather_bytes_per_layer = n * 2 * w.kv * 2;
 
   // A weight matmul whose output the policy neither keeps nor offloads runs again in the
   // backward pass; attention and the elementwise ops are recomputed unless everything is kept.

@@ -232,5 +232,24 @@ TEST(Compare, ServingAndItsQueryForm) {
             StatusCode::kInvalidArgument);
 }
 
+TEST(Compare, FewerSequencesThanChipsUseContextParallelism) {
+  // 4 sequences on 8 chips (per_device_batch_size 0.5): only context parallelism runs it.
+  const Comparison c = CompareBody(
+      {{"model", {{"preset", "llama3-8b"}, {"globalBatch", 4}}}, {"acceleratorTypes", {"v6e-8"}}});
+  const Estimate& e = c.rows.at(0).best;
+  EXPECT_TRUE(e.fits) << e.problem;
+  EXPECT_GE(e.plan.cp, 2);
+  EXPECT_EQ(ComparisonToJson(c, PriceTable::Default())["rows"][0]["cp"], e.plan.cp);
+  // Named, on a program it cannot apply.
+  const Comparison cp = CompareBody({{"model", {{"preset", "llama3-8b"}, {"globalBatch", 4}}},
+                                     {"acceleratorTypes", {"v6e-8"}},
+                                     {"cp", 4}});
+  EXPECT_EQ(cp.rows.at(0).best.plan.cp, 4);
+  EXPECT_NE(cp.rows.at(0).best.collective_seconds, 0);
+  Result<json> q = CompareQueryToJson({{"preset", "llama3-8b"}, {"cp", "2"}});
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ((*q)["cp"], 2);
+}
+
 }  // namespace
 }  // namespace tpuemu::engine::cost

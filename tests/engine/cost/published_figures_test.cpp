@@ -87,5 +87,31 @@ TEST(PublishedFigures, AutoFitsTheLlama31EightBRecipeOnV6e8) {
   EXPECT_NEAR(e.step_seconds, 3.443, 3.443 * 0.15);
 }
 
+// A config published without a step time: MaxText's llama3_1_70b_131072 (benchmarks/
+// maxtext_trillium_model_configs.py @bfd388f): 131072-token sequences, per_device_batch_size
+// 0.125 on v6e-256 (32 sequences), context parallelism 16, the custom offload policy. It must
+// fit; with fewer sequences than chips it can only run with context parallelism.
+TEST(PublishedFigures, TheLongContextConfigFitsWithContextParallelism) {
+  TransformerShape s = *ParseTransformerShape({{"preset", "llama3-70b"}});
+  s.seq_len = 131072;
+  s.global_batch = 32;
+  const Remat custom = *ParseRematJson({{"decoderLayerInput", "offload"},
+                                        {"queryProj", "offload"},
+                                        {"keyProj", "offload"},
+                                        {"valueProj", "offload"},
+                                        {"outProj", "offload"}});
+  const AcceleratorType v6e = *FindAcceleratorType("v6e-256");
+  Plan plan{Strategy::kFsdp, 1};
+  plan.cp = 16;
+  const Estimate e = EstimatePlan(TransformerProfile(s, custom), v6e, plan, PriceTable::Default());
+  ASSERT_TRUE(e.feasible) << e.problem;
+  EXPECT_TRUE(e.fits) << e.problem;
+  EXPECT_EQ(e.batch_per_replica, 2);  // 16 data-parallel groups of 16 chips, 2 sequences each
+  const Estimate no_cp = EstimatePlan(TransformerProfile(s, custom), v6e, Plan{Strategy::kFsdp, 1},
+                                      PriceTable::Default());
+  EXPECT_FALSE(no_cp.feasible);
+  EXPECT_NE(no_cp.problem.find("context parallelism"), std::string::npos) << no_cp.problem;
+}
+
 }  // namespace
 }  // namespace tpuemu::engine::cost
