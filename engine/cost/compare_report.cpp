@@ -60,10 +60,15 @@ Json EstimateJson(const Estimate& e) {
   j["unitsPerSecondPerChip"] = e.units_per_second_per_chip;
   j["mfu"] = e.mfu;
   const MemoryPerChip& m = e.memory;
-  j["hbmPerChip"] = {{"weights", m.weights},     {"gradients", m.gradients},
-                     {"optimizer", m.optimizer}, {"activations", m.activations},
-                     {"working", m.working},     {"total", m.total},
-                     {"capacity", m.capacity},   {"host", m.host}};
+  j["hbmPerChip"] = {{"weights", m.weights},
+                     {"gradients", m.gradients},
+                     {"optimizer", m.optimizer},
+                     {"activations", m.activations},
+                     {"working", m.working},
+                     {"total", m.total},
+                     {"capacity", m.capacity},
+                     {"host", m.host},
+                     {"rematerializedByXla", m.rematerialized}};
   j["bottleneck"] = e.bottleneck;
   j["secondsBy"] = {{"mxu", e.mxu_seconds},
                     {"hbm", e.hbm_seconds},

@@ -10,7 +10,7 @@ struct Efficiency {
   // Fraction of the MXU fold model's ideal rate (engine/timing.h DotCost) that XLA-compiled GEMMs
   // reach: operand layout changes, pipeline fill between fusions, imperfect overlap of weight
   // loads. Calibrated.
-  double mxu = 0.82;
+  double mxu = 0.83;
   // Vector-unit element-ops per attention score in a flash-attention kernel (max, subtract,
   // exp, sum, rescale; the backward pass recomputes exp and forms dS = P∘(dP − D)). Google
   // publishes no throughput for the transcendental unit; calibrated against v6e, whose MXU/VPU

@@ -253,19 +253,6 @@ Estimate EstimatePlan(const StepProfile& p, const AcceleratorType& type, Plan pl
   e.host_seconds =
       micro * layers * std::max(0.0, layer_host - std::max(layer_compute, layer_comm)) +
       optimizer_host;
-  const std::pair<double, const char*> bounds[] = {{e.mxu_seconds, "MXU"},
-                                                   {e.hbm_seconds, "HBM bandwidth"},
-                                                   {e.vector_seconds, "vector"},
-                                                   {e.ici_seconds, "ICI"},
-                                                   {e.host_seconds, "host link"}};
-  e.bottleneck = std::max_element(std::begin(bounds), std::end(bounds))->second;
-
-  if (e.step_seconds > 0) {
-    e.units_per_second = p.units_per_step / e.step_seconds;
-    e.units_per_second_per_chip = e.units_per_second / type.chips;
-    e.mfu = p.model_flops / (e.step_seconds * type.chips * spec.published_peak_bf16_flops);
-  }
-
   // Memory per chip.
   MemoryPerChip& m = e.memory;
   const double l = layers;
@@ -292,6 +279,37 @@ Estimate EstimatePlan(const StepProfile& p, const AcceleratorType& type, Plan pl
   } else if (!e.fits) {
     e.problem = "slice too small for the batch: activations need " + Gib(m.total - state) +
                 " per chip beside " + Gib(state) + " of state, " + Gib(m.capacity) + " usable";
+  }
+
+  // XLA's rematerialisation pass: when the kept activations overflow HBM, XLA recomputes some
+  // of them (never the layer inputs) to fit, at the cost of re-running the matmuls that
+  // produced them.
+  const double reducible = p.reducible_activation_bytes_tp / tp * micro_share;
+  const double excess = m.total - m.capacity;
+  if (!e.fits && state <= m.capacity && reducible > 0 && excess <= reducible) {
+    const double fraction = excess / reducible;
+    const double extra = micro * layers * fraction * p.reducible_flops_per_layer * micro_share /
+                         tp / (spec.PeakBf16Flops() * eff.mxu);
+    e.step_seconds += extra;
+    e.mxu_seconds += extra;
+    m.rematerialized = excess;
+    m.activations -= excess;
+    m.total -= excess;
+    e.fits = true;
+    e.problem.clear();
+  }
+
+  const std::pair<double, const char*> bounds[] = {{e.mxu_seconds, "MXU"},
+                                                   {e.hbm_seconds, "HBM bandwidth"},
+                                                   {e.vector_seconds, "vector"},
+                                                   {e.ici_seconds, "ICI"},
+                                                   {e.host_seconds, "host link"}};
+  e.bottleneck = std::max_element(std::begin(bounds), std::end(bounds))->second;
+
+  if (e.step_seconds > 0) {
+    e.units_per_second = p.units_per_step / e.step_seconds;
+    e.units_per_second_per_chip = e.units_per_second / type.chips;
+    e.mfu = p.model_flops / (e.step_seconds * type.chips * spec.published_peak_bf16_flops);
   }
 
   // Dollars.

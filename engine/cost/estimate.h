@@ -32,7 +32,9 @@
 //  * Memory per chip: weights, gradients and optimizer state (sharded as above), FSDP's two
 //    gathered layers, the activations kept for the backward pass and the transient working set,
 //    against Efficiency::usable_hbm of the chip's HBM; offloaded bytes are reported as host
-//    memory per chip.
+//    memory per chip. When the kept activations overflow, XLA's rematerialisation pass recomputes
+//    as many of them as the overflow (never the layer inputs) and the step pays for re-running
+//    the matmuls that produced them, in proportion.
 // Pure function of its arguments: thread-safe.
 #pragma once
 
@@ -65,8 +67,9 @@ struct MemoryPerChip {  // bytes
   double activations = 0;  // kept for the backward pass
   double working = 0;      // FSDP's gathered layers and the transient working set
   double total = 0;
-  double capacity = 0;  // usable HBM per chip
-  double host = 0;      // offloaded to host memory at the peak (activations, optimizer state)
+  double capacity = 0;        // usable HBM per chip
+  double host = 0;            // offloaded to host memory at the peak (activations, optimizer state)
+  double rematerialized = 0;  // kept activations XLA recomputes instead, to fit (not in total)
 };
 
 struct Money {  // USD

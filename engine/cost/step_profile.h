@@ -102,6 +102,12 @@ struct StepProfile {
   double all_to_all_bytes_per_layer = 0;
   int max_ep = 1;
 
+  // XLA's rematerialisation pass (estimate.h): the part of activation_bytes_tp it can recompute
+  // when they overflow HBM (every kept tensor but the layer inputs), and the forward MXU FLOPs
+  // of one layer that produced it, whole step at global batch.
+  double reducible_activation_bytes_tp = 0;
+  double reducible_flops_per_layer = 0;
+
   // Context parallelism: the bf16 K and V of one layer, whole step at global batch, which the
   // chips sharing a sequence all-gather; the degrees must divide max_cp (1: not applicable).
   double cp_allgather_bytes_per_layer = 0;

@@ -451,6 +451,16 @@ StepProfile TransformerProfile(const TransformerShape& s, const Remat& remat,
   p.activation_bytes_tp = n * (layers * (device + device_tp) + 4 * w.d);
   p.host_offload_bytes_per_layer = 0;
   p.host_offload_bytes_per_layer_tp = n * (host + host_tp);
+  // What XLA could recompute if the kept activations overflow: all but the layer inputs, by
+  // re-running the matmuls whose outputs they are.
+  const double kept_inputs = remat.layer_input == Placement::kDevice ? 2 * w.d : 0;
+  p.reducible_activation_bytes_tp = n * layers * std::max(0.0, device + device_tp - kept_inputs);
+  for (const ProfileOp& op : ops) {
+    if (op.per_layer && op.unit == OpUnit::kMxu && op.count == 1 &&
+        op.name.find('.') == std::string::npos) {
+      p.reducible_flops_per_layer += op.mxu_flops;  // a forward matmul whose output is kept
+    }
+  }
   // The peak working set on top: the layer being differentiated (its activations, recomputed
   // or kept, and when offloading two layers' offloaded tensors in flight: one copying, one being
   // produced), or — earlier in the backward pass, never at the same time — the bf16 logits and

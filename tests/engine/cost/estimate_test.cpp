@@ -190,5 +190,28 @@ TEST(Estimate, OptimizerOffloadAndGradientAccumulation) {
   EXPECT_NE(many.problem.find("gradient accumulation"), std::string::npos) << many.problem;
 }
 
+TEST(Estimate, XlaRecomputesWhatOverflowsAtTheCostOfItsMatmuls) {
+  StepProfile p = HandProfile();
+  // 4 GiB of state, 2 GiB kept beside; 14 GiB more kept, of which 12 GiB XLA may recompute by
+  // re-running 98.5 TFLOP of forward matmuls (0.5 s of MXU at the calibrated efficiency).
+  p.layers = 1;
+  p.activation_bytes_tp = 14 * kGiB;
+  p.reducible_activation_bytes_tp = 12 * kGiB;
+  p.reducible_flops_per_layer = 196.608e12 * kDefaultEfficiency.mxu / 2;
+  const Estimate e = EstimateOn(p, "v5litepod-1", {Strategy::kFsdp, 1});
+  // 4 + 2 + 14 = 20 GiB against 15.2 usable: XLA recomputes the 4.8 GiB overflow, 40% of what it
+  // may, so the step pays 40% of 0.5 s.
+  const double overflow = 20 * kGiB - e.memory.capacity;
+  EXPECT_TRUE(e.fits) << e.problem;
+  EXPECT_NEAR(e.memory.rematerialized, overflow, 1);
+  EXPECT_NEAR(e.memory.total, e.memory.capacity, 1);
+  EXPECT_NEAR(e.step_seconds, 1.5 + overflow / (12 * kGiB) * 0.5, 1e-9);
+  // More overflow than XLA can recompute: does not fit.
+  p.reducible_activation_bytes_tp = 2 * kGiB;
+  const Estimate no = EstimateOn(p, "v5litepod-1", {Strategy::kFsdp, 1});
+  EXPECT_FALSE(no.fits);
+  EXPECT_EQ(no.memory.rematerialized, 0);
+}
+
 }  // namespace
 }  // namespace tpuemu::engine::cost
