@@ -184,7 +184,8 @@ export default {
       h('td', {class: 'num'}, rate(r.unitsPerSecondPerChip)), h('td', {class: 'num'}, rate(r.unitsPerSecond)),
       h('td', {class: 'num'}, r.mfu === null ? '—' : `${(r.mfu * 100).toFixed(1)}%`),
       h('td', {class: 'num', title: r.hbmPerChip ? `weights ${formatBytes(r.hbmPerChip.weights)}, gradients ${formatBytes(r.hbmPerChip.gradients)}, ` +
-          `optimizer ${formatBytes(r.hbmPerChip.optimizer)}, activations ${formatBytes(r.hbmPerChip.activations)}, working ${formatBytes(r.hbmPerChip.working)}` : ''},
+          `optimizer ${formatBytes(r.hbmPerChip.optimizer)}, activations ${formatBytes(r.hbmPerChip.activations)}, working ${formatBytes(r.hbmPerChip.working)}` +
+          (r.hbmPerChip.rematerializedByXla ? `; ${formatBytes(r.hbmPerChip.rematerializedByXla)} more recomputed by XLA to fit` : '') : ''},
         r.hbmPerChip ? `${formatBytes(r.hbmPerChip.total)} / ${formatBytes(r.hbmPerChip.capacity)}` : '—'),
       h('td', {class: 'num', title: 'activations (and optimizer state) offloaded to host memory'},
         r.hbmPerChip?.host ? formatBytes(r.hbmPerChip.host) : '—'),
