@@ -39,11 +39,12 @@ Result<json> RequestBody(const CompareCliOptions& o) {
   const bool shapes = o.layers || o.d_model || o.heads || o.kv_heads || o.head_dim || o.ffn ||
                       o.vocab || o.seq_len || o.global_batch || o.no_gated_mlp || o.experts ||
                       o.top_k || o.shared_experts || o.capacity_factor >= 0;
-  const bool serving =
-      o.serve_batch || o.input_len || o.output_len || !o.weights.empty() || !o.kv_cache.empty();
+  const bool serving = o.serve_batch || o.input_len || o.output_len || o.serve_tp ||
+                       !o.weights.empty() || !o.kv_cache.empty();
   if (serving && !o.serve) {
     return Status::InvalidArgument(
-        "--serve-batch, --input-len, --output-len, --weights and --kv-cache: need --serve");
+        "--serve-batch, --serve-tp, --input-len, --output-len, --weights and --kv-cache: need "
+        "--serve");
   }
   if (!o.request.empty()) {
     if (!o.model.empty() || shapes || !o.program.empty() || !o.hlo.empty()) {
@@ -122,6 +123,7 @@ Result<json> RequestBody(const CompareCliOptions& o) {
   if (o.serve) {
     json s = json::object();
     if (o.serve_batch != 0) s["batch"] = o.serve_batch;
+    if (o.serve_tp != 0) s["tp"] = o.serve_tp;
     if (o.input_len != 0) s["inputLen"] = o.input_len;
     if (o.output_len != 0) s["outputLen"] = o.output_len;
     if (!o.weights.empty()) s["weights"] = o.weights;
@@ -181,6 +183,7 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCliOptions& o) {
                 "minimal_offloaded) or a custom one as JSON (model shapes only)");
   c->add_flag("--serve", o.serve, "also price serving the model (prefill, decode, $/1M tokens)");
   c->add_option("--serve-batch", o.serve_batch, "serving: concurrent sequences (default: most)");
+  c->add_option("--serve-tp", o.serve_tp, "serving: chips per model replica (default: cheapest)");
   c->add_option("--input-len", o.input_len, "serving: prompt tokens (default 1024)");
   c->add_option("--output-len", o.output_len, "serving: output tokens (default 1024)");
   c->add_option("--weights", o.weights, "serving: bf16|int8 weights (default bf16)");

@@ -49,7 +49,7 @@ struct CompareCliOptions {
   std::string remat = "auto";  // a policy name, or a custom policy as a JSON object
   // Serving (--serve): also price serving the model on every type.
   bool serve = false;
-  int64_t serve_batch = 0, input_len = 0, output_len = 0;
+  int64_t serve_batch = 0, input_len = 0, output_len = 0, serve_tp = 0;
   std::string weights, kv_cache;  // bf16 | int8
   std::string prices;             // a price override file (engine/cost/price_table.h)
   bool detail = false;

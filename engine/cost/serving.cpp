@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <utility>
 
 #include "engine/cost/ici.h"
 
@@ -60,20 +62,22 @@ Result<ServingOptions> ParseServingOptions(const json& serving) {
   for (const auto& item : serving.items()) {
     const std::string& key = item.key();
     const json& v = item.value();
-    if (key == "batch" || key == "inputLen" || key == "outputLen") {
-      const int64_t lo = key == "batch" ? 0 : 1, hi = key == "batch" ? 1 << 20 : 1 << 21;
+    if (key == "batch" || key == "inputLen" || key == "outputLen" || key == "tp") {
+      const int64_t lo = key == "batch" || key == "tp" ? 0 : 1;
+      const int64_t hi = key == "batch" ? 1 << 20 : key == "tp" ? 16384 : 1 << 21;
       if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
         return Bad(key, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
       }
       (key == "batch"      ? o.batch
        : key == "inputLen" ? o.input_len
+       : key == "tp"       ? o.tp
                            : o.output_len) = v.get<int64_t>();
     } else if (key == "weights" || key == "kvCache") {
       Result<double> bytes = Dtype(v, key.c_str());
       if (!bytes.ok()) return bytes.status();
       (key == "weights" ? o.weight_bytes : o.kv_bytes) = *bytes;
     } else {
-      return Bad(key, "is not a known field (batch, inputLen, outputLen, weights, kvCache)");
+      return Bad(key, "is not a known field (batch, inputLen, outputLen, weights, kvCache, tp)");
     }
   }
   return o;
@@ -84,17 +88,23 @@ json ServingOptionsToJson(const ServingOptions& o) {
           {"inputLen", o.input_len},
           {"outputLen", o.output_len},
           {"weights", o.weight_bytes == 1 ? "int8" : "bf16"},
-          {"kvCache", o.kv_bytes == 1 ? "int8" : "bf16"}};
+          {"kvCache", o.kv_bytes == 1 ? "int8" : "bf16"},
+          {"tp", o.tp}};
 }
 
-ServingEstimate EstimateServing(const TransformerShape& s, const AcceleratorType& type,
+namespace {
+
+// One model replica on `tp` of the slice's chips (every figure per chip of that group).
+ServingEstimate EstimateReplica(const TransformerShape& s, const AcceleratorType& type, int tp,
                                 const ServingOptions& o, const PriceTable& prices,
                                 const Efficiency& eff) {
   const ChipSpec& spec = Spec(type.generation);
   const Sizes z = SizesOf(s);
-  const double chips = type.chips;
+  const double chips = tp;
   ServingEstimate e;
   e.chips = type.chips;
+  e.tp = tp;
+  e.replicas = type.chips / tp;
   e.capacity_bytes = spec.hbm_bytes * eff.usable_hbm;
   e.weights_bytes_per_chip = z.stored * o.weight_bytes / chips;
   e.kv_bytes_per_token = z.kv_per_token_elems * o.kv_bytes;
@@ -124,9 +134,9 @@ ServingEstimate EstimateServing(const TransformerShape& s, const AcceleratorType
   }
   e.kv_bytes_per_chip = static_cast<double>(e.batch) * slot_bytes;
 
-  Result<SliceMesh> mesh = MeshFor(type, type.chips);
+  Result<SliceMesh> mesh = MeshFor(type, tp);
   const auto all_reduces = [&](double tokens) {  // attention and MLP outputs, every layer
-    if (!mesh.ok() || type.chips == 1) return 0.0;
+    if (!mesh.ok() || tp == 1) return 0.0;
     return 2 * static_cast<double>(s.layers) *
            AllReduceSeconds(spec, mesh->tp, tokens * static_cast<double>(s.d_model) * 2, eff);
   };
@@ -163,6 +173,37 @@ ServingEstimate EstimateServing(const TransformerShape& s, const AcceleratorType
       price.on_demand_usd_per_chip_hour / tokens_per_hour * 1e6;
   e.usd_per_million_output_tokens_spot = price.spot_usd_per_chip_hour / tokens_per_hour * 1e6;
   return e;
+}
+
+}  // namespace
+
+ServingEstimate EstimateServing(const TransformerShape& s, const AcceleratorType& type,
+                                const ServingOptions& o, const PriceTable& prices,
+                                const Efficiency& eff) {
+  if (o.tp > 0) {
+    if (type.chips % o.tp != 0 || !MeshFor(type, static_cast<int>(o.tp)).ok()) {
+      ServingEstimate e;
+      e.chips = type.chips;
+      e.tp = static_cast<int>(o.tp);
+      e.problem = "serving.tp " + std::to_string(o.tp) + " does not fit the " +
+                  std::to_string(type.chips) + " chips of " + type.name;
+      return e;
+    }
+    return EstimateReplica(s, type, static_cast<int>(o.tp), o, prices, eff);
+  }
+  // The group size a serving engineer would pick: the one that fits with the most output tokens
+  // per chip (so the cheapest per token); the slice runs chips/tp replicas of it.
+  std::optional<ServingEstimate> best;
+  for (int tp = 1; tp <= type.chips; tp *= 2) {
+    if (type.chips % tp != 0 || !MeshFor(type, tp).ok()) continue;
+    ServingEstimate e = EstimateReplica(s, type, tp, o, prices, eff);
+    const auto rank = [](const ServingEstimate& x) {
+      return std::pair{
+          x.fits, x.fits ? x.output_tokens_per_second_per_chip : static_cast<double>(x.max_batch)};
+    };
+    if (!best || rank(e) > rank(*best)) best = std::move(e);
+  }
+  return best ? *best : EstimateReplica(s, type, type.chips, o, prices, eff);
 }
 
 }  // namespace tpuemu::engine::cost

@@ -2,11 +2,13 @@
 // largest batch that fits and the dollars per million output tokens of one transformer
 // (transformer_model.h) on one accelerator type. The model (docs/cost-model.md, "Serving"):
 //
-//  * Sharding: the model is split over every chip of the slice by tensor parallelism, as
-//    JetStream's MaxText engine (ici_tensor_parallelism=-1) and vLLM TPU (--tensor-parallel-size
-//    = chips) serve it. Weights divide over the chips; the KV cache divides over min(chips,
-//    kvHeads) (KV heads are replicated beyond that). Each layer all-reduces its attention and MLP
-//    outputs over the slice (ici.h).
+//  * Sharding: each model replica is split over `tp` chips by tensor parallelism, as JetStream's
+//    MaxText engine (ici_tensor_parallelism) and vLLM TPU (--tensor-parallel-size) serve it, and
+//    the slice runs chips/tp replicas. tp 0 picks the group size that fits with the most output
+//    tokens per chip (the cheapest per token); the published runs use every chip. Weights divide
+//    over the group; the KV cache over min(tp, kvHeads) (KV heads are replicated beyond that).
+//    Each layer all-reduces its attention and MLP outputs over the group (ici.h). Figures are
+//    per chip, and batch is per replica.
 //  * Memory per chip: weights (bf16, or int8 as the published int8 runs quantise them) plus
 //    `batch` slots of KV cache of inputLen + outputLen tokens each (JetStream and vLLM reserve a
 //    slot's whole length) plus one prefill's activations, against Efficiency::usable_hbm of HBM.
@@ -41,10 +43,12 @@ namespace tpuemu::engine::cost {
 
 // JSON (the "serving" object of a comparison request):
 //   {"batch": 96, "inputLen": 1024, "outputLen": 1024, "weights": "bf16"|"int8",
-//    "kvCache": "bf16"|"int8"}
-// batch 0 or absent: the largest batch that fits. Errors: INVALID_ARGUMENT naming the field.
+//    "kvCache": "bf16"|"int8", "tp": 8}
+// batch 0 or absent: the largest batch that fits; tp 0 or absent: the best group size. Errors:
+// INVALID_ARGUMENT naming the field.
 struct ServingOptions {
-  int64_t batch = 0;
+  int64_t batch = 0;  // concurrent sequences per replica
+  int64_t tp = 0;     // chips per replica
   int64_t input_len = 1024, output_len = 1024;
   double weight_bytes = 2, kv_bytes = 2;  // per element
 };
@@ -55,7 +59,8 @@ struct ServingEstimate {
   bool fits = false;
   std::string problem;  // why not: the weights alone, or not one slot
   int chips = 0;
-  int64_t batch = 0, max_batch = 0;
+  int tp = 0, replicas = 0;          // chips per model replica, replicas on the slice
+  int64_t batch = 0, max_batch = 0;  // per replica
   double weights_bytes_per_chip = 0, kv_bytes_per_chip = 0, capacity_bytes = 0;
   double kv_bytes_per_token = 0;   // the whole model's, before sharding
   double prefill_seconds = 0;      // one prompt: time to first token without queueing

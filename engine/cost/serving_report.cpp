@@ -25,6 +25,8 @@ Json ServingJson(const ServingEstimate& v) {
   Json j = {{"fits", v.fits},
             {"problem", v.problem},
             {"chips", v.chips},
+            {"tp", v.tp},
+            {"replicas", v.replicas},
             {"batch", v.batch},
             {"maxBatch", v.max_batch},
             {"kvBytesPerToken", v.kv_bytes_per_token},
@@ -46,14 +48,16 @@ Json ServingJson(const ServingEstimate& v) {
 }
 
 std::string ServingCsvHeader() {
-  return "serving_fits,serving_batch,serving_max_batch,prefill_seconds,decode_step_seconds,"
+  return "serving_fits,serving_tp,serving_replicas,serving_batch,serving_max_batch,prefill_seconds,"
+         "decode_step_seconds,"
          "output_tokens_per_second_per_chip,usd_per_million_output_tokens_on_demand,"
          "usd_per_million_output_tokens_spot,serving_problem";
 }
 
 std::string ServingCsvCells(const ServingEstimate& v) {
   std::ostringstream out;
-  out << (v.fits ? "true" : "false") << ',' << v.batch << ',' << v.max_batch << ',';
+  out << (v.fits ? "true" : "false") << ',' << v.tp << ',' << v.replicas << ',' << v.batch << ','
+      << v.max_batch << ',';
   if (v.max_batch >= 1) {
     for (double x :
          {v.prefill_seconds, v.decode_step_seconds, v.output_tokens_per_second_per_chip,
@@ -71,17 +75,20 @@ std::string ServingCsvCells(const ServingEstimate& v) {
 
 std::string ServingTable(const Comparison& c) {
   std::vector<std::vector<std::string>> cells = {
-      {"TYPE", "BATCH", "MAX BATCH", "TTFT", "TPOT", "OUT tok/s/CHIP", "DECODE tok/s/CHIP",
-       "PREFILL tok/s/CHIP", "WEIGHTS+KV/CHIP", "BOUND", "$/1M OUT", "$/1M OUT SPOT", "NOTE"}};
+      {"TYPE", "TP x REPLICAS", "BATCH", "MAX BATCH", "TTFT", "TPOT", "OUT tok/s/CHIP",
+       "DECODE tok/s/CHIP", "PREFILL tok/s/CHIP", "WEIGHTS+KV/CHIP", "BOUND", "$/1M OUT",
+       "$/1M OUT SPOT", "NOTE"}};
   for (const TypeComparison& t : c.rows) {
     if (!t.serving) continue;
     const ServingEstimate& v = *t.serving;
     const std::string type = t.best.accelerator_type;
     if (v.max_batch < 1) {
-      cells.push_back({type, "-", "0", "-", "-", "-", "-", "-", "-", "-", "-", "-", v.problem});
+      cells.push_back(
+          {type, "-", "-", "0", "-", "-", "-", "-", "-", "-", "-", "-", "-", v.problem});
       continue;
     }
-    cells.push_back({type, std::to_string(v.batch), std::to_string(v.max_batch),
+    cells.push_back({type, std::to_string(v.tp) + "x" + std::to_string(v.replicas),
+                     std::to_string(v.batch), std::to_string(v.max_batch),
                      Millis(v.prefill_seconds), Millis(v.decode_step_seconds),
                      Number(v.output_tokens_per_second_per_chip, "%.0f"),
                      Number(v.decode_tokens_per_second_per_chip, "%.0f"),
@@ -100,7 +107,10 @@ std::string ServingTable(const Comparison& c) {
   out << "Serving " << c.name << ": " << (o.batch > 0 ? std::to_string(o.batch) : "largest")
       << " batch, " << o.input_len << " tokens in, " << o.output_len << " out, "
       << (o.weight_bytes == 1 ? "int8" : "bf16") << " weights, "
-      << (o.kv_bytes == 1 ? "int8" : "bf16") << " KV cache (tensor parallel over the slice)\n";
+      << (o.kv_bytes == 1 ? "int8" : "bf16") << " KV cache; "
+      << (o.tp > 0 ? "tensor parallel over " + std::to_string(o.tp) + " chips"
+                   : "tensor parallel over the group that is cheapest per token")
+      << ", batch per replica\n";
   for (const auto& row : cells) {
     for (size_t i = 0; i < row.size(); ++i) {
       out << row[i];

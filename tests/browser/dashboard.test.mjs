@@ -187,8 +187,9 @@ test('dashboard in headless chromium', {skip}, async (t) => {
     assert.equal(await page.locator('#compare-serving-table tbody tr').count(), reply.rows.length);
     const s = reply.rows[0].serving;
     const cells = await served.locator('td').allTextContents();
-    assert.equal(cells[0], '96');
-    assert.equal(cells[4], Math.round(s.outputTokensPerSecondPerChip).toLocaleString('en-US'));
+    assert.equal(cells[0], `${s.tp} × ${s.replicas}`);
+    assert.equal(cells[1], '96');
+    assert.equal(cells[5], Math.round(s.outputTokensPerSecondPerChip).toLocaleString('en-US'));
     assert.equal(await page.getByLabel('Weights').inputValue(), 'int8');
     await shot('compare-serving');
     // An HLO module instead of the model: POSTed, priced like a program.

@@ -126,6 +126,7 @@ const std::vector<PublishedServingRun>& PublishedServingRuns() {
       o.input_len = 1024;
       o.output_len = 1024;
       o.weight_bytes = o.kv_bytes = int8 ? 1 : 2;
+      o.tp = 8;  // --platform=tpu=8: the model split over the 8 chips
       return o;
     };
     // tpu-recipes: 995 OpenOrca requests, 217011 tokens in and 934964 out (means 218 and 940),
@@ -136,6 +137,7 @@ const std::vector<PublishedServingRun>& PublishedServingRuns() {
     orca.batch = 88;
     orca.input_len = 218;
     orca.output_len = 940;
+    orca.tp = 8;  // ici_tensor_parallelism=-1
     return std::vector<PublishedServingRun>{
         {jp, Preset("llama2-7b", 2048, 1), "v5litepod-8", sharegpt(96, false), 3663},
         {jp, Preset("llama2-7b", 2048, 1), "v5litepod-8", sharegpt(96, true), 4783},

@@ -26,6 +26,7 @@ TEST(Serving, KvCacheAndLargestBatchByHand) {
   ServingOptions o;
   o.input_len = 1024;
   o.output_len = 1024;
+  o.tp = 8;
   const ServingEstimate e = EstimateServing(Preset("llama2-7b"), type, o, PriceTable::Default());
   EXPECT_DOUBLE_EQ(e.kv_bytes_per_token, 32 * 32 * 128 * 2 * 2);
   EXPECT_DOUBLE_EQ(e.weights_bytes_per_chip, TransformerParameters(Preset("llama2-7b")) * 2 / 8);
@@ -61,6 +62,29 @@ TEST(Serving, DecodeIsBandwidthBoundAndTooLargeABatchDoesNotFit) {
   EXPECT_FALSE(none.fits);
   EXPECT_EQ(none.max_batch, 0);
   EXPECT_NE(none.problem.find("does not fit"), std::string::npos) << none.problem;
+}
+
+TEST(Serving, PicksTheReplicaSizeThatIsCheapestPerToken) {
+  // Llama-3-8B in bf16 (16 GB) fits one 32 GB v6e chip: eight one-chip replicas serve more per
+  // chip than one replica split eight ways (no all-reduces, the same bytes per token).
+  const AcceleratorType type = *FindAcceleratorType("v6e-8");
+  ServingOptions o;
+  o.batch = 16;
+  o.input_len = 512;
+  o.output_len = 512;
+  const ServingEstimate best = EstimateServing(Preset("llama3-8b"), type, o, PriceTable::Default());
+  ASSERT_TRUE(best.fits) << best.problem;
+  EXPECT_EQ(best.tp * best.replicas, 8);
+  o.tp = 8;
+  const ServingEstimate all = EstimateServing(Preset("llama3-8b"), type, o, PriceTable::Default());
+  EXPECT_EQ(all.tp, 8);
+  EXPECT_EQ(all.replicas, 1);
+  EXPECT_GE(best.output_tokens_per_second_per_chip, all.output_tokens_per_second_per_chip);
+  EXPECT_LT(best.tp, 8);
+  o.tp = 3;
+  EXPECT_NE(EstimateServing(Preset("llama3-8b"), type, o, PriceTable::Default())
+                .problem.find("serving.tp 3"),
+            std::string::npos);
 }
 
 TEST(Serving, ErrorsNameTheField) {

@@ -4,7 +4,8 @@
 // dollars per million output tokens on every accelerator type.
 import {emptyRow, field, formatBytes, formatNumber, formatSeconds, h, mount, select} from '../dom.js';
 
-export const kServingKeys = ['serving.batch', 'serving.inputLen', 'serving.outputLen', 'serving.weights', 'serving.kvCache'];
+export const kServingKeys = ['serving.batch', 'serving.inputLen', 'serving.outputLen', 'serving.weights', 'serving.kvCache',
+                                   'serving.tp'];
 
 export function servingAsked(params) {
   return kServingKeys.some((k) => params[k]);
@@ -19,7 +20,7 @@ export function servingFields(params) {
   return h('div', {class: 'fields', id: 'compare-serving-fields'},
            number('serving.batch', 'Serving batch', 'largest'), number('serving.inputLen', 'Prompt tokens', '1024'),
            number('serving.outputLen', 'Output tokens', '1024'), dtype('serving.weights', 'Weights'),
-           dtype('serving.kvCache', 'KV cache'));
+           dtype('serving.kvCache', 'KV cache'), number('serving.tp', 'Chips per replica', 'cheapest'));
 }
 
 function dollars(v) {
@@ -36,7 +37,7 @@ export function servingCard() {
     h('div', {class: 'scroll'},
       h('table', {id: 'compare-serving-table', class: 'compact'},
         h('thead', {}, h('tr', {},
-          ['Type', 'Batch', 'Max batch', 'TTFT', 'TPOT', 'Out tok/s/chip', 'Decode tok/s/chip', 'Prefill tok/s/chip',
+          ['Type', 'TP × replicas', 'Batch', 'Max batch', 'TTFT', 'TPOT', 'Out tok/s/chip', 'Decode tok/s/chip', 'Prefill tok/s/chip',
            'Weights + KV / chip', 'Bound', '$/1M out on-demand', '$/1M out spot', 'Note']
             .map((t) => h('th', {scope: 'col', class: ['Type', 'Bound', 'Note'].includes(t) ? '' : 'num'}, t)))),
         body)));
@@ -46,18 +47,20 @@ export function servingCard() {
 export function renderServing({card, body, caption}, reply) {
   card.hidden = !reply.serving;
   if (!reply.serving) {
-    mount(body, emptyRow(13, ''));
+    mount(body, emptyRow(14, ''));
     return;
   }
   const o = reply.serving;
   mount(caption, `${reply.name}: ${o.batch > 0 ? `batch ${o.batch}` : 'the largest batch that fits'}, `,
         `${formatNumber(o.inputLen)} tokens in, ${formatNumber(o.outputLen)} out, ${o.weights} weights, ${o.kvCache} KV cache; `,
-        'tensor parallel over the slice. TTFT is one prompt\'s prefill without queueing, TPOT one decode step of the batch.');
+        o.tp > 0 ? `tensor parallel over ${o.tp} chips a replica. ` : 'tensor parallel over the group size that is cheapest per token. ',
+        'Batch is per replica; TTFT is one prompt\'s prefill without queueing, TPOT one decode step of the batch.');
   mount(body, reply.rows.map((row) => {
     const s = row.serving;
     const priced = s.maxBatch >= 1;
     return h('tr', {dataset: {type: row.acceleratorType, fits: String(s.fits)}, class: s.fits ? '' : 'muted'},
       h('th', {scope: 'row'}, row.acceleratorType),
+      h('td', {class: 'num'}, priced ? `${s.tp} × ${s.replicas}` : '—'),
       h('td', {class: 'num'}, priced ? formatNumber(s.batch) : '—'),
       h('td', {class: 'num'}, formatNumber(s.maxBatch)),
       h('td', {class: 'num'}, priced ? formatSeconds(s.prefillSeconds) : '—'),
