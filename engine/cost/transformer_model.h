@@ -1,23 +1,7 @@
-// A llama-like decoder-only transformer described by its shapes, priced analytically (nothing is
-// built or executed, so 70B-parameter models cost microseconds): the StepProfile of one training
-// step with AdamW, bf16 compute, f32 master weights, flash attention and one of three
-// rematerialisation policies.
-//
-// JSON (the "model" object of a comparison request; camelCase, like JobSpec):
-//   {"preset": "llama2-7b",                       optional: fills every shape below
-//    "layers": 32, "dModel": 4096, "heads": 32, "kvHeads": 32, "headDim": 128, "ffn": 11008,
-//    "vocab": 32000, "seqLen": 4096, "globalBatch": 256, "gatedMlp": true,
-//    "experts": 8, "topK": 2, "capacityFactor": 1.25, "sharedExperts": 0}
-// headDim defaults to dModel / heads, kvHeads to heads, gatedMlp to true (SwiGLU: three MLP
-// matrices; false: two). Presets: llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b
-// (Meta's published shapes, seqLen 4096 / 8192, globalBatch 256), mixtral-8x7b, mixtral-8x22b
-// (Mistral's, as MaxText's configs/models/*.yml spell them); given fields override them.
-//
-// Mixture of experts (experts > 1): every layer's MLP is `experts` experts of width ffn, each
-// token routed to `topK` of them by a [dModel, experts] gate, plus `sharedExperts` experts every
-// token goes through (DeepSeek-style). capacityFactor > 0 is MaxText's token dropping: each
-// expert computes capacityFactor·tokens·topK/experts rows whether they are used or not; 0 is
-// dropless (exactly tokens·topK rows). Model FLOPs count topK experts (MaxText's formula).
+// A llama-like decoder-only transformer (transformer_shape.h) priced analytically (nothing is
+// built or executed, so 70B-parameter models cost microseconds): its parameter count, its model
+// FLOPs and the StepProfile of one training step with AdamW, bf16 compute, f32 master weights,
+// flash attention and a MaxText remat policy (remat_policy.h).
 //
 // Model FLOPs follow MaxText's training-TFLOPs formula (and Megatron's): 6 × the weight-matmul
 // FLOPs of a token (logits included, input embedding excluded) plus 12·seqLen·heads·headDim per
@@ -25,39 +9,15 @@
 // causal flash attention skips the masked half, and the remat policy (remat_policy.h) recomputes
 // every weight matmul whose output it neither keeps nor offloads, and (unless "none") attention
 // and the elementwise ops. Offloaded tensors cost host-link transfers (StepProfile::host_*).
-// Errors: INVALID_ARGUMENT naming the field ("model.heads must be 1..4096").
+// Pure functions: thread-safe.
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <string_view>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "base/status.h"
 #include "engine/cost/efficiency.h"
 #include "engine/cost/remat_policy.h"
 #include "engine/cost/step_profile.h"
+#include "engine/cost/transformer_shape.h"
 
 namespace tpuemu::engine::cost {
-
-struct TransformerShape {
-  std::string name = "transformer";  // the preset, or "custom"
-  int64_t layers = 0, d_model = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
-  int64_t seq_len = 0, global_batch = 0;
-  bool gated_mlp = true;
-  // Mixture of experts; experts <= 1: a dense MLP.
-  int64_t experts = 0, top_k = 0, shared_experts = 0;
-  double capacity_factor = 0;  // 0: dropless
-
-  bool Moe() const { return experts > 1; }
-};
-
-// The preset names, for help texts and the dashboard.
-std::vector<std::string> TransformerPresets();
-Result<TransformerShape> ParseTransformerShape(const nlohmann::json& model);
-nlohmann::json TransformerShapeToJson(const TransformerShape& shape);
 
 // Counts, independent of remat.
 double TransformerParameters(const TransformerShape& shape);
