@@ -1,6 +1,8 @@
 #include "engine/cost/compare_report.h"
 #include "engine/hardware.h"
 
+#include "engine/cost/serving_report.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -18,6 +20,10 @@ std::string PlanText(const Estimate& e) {
     s += " " + std::to_string(e.plan.tp);
     if (e.replicas > 1) s += "x" + std::to_string(e.replicas) + " fsdp";
   }
+  if (e.plan.ep > 1) s += " ep " + std::to_string(e.plan.ep);
+  if (e.plan.cp > 1) s += " cp " + std::to_string(e.plan.cp);
+  if (e.plan.microbatches > 1) s += " ga " + std::to_string(e.plan.microbatches);
+  if (e.plan.offload_optimizer) s += " opt>host";
   return s;
 }
 
@@ -32,6 +38,10 @@ Json EstimateJson(const Estimate& e) {
             {"chips", e.chips},
             {"strategy", std::string(StrategyName(e.plan.strategy))},
             {"tp", e.plan.tp},
+            {"ep", e.plan.ep},
+            {"cp", e.plan.cp},
+            {"microbatches", e.plan.microbatches},
+            {"offloadOptimizer", e.plan.offload_optimizer},
             {"plan", PlanText(e)},
             {"remat", e.remat},
             {"feasible", e.feasible},
@@ -50,16 +60,23 @@ Json EstimateJson(const Estimate& e) {
   j["unitsPerSecondPerChip"] = e.units_per_second_per_chip;
   j["mfu"] = e.mfu;
   const MemoryPerChip& m = e.memory;
-  j["hbmPerChip"] = {{"weights", m.weights},     {"gradients", m.gradients},
-                     {"optimizer", m.optimizer}, {"activations", m.activations},
-                     {"working", m.working},     {"total", m.total},
-                     {"capacity", m.capacity}};
+  j["hbmPerChip"] = {{"weights", m.weights},
+                     {"gradients", m.gradients},
+                     {"optimizer", m.optimizer},
+                     {"activations", m.activations},
+                     {"working", m.working},
+                     {"total", m.total},
+                     {"capacity", m.capacity},
+                     {"host", m.host},
+                     {"rematerializedByXla", m.rematerialized}};
   j["bottleneck"] = e.bottleneck;
   j["secondsBy"] = {{"mxu", e.mxu_seconds},
                     {"hbm", e.hbm_seconds},
                     {"vector", e.vector_seconds},
                     {"ici", e.ici_seconds},
-                    {"collectivesTotal", e.collective_seconds}};
+                    {"host", e.host_seconds},
+                    {"collectivesTotal", e.collective_seconds},
+                    {"hostTransferTotal", e.host_transfer_seconds}};
   j["onDemand"] = MoneyJson(e.on_demand);
   j["spot"] = MoneyJson(e.spot);
   return j;
@@ -101,8 +118,11 @@ Json ComparisonToJson(const Comparison& c, const PriceTable& prices, const Effic
       for (const Estimate& e : t.plans) plans.push_back(EstimateJson(e));
       row["plans"] = std::move(plans);
     }
+    if (t.serving) row["serving"] = ServingJson(*t.serving);
     rows.push_back(std::move(row));
   }
+  Json serving = nullptr;
+  if (c.serving) serving = Json(nlohmann::json(ServingOptionsToJson(*c.serving)));
   return {{"name", c.name},
           {"source", c.source},
           {"unit", c.unit},
@@ -118,7 +138,10 @@ Json ComparisonToJson(const Comparison& c, const PriceTable& prices, const Effic
             {"iciHopSeconds", eff.ici_hop_seconds},
             {"softmaxOpsForward", eff.softmax_ops_forward},
             {"softmaxOpsBackward", eff.softmax_ops_backward},
-            {"usableHbm", eff.usable_hbm}}},
+            {"usableHbm", eff.usable_hbm},
+            {"host", eff.host},
+            {"servingHbm", eff.serving_hbm}}},
+          {"serving", serving},
           {"prices", Json(nlohmann::json(prices.ToJson()))},
           {"rows", rows}};
 }
@@ -131,7 +154,8 @@ std::string ComparisonToCsv(const Comparison& c) {
       << "hbm_optimizer_bytes,hbm_activations_bytes,hbm_working_bytes,hbm_total_bytes,"
       << "hbm_capacity_bytes,bottleneck,usd_per_step_on_demand,usd_per_hour_on_demand,"
       << "usd_per_million_" << u << "_on_demand,usd_per_step_spot,usd_per_hour_spot,"
-      << "usd_per_million_" << u << "_spot,problem\n";
+      << "usd_per_million_" << u << "_spot,problem" << (c.serving ? "," + ServingCsvHeader() : "")
+      << "\n";
   for (const TypeComparison& t : c.rows) {
     const Estimate& e = t.best;
     out << e.accelerator_type << ',' << Spec(e.generation).name << ',' << e.chips << ','
@@ -154,7 +178,9 @@ std::string ComparisonToCsv(const Comparison& c) {
     }
     std::string problem = e.problem;
     std::replace(problem.begin(), problem.end(), '"', '\'');
-    out << (problem.empty() ? "" : "\"" + problem + "\"") << "\n";
+    out << (problem.empty() ? "" : "\"" + problem + "\"");
+    if (t.serving) out << "," << ServingCsvCells(*t.serving);
+    out << "\n";
   }
   return out.str();
 }
@@ -196,6 +222,7 @@ std::string ComparisonToTable(const Comparison& c) {
     }
     out << "\n";
   }
+  if (c.serving) out << "\n" << ServingTable(c);
   return out.str();
 }
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
+#include <tuple>
+#include <variant>
 
 #include "engine/cost/program_profile.h"
 #include "engine/hlo/parser.h"
@@ -12,9 +15,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kModelKeys[] = {"preset",  "layers",      "dModel",  "heads",
-                                      "kvHeads", "headDim",     "ffn",     "vocab",
-                                      "seqLen",  "globalBatch", "gatedMlp"};
+constexpr const char* kModelKeys[] = {"preset",  "layers",        "dModel",        "heads",
+                                      "kvHeads", "headDim",       "ffn",           "vocab",
+                                      "seqLen",  "globalBatch",   "gatedMlp",      "experts",
+                                      "topK",    "sharedExperts", "capacityFactor"};
 
 bool IsModelKey(const std::string& key) {
   return std::any_of(std::begin(kModelKeys), std::end(kModelKeys),
@@ -83,14 +87,16 @@ Result<CompareRequest> ParseCompareRequest(const json& body, const WorkloadPrice
   // Named locals, not structured bindings: clang 14 cannot capture a binding in a lambda.
   for (auto it = body.begin(); it != body.end(); ++it) {
     const std::string& key = it.key();
-    static const char* kKnown[] = {"model", "program",          "hlo",      "workload",
-                                   "batch", "acceleratorTypes", "strategy", "tp",
-                                   "remat", "prices",           "detail"};
+    static const char* kKnown[] = {
+        "model",  "program", "hlo", "workload", "batch",        "acceleratorTypes", "strategy",
+        "tp",     "ep",      "cp",  "remat",    "microbatches", "offloadOptimizer", "prices",
+        "detail", "serving"};
     if (std::none_of(std::begin(kKnown), std::end(kKnown),
                      [&](const char* k) { return key == k; })) {
       return Bad(key,
                  "is not a known field (model, program, hlo, workload, batch, acceleratorTypes, "
-                 "strategy, tp, remat, prices, detail)");
+                 "strategy, tp, ep, cp, remat, microbatches, offloadOptimizer, prices, detail, "
+                 "serving)");
     }
   }
   const int sources = body.contains("model") + body.contains("program") + body.contains("hlo") +
@@ -129,25 +135,42 @@ Result<CompareRequest> ParseCompareRequest(const json& body, const WorkloadPrice
       o.candidates.push_back(t.get<std::string>());
     }
   }
-  std::string strategy = "auto", remat = "auto";
+  std::string strategy = "auto";
   TPUEMU_RETURN_IF_ERROR(ReadString(body, "strategy", &strategy));
-  TPUEMU_RETURN_IF_ERROR(ReadString(body, "remat", &remat));
   if (strategy != "auto") {
     Result<Strategy> s = ParseStrategy(strategy);
     if (!s.ok()) return Bad("strategy:", s.status().message());
     o.strategy = *s;
   }
-  if (remat != "auto") {
-    Result<Remat> m = ParseRemat(remat);
+  if (body.contains("remat") && body["remat"] != "auto") {
+    Result<Remat> m = ParseRematJson(body["remat"]);
     if (!m.ok()) return Bad("remat:", m.status().message());
     o.remat = *m;
   }
-  if (body.contains("tp")) {
-    if (!body["tp"].is_number_integer() || body["tp"].get<int64_t>() < 1 ||
-        body["tp"].get<int64_t>() > 4096) {
-      return Bad("tp", "must be an integer in 1..4096");
+  for (const auto& [key, into, hi] : {std::tuple{"tp", &o.tp, 4096},
+                                      {"ep", &o.ep, 4096},
+                                      {"cp", &o.cp, 4096},
+                                      {"microbatches", &o.microbatches, 1024}}) {
+    if (!body.contains(key)) continue;
+    const json& v = body[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > hi) {
+      return Bad(key, "must be an integer in 1.." + std::to_string(hi));
     }
-    o.tp = static_cast<int>(body["tp"].get<int64_t>());
+    *into = static_cast<int>(v.get<int64_t>());
+  }
+  if (body.contains("offloadOptimizer")) {
+    if (!body["offloadOptimizer"].is_boolean()) {
+      return Bad("offloadOptimizer", "must be true or false");
+    }
+    o.offload_optimizer = body["offloadOptimizer"].get<bool>();
+  }
+  if (body.contains("serving")) {
+    if (!std::holds_alternative<TransformerShape>(r.source)) {
+      return Bad("serving", "applies to model shapes only");
+    }
+    Result<ServingOptions> serving = ParseServingOptions(body["serving"]);
+    if (!serving.ok()) return serving.status();
+    o.serving = *serving;
   }
   if (body.contains("detail")) {
     if (!body["detail"].is_boolean()) return Bad("detail", "must be true or false");
@@ -183,6 +206,13 @@ Result<json> CompareQueryToJson(const std::vector<std::pair<std::string, std::st
       model[key] = value;
     } else if (key == "gatedMlp") {
       TPUEMU_RETURN_IF_ERROR(boolean(&model));
+    } else if (key == "capacityFactor") {
+      char* end = nullptr;
+      const double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || end != value.c_str() + value.size()) {
+        return Bad(key, "must be a number, got '" + value + "'");
+      }
+      model[key] = v;
     } else if (IsModelKey(key)) {
       TPUEMU_RETURN_IF_ERROR(integer(&model));
     } else if (key == "acceleratorTypes") {
@@ -196,14 +226,27 @@ Result<json> CompareQueryToJson(const std::vector<std::pair<std::string, std::st
       body[key] = types;
     } else if (key == "strategy" || key == "remat") {
       body[key] = value;
-    } else if (key == "tp") {
+    } else if (key == "tp" || key == "ep" || key == "cp" || key == "microbatches") {
       TPUEMU_RETURN_IF_ERROR(integer(&body));
-    } else if (key == "detail") {
+    } else if (key == "detail" || key == "offloadOptimizer") {
       TPUEMU_RETURN_IF_ERROR(boolean(&body));
+    } else if (key.rfind("serving.", 0) == 0) {
+      const std::string field = key.substr(8);
+      if (!body.contains("serving")) body["serving"] = json::object();
+      if (field == "weights" || field == "kvCache") {
+        body["serving"][field] = value;
+      } else {
+        int64_t v = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+        if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+          return Bad(key, "must be an integer, got '" + value + "'");
+        }
+        body["serving"][field] = v;
+      }
     } else {
       return Bad(key,
                  "is not a known query parameter (model fields, acceleratorTypes, strategy, "
-                 "tp, remat, detail)");
+                 "tp, ep, cp, remat, microbatches, offloadOptimizer, detail, serving.*)");
     }
   }
   if (model.empty()) return Status::InvalidArgument("give the model: preset or its shapes");

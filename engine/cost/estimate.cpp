@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/cost/host_link.h"
 #include "engine/cost/ici.h"
 #include "engine/hardware.h"
 
@@ -135,75 +136,141 @@ Estimate EstimatePlan(const StepProfile& p, const AcceleratorType& type, Plan pl
                                              " does not divide the model's " +
                                              std::to_string(p.max_tp) + " heads");
   }
+  const int ep = std::max(plan.ep, 1);
+  const int micro = std::max(plan.microbatches, 1);
+  if (ep > 1 && (p.max_ep % ep != 0 || plan.strategy != Strategy::kFsdp)) {
+    return Infeasible(e, p.max_ep <= 1 ? "expert parallelism applies to mixture-of-experts models"
+                         : plan.strategy != Strategy::kFsdp
+                             ? "expert parallelism is modelled with the fsdp strategy only"
+                             : "expert parallelism " + std::to_string(ep) +
+                                   " does not divide the model's " + std::to_string(p.max_ep) +
+                                   " experts");
+  }
+  const int cp = std::max(plan.cp, 1);
+  if (cp > 1 && (p.max_cp % cp != 0 || plan.strategy != Strategy::kFsdp || ep > 1)) {
+    return Infeasible(e, p.max_cp <= 1 ? "context parallelism applies to model shapes only"
+                         : plan.strategy != Strategy::kFsdp || ep > 1
+                             ? "context parallelism is modelled with fsdp alone"
+                             : "context parallelism " + std::to_string(cp) +
+                                   " does not divide the sequence of " + std::to_string(p.max_cp));
+  }
+  Result<SliceMesh> context_mesh = MeshFor(type, cp);  // its "tp" group shares a sequence
+  if (!context_mesh.ok()) return Infeasible(e, "cp: " + context_mesh.status().message());
   Result<SliceMesh> mesh = MeshFor(type, tp);
   if (!mesh.ok()) return Infeasible(e, mesh.status().message());
+  Result<SliceMesh> expert_mesh = MeshFor(type, ep);  // its "tp" group is the expert group
+  if (!expert_mesh.ok()) return Infeasible(e, "ep: " + expert_mesh.status().message());
   e.replicas = type.chips / tp;
-  if (p.global_batch < e.replicas) {
-    return Infeasible(e, "slice too large for the batch: the global batch of " +
-                             std::to_string(p.global_batch) + " cannot be split over " +
-                             std::to_string(e.replicas) + " data-parallel replicas");
+  const int groups = std::max(e.replicas / cp, 1);  // data-parallel groups
+  if (p.global_batch < groups) {
+    return Infeasible(
+        e, "slice too large for the batch: the global batch of " + std::to_string(p.global_batch) +
+               " cannot be split over " + std::to_string(groups) + " data-parallel replicas" +
+               (cp == 1 && p.max_cp > 1 ? " (context parallelism splits sequences)" : ""));
+  }
+  e.batch_per_replica = (p.global_batch + groups - 1) / groups;
+  if (e.batch_per_replica < micro) {
+    return Infeasible(e, "gradient accumulation: " + std::to_string(micro) +
+                             " microbatches need at least as many sequences per replica, got " +
+                             std::to_string(e.batch_per_replica));
   }
   e.feasible = true;
-  e.batch_per_replica = (p.global_batch + e.replicas - 1) / e.replicas;
+  // The share of the step's tokens one replica (a tp group) works on.
   const double batch_share =
-      static_cast<double>(e.batch_per_replica) / static_cast<double>(p.global_batch);
+      static_cast<double>(e.batch_per_replica) / static_cast<double>(p.global_batch) / cp;
+  const double micro_share = batch_share / micro;  // one gradient-accumulation pass
   const int shards = plan.strategy == Strategy::kDataParallel ? tp : type.chips;
 
-  // Compute, per layer and for the rest, by bound.
+  // Compute, per layer and for the rest, by bound; batch work per microbatch pass.
   double layer_compute = 0, other_compute = 0;
   for (const ProfileOp& op : p.ops) {
-    double share = op.scaling == Scaling::kBatch        ? batch_share
-                   : op.scaling == Scaling::kParameters ? 1.0 / shards
-                                                        : 1.0;
+    const bool batch = op.scaling == Scaling::kBatch;
+    double share = batch ? micro_share : op.scaling == Scaling::kParameters ? 1.0 / shards : 1.0;
     if (op.tp_split) share /= tp;
-    const OpTime t = TimeOp(op, spec, share, batch_share, tp, eff);
+    const OpTime t = TimeOp(op, spec, share, micro_share, tp, eff);
+    // Per pass for layer ops (the layer's timeline repeats per microbatch), per step otherwise.
     const double seconds = t.seconds * op.count;
-    const double total = seconds * (op.per_layer ? p.layers : 1);
-    (op.per_layer ? layer_compute : other_compute) += seconds;
+    const double total = seconds * (op.per_layer ? p.layers : 1) * (batch ? micro : 1);
+    if (op.per_layer) {
+      layer_compute += seconds;
+    } else {
+      other_compute += seconds * (batch ? micro : 1);
+    }
     (t.bound == OpTime::kMxu   ? e.mxu_seconds
      : t.bound == OpTime::kHbm ? e.hbm_seconds
                                : e.vector_seconds) += total;
   }
-  // Collectives: each block's overlap its compute; tensor-parallel all-reduces add.
+  // Per layer and pass: collectives and host transfers overlap compute; tensor-parallel
+  // all-reduces and the experts' all-to-all sit on the critical path and add.
   const bool layered = p.layers > 0;
-  const double layer_comm =
-      layered ? StateCollectives(p, p.layer, plan.strategy, tp, spec, mesh->replicas, eff) : 0;
+  double layer_comm = 0;
+  if (layered) {
+    layer_comm = StateCollectives(p, p.layer, plan.strategy, tp, spec, mesh->replicas, eff);
+    if (ep > 1) {
+      StateBytes mine = p.experts;  // the group member's experts, gathered over the others
+      mine.gathered /= ep;
+      mine.gradients /= ep;
+      layer_comm += StateCollectives(p, mine, plan.strategy, tp, spec, expert_mesh->replicas, eff);
+    } else {
+      layer_comm += StateCollectives(p, p.experts, plan.strategy, tp, spec, mesh->replicas, eff);
+    }
+  }
   const double other_comm =
       StateCollectives(p, p.other, plan.strategy, tp, spec, mesh->replicas, eff);
   const double tp_comm =
-      tp > 1 ? AllReduceSeconds(spec, mesh->tp, p.tp_allreduce_bytes_per_layer * batch_share, eff)
+      tp > 1 ? AllReduceSeconds(spec, mesh->tp, p.tp_allreduce_bytes_per_layer * micro_share, eff)
              : 0;
+  const double a2a_comm =
+      ep > 1 ? AllToAllSeconds(spec, expert_mesh->tp,
+                               p.all_to_all_bytes_per_layer * micro_share / tp, eff)
+             : 0;
+  // Context parallelism: the group's K and V gathered forward and for the recompute, their
+  // gradients reduce-scattered.
+  const double cp_comm =
+      cp > 1 ? 3 * AllGatherSeconds(spec, context_mesh->tp,
+                                    p.cp_allgather_bytes_per_layer * micro_share * cp, eff)
+             : 0;
+  const double host_rate = HostLinkBytesPerSecond(type.generation) * eff.host;
+  const double offloaded_per_layer =
+      (p.host_offload_bytes_per_layer + p.host_offload_bytes_per_layer_tp / tp) * micro_share;
+  const double layer_host = 2 * offloaded_per_layer / host_rate;  // out and back
   const double layers = layered ? p.layers : 0;
-  e.step_seconds = layers * (std::max(layer_compute, layer_comm) + tp_comm) +
-                   std::max(other_compute, other_comm);
-  e.collective_seconds = layers * (layer_comm + tp_comm) + other_comm;
-  e.ici_seconds = layers * (std::max(0.0, layer_comm - layer_compute) + tp_comm) +
-                  std::max(0.0, other_comm - other_compute);
-  const std::pair<double, const char*> bounds[] = {{e.mxu_seconds, "MXU"},
-                                                   {e.hbm_seconds, "HBM bandwidth"},
-                                                   {e.vector_seconds, "vector"},
-                                                   {e.ici_seconds, "ICI"}};
-  e.bottleneck = std::max_element(std::begin(bounds), std::end(bounds))->second;
-
-  if (e.step_seconds > 0) {
-    e.units_per_second = p.units_per_step / e.step_seconds;
-    e.units_per_second_per_chip = e.units_per_second / type.chips;
-    e.mfu = p.model_flops / (e.step_seconds * type.chips * spec.published_peak_bf16_flops);
-  }
-
+  const double layer_overlapped = std::max({layer_compute, layer_comm, layer_host});
+  const double layer_pass = layer_overlapped + tp_comm + a2a_comm + cp_comm;
+  // Optimizer-state offload: the moments come in for the update and go back, once per step.
+  const double optimizer_bytes =
+      (layers * (p.layer.optimizer + p.experts.optimizer) + p.other.optimizer) / shards;
+  const double optimizer_host = plan.offload_optimizer ? 2 * optimizer_bytes / host_rate : 0;
+  e.step_seconds =
+      micro * layers * layer_pass + std::max(other_compute, other_comm * micro) + optimizer_host;
+  e.collective_seconds =
+      micro * (layers * (layer_comm + tp_comm + a2a_comm + cp_comm) + other_comm);
+  e.ici_seconds = micro * layers *
+                      (std::max(0.0, std::min(layer_comm, layer_overlapped) - layer_compute) +
+                       tp_comm + a2a_comm + cp_comm) +
+                  std::max(0.0, other_comm * micro - other_compute);
+  e.host_transfer_seconds = micro * layers * layer_host + optimizer_host;
+  e.host_seconds =
+      micro * layers * std::max(0.0, layer_host - std::max(layer_compute, layer_comm)) +
+      optimizer_host;
   // Memory per chip.
   MemoryPerChip& m = e.memory;
   const double l = layers;
-  m.weights = (l * p.layer.weights + p.other.weights) / shards;
-  m.gradients = p.training ? (l * p.layer.gradients + p.other.gradients) / shards : 0;
-  m.optimizer = (l * p.layer.optimizer + p.other.optimizer) / shards;
-  const double gathered = plan.strategy == Strategy::kDataParallel ? 0
-                          : layered                                ? 2 * p.layer.gathered / tp
-                                                                   : p.other.gathered / tp;
-  m.activations = (p.activation_bytes + p.activation_bytes_tp / tp) * batch_share;
-  m.working = gathered + (p.transient_bytes + p.transient_bytes_tp / tp) * batch_share;
+  const auto sum = [&](double StateBytes::*field) {
+    return (l * (p.layer.*field + p.experts.*field) + p.other.*field) / shards;
+  };
+  m.weights = sum(&StateBytes::weights);
+  m.gradients = p.training ? sum(&StateBytes::gradients) : 0;
+  m.optimizer = plan.offload_optimizer ? 0 : optimizer_bytes;
+  const double gathered =
+      plan.strategy == Strategy::kDataParallel
+          ? 0
+          : (layered ? 2 * (p.layer.gathered + p.experts.gathered / ep) : p.other.gathered) / tp;
+  m.activations = (p.activation_bytes + p.activation_bytes_tp / tp) * micro_share;
+  m.working = gathered + (p.transient_bytes + p.transient_bytes_tp / tp) * micro_share;
   m.total = m.weights + m.gradients + m.optimizer + m.activations + m.working;
   m.capacity = spec.hbm_bytes * eff.usable_hbm;
+  m.host = layers * offloaded_per_layer + (plan.offload_optimizer ? optimizer_bytes : 0);
   const double state = m.weights + m.gradients + m.optimizer + gathered;
   e.fits = m.total <= m.capacity;
   if (state > m.capacity) {
@@ -212,6 +279,37 @@ Estimate EstimatePlan(const StepProfile& p, const AcceleratorType& type, Plan pl
   } else if (!e.fits) {
     e.problem = "slice too small for the batch: activations need " + Gib(m.total - state) +
                 " per chip beside " + Gib(state) + " of state, " + Gib(m.capacity) + " usable";
+  }
+
+  // XLA's rematerialisation pass: when the kept activations overflow HBM, XLA recomputes some
+  // of them (never the layer inputs) to fit, at the cost of re-running the matmuls that
+  // produced them.
+  const double reducible = p.reducible_activation_bytes_tp / tp * micro_share;
+  const double excess = m.total - m.capacity;
+  if (!e.fits && state <= m.capacity && reducible > 0 && excess <= reducible) {
+    const double fraction = excess / reducible;
+    const double extra = micro * layers * fraction * p.reducible_flops_per_layer * micro_share /
+                         tp / (spec.PeakBf16Flops() * eff.mxu);
+    e.step_seconds += extra;
+    e.mxu_seconds += extra;
+    m.rematerialized = excess;
+    m.activations -= excess;
+    m.total -= excess;
+    e.fits = true;
+    e.problem.clear();
+  }
+
+  const std::pair<double, const char*> bounds[] = {{e.mxu_seconds, "MXU"},
+                                                   {e.hbm_seconds, "HBM bandwidth"},
+                                                   {e.vector_seconds, "vector"},
+                                                   {e.ici_seconds, "ICI"},
+                                                   {e.host_seconds, "host link"}};
+  e.bottleneck = std::max_element(std::begin(bounds), std::end(bounds))->second;
+
+  if (e.step_seconds > 0) {
+    e.units_per_second = p.units_per_step / e.step_seconds;
+    e.units_per_second_per_chip = e.units_per_second / type.chips;
+    e.mfu = p.model_flops / (e.step_seconds * type.chips * spec.published_peak_bf16_flops);
   }
 
   // Dollars.

@@ -107,4 +107,11 @@ double AllReduceSeconds(const ChipSpec& spec, const IciGroup& group, double byte
   return 2 * AllGatherSeconds(spec, group, bytes, eff);
 }
 
+double AllToAllSeconds(const ChipSpec& spec, const IciGroup& group, double bytes_per_chip,
+                       const Efficiency& eff) {
+  const int n = group.Chips();
+  if (n <= 1 || bytes_per_chip <= 0) return 0;
+  return AllGatherSeconds(spec, group, bytes_per_chip * n / 4.0, eff);
+}
+
 }  // namespace tpuemu::engine::cost

@@ -51,5 +51,11 @@ double ReduceScatterSeconds(const ChipSpec& spec, const IciGroup& group, double 
                             const Efficiency& eff = kDefaultEfficiency);
 double AllReduceSeconds(const ChipSpec& spec, const IciGroup& group, double bytes,
                         const Efficiency& eff = kDefaultEfficiency);
+// An all-to-all in which every chip of `group` sends `bytes_per_chip` bytes spread evenly over
+// the group's chips. On a ring of n chips a chunk travels n/4 hops on average (n/8 each way when
+// the ring wraps around), so it costs what an all-gather of bytes_per_chip·n/4 does on the same
+// axes. Mixture-of-experts dispatch and combine.
+double AllToAllSeconds(const ChipSpec& spec, const IciGroup& group, double bytes_per_chip,
+                       const Efficiency& eff = kDefaultEfficiency);
 
 }  // namespace tpuemu::engine::cost

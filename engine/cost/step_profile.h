@@ -69,7 +69,7 @@ struct StepProfile {
   double model_flops = 0;        // per step: the MFU numerator (a model's, not recompute)
   double parameters = 0;         // count
   bool training = true;          // gradients to reduce
-  std::string remat;             // "none" | "minimal" | "full"; empty for programs
+  std::string remat;             // the remat policy's name; empty for programs
 
   int layers = 0;    // repeated blocks; 0 = the program is one block
   StateBytes layer;  // ONE repeated layer's state (used when layers > 0)
@@ -87,6 +87,31 @@ struct StepProfile {
   // the shapes divide by. max_tp == 1: tensor parallelism does not apply to this source.
   double tp_allreduce_bytes_per_layer = 0;
   int max_tp = 1;
+
+  // Host offloading (remat policies that offload): bytes of one layer's activations copied to
+  // the host in the forward pass and back in the backward pass, whole step at global batch,
+  // one direction; the part every tensor-parallel rank holds and the part split over the group.
+  double host_offload_bytes_per_layer = 0;
+  double host_offload_bytes_per_layer_tp = 0;
+
+  // Mixture of experts: ONE layer's expert weights (not in `layer`), which expert parallelism
+  // shards over the expert group instead of all-gathering them; the tokens each layer sends to
+  // its experts and back (dispatch + combine, forward, backward and recompute), whole step at
+  // global batch; the largest expert-parallel degree (the expert count; 1: not a MoE).
+  StateBytes experts;
+  double all_to_all_bytes_per_layer = 0;
+  int max_ep = 1;
+
+  // XLA's rematerialisation pass (estimate.h): the part of activation_bytes_tp it can recompute
+  // when they overflow HBM (every kept tensor but the layer inputs), and the forward MXU FLOPs
+  // of one layer that produced it, whole step at global batch.
+  double reducible_activation_bytes_tp = 0;
+  double reducible_flops_per_layer = 0;
+
+  // Context parallelism: the bf16 K and V of one layer, whole step at global batch, which the
+  // chips sharing a sequence all-gather; the degrees must divide max_cp (1: not applicable).
+  double cp_allgather_bytes_per_layer = 0;
+  int64_t max_cp = 1;
 
   std::vector<ProfileOp> ops;
 };

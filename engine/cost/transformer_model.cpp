@@ -2,60 +2,44 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 
 #include "engine/cost/efficiency.h"
 
 namespace tpuemu::engine::cost {
 namespace {
 
-using nlohmann::json;
-
-// Meta's published shapes, as MaxText's configs/models/*.yml spell them.
-struct Preset {
-  std::string_view name;
-  TransformerShape shape;
-};
-const std::array<Preset, 5>& Presets() {
-  static const std::array<Preset, 5> presets = {{
-      {"llama2-7b", {"llama2-7b", 32, 4096, 32, 32, 128, 11008, 32000, 4096, 256, true}},
-      {"llama2-13b", {"llama2-13b", 40, 5120, 40, 40, 128, 13824, 32000, 4096, 256, true}},
-      {"llama2-70b", {"llama2-70b", 80, 8192, 64, 8, 128, 28672, 32000, 4096, 256, true}},
-      {"llama3-8b", {"llama3-8b", 32, 4096, 32, 8, 128, 14336, 128256, 8192, 256, true}},
-      {"llama3-70b", {"llama3-70b", 80, 8192, 64, 8, 128, 28672, 128256, 8192, 256, true}},
-  }};
-  return presets;
-}
-
-constexpr int64_t kMaxTokensPerStep = int64_t{1} << 33;
-
-Status BadModelField(const std::string& field, const std::string& what) {
-  return Status::InvalidArgument("model." + field + " " + what);
-}
-
-Status ReadInt(const json& model, const char* field, int64_t lo, int64_t hi, int64_t* out) {
-  if (!model.contains(field)) return Status::Ok();
-  const json& v = model[field];
-  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
-    return BadModelField(field, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
-  }
-  *out = v.get<int64_t>();
-  return Status::Ok();
-}
-
 // Per token and layer, in elements, the widths the cost model needs.
 struct Widths {
   double d, q, kv, f;  // dModel, heads·headDim, kvHeads·headDim, ffn
   double mlp_mats;     // 3 gated, 2 not
+  // MLPs per layer: stored (every expert and shared expert; 1 dense), run per token for the
+  // model FLOPs (topK + shared), run per token by the hardware (with the capacity's padding).
+  double mlps_stored = 1, mlps_per_token = 1, mlps_computed = 1;
+  double experts = 0;  // the gate's width; 0 when dense
 };
 
 Widths WidthsOf(const TransformerShape& s) {
-  return {static_cast<double>(s.d_model), static_cast<double>(s.heads * s.head_dim),
-          static_cast<double>(s.kv_heads * s.head_dim), static_cast<double>(s.ffn),
-          s.gated_mlp ? 3.0 : 2.0};
+  Widths w{static_cast<double>(s.d_model), static_cast<double>(s.heads * s.head_dim),
+           static_cast<double>(s.kv_heads * s.head_dim), static_cast<double>(s.ffn),
+           s.gated_mlp ? 3.0 : 2.0};
+  if (s.Moe()) {
+    const double shared = static_cast<double>(s.shared_experts);
+    const double routed = static_cast<double>(s.top_k);
+    w.experts = static_cast<double>(s.experts);
+    w.mlps_stored = w.experts + shared;
+    w.mlps_per_token = routed + shared;
+    w.mlps_computed = routed * (s.capacity_factor > 0 ? s.capacity_factor : 1.0) + shared;
+  }
+  return w;
 }
 
+double AttentionParameters(const Widths& w) {
+  return w.d * (w.q + 2 * w.kv) + w.q * w.d + 2 * w.d;  // projections and the two norms
+}
+double MlpParameters(const Widths& w) { return w.mlp_mats * w.d * w.f; }
 double LayerParameters(const Widths& w) {
-  return w.d * (w.q + 2 * w.kv) + w.q * w.d + w.mlp_mats * w.d * w.f + 2 * w.d;
+  return AttentionParameters(w) + w.mlps_stored * MlpParameters(w) + w.d * w.experts;
 }
 
 StateBytes AdamState(double params) {
@@ -65,11 +49,14 @@ StateBytes AdamState(double params) {
 
 // A weight matmul x[tokens, k] · W[k, n] and its two backward GEMMs. `tp_dim` is the dimension
 // of the FORWARD GEMM tensor parallelism splits (kN: column-parallel, kK: row-parallel).
+// `groups` > 1: that many independent GEMMs of `tokens` rows each (one per expert).
 void AddWeightMatmul(std::vector<ProfileOp>& ops, const std::string& name, double tokens, double k,
-                     double n, GemmDim tp_dim, bool per_layer, double forward_count) {
-  const auto i64 = [](double v) { return static_cast<int64_t>(v); };
-  const double flops = 2 * tokens * k * n;
-  const double bytes = 2 * (tokens * k + k * n + tokens * n);  // bf16 operands and result
+                     double n, GemmDim tp_dim, bool per_layer, double forward_count,
+                     double groups = 1) {
+  const auto i64 = [](double v) { return static_cast<int64_t>(std::max(1.0, v)); };
+  const double flops = 2 * groups * tokens * k * n;
+  // bf16 operands and result
+  const double bytes = 2 * groups * (tokens * k + k * n + tokens * n);
   ProfileOp fwd{.name = name,
                 .unit = OpUnit::kMxu,
                 .tp_split = tp_dim != GemmDim::kNone,
@@ -77,6 +64,7 @@ void AddWeightMatmul(std::vector<ProfileOp>& ops, const std::string& name, doubl
                 .count = forward_count,
                 .mxu_flops = flops,
                 .hbm_bytes = bytes,
+                .gemm_batch = i64(groups),
                 .gemm = {i64(tokens), i64(n), i64(k)},
                 .batch_dim = GemmDim::kM,
                 .tp_dim = tp_dim};
@@ -119,122 +107,6 @@ void AddVector(std::vector<ProfileOp>& ops, const std::string& name, double elem
 
 }  // namespace
 
-std::string_view RematName(Remat remat) {
-  switch (remat) {
-    case Remat::kNone:
-      return "none";
-    case Remat::kMinimal:
-      return "minimal";
-    case Remat::kFull:
-      return "full";
-  }
-  return "none";
-}
-
-Result<Remat> ParseRemat(std::string_view name) {
-  for (Remat r : kAllRemats) {
-    if (name == RematName(r)) return r;
-  }
-  return Status::InvalidArgument("unknown remat policy '" + std::string(name) +
-                                 "' (expected none, minimal or full)");
-}
-
-std::vector<std::string> TransformerPresets() {
-  std::vector<std::string> names;
-  for (const Preset& p : Presets()) names.emplace_back(p.name);
-  return names;
-}
-
-Result<TransformerShape> ParseTransformerShape(const json& model) {
-  if (!model.is_object()) return Status::InvalidArgument("model must be an object");
-  static const std::array<const char*, 12> kKnown = {"preset",  "layers",      "dModel",   "heads",
-                                                     "kvHeads", "headDim",     "ffn",      "vocab",
-                                                     "seqLen",  "globalBatch", "gatedMlp", "name"};
-  for (const auto& item : model.items()) {
-    const std::string& key = item.key();
-    if (std::find_if(kKnown.begin(), kKnown.end(), [&](const char* k) { return key == k; }) ==
-        kKnown.end()) {
-      return BadModelField(key,
-                 "is not a known field (expected preset, layers, dModel, heads, kvHeads, "
-                 "headDim, ffn, vocab, seqLen, globalBatch, gatedMlp)");
-    }
-  }
-  TransformerShape s;
-  s.name = "custom";
-  if (model.contains("preset")) {
-    const json& p = model["preset"];
-    const auto found = std::find_if(Presets().begin(), Presets().end(), [&](const Preset& x) {
-      return p.is_string() && p.get<std::string>() == x.name;
-    });
-    if (found == Presets().end()) {
-      std::string names;
-      for (const std::string& n : TransformerPresets()) names += (names.empty() ? "" : ", ") + n;
-      return BadModelField("preset", "must be one of " + names);
-    }
-    s = found->shape;
-  }
-  if (model.contains("name")) {
-    if (!model["name"].is_string()) return BadModelField("name", "must be a string");
-    s.name = model["name"].get<std::string>();
-  }
-  const int64_t heads_before = s.heads, d_before = s.d_model;
-  // The bounds keep every per-chip GEMM's fold count x stream length (engine/timing.h, int64)
-  // far from overflow; they are well above any model trained today.
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "layers", 1, 1000, &s.layers));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "dModel", 1, 65536, &s.d_model));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "heads", 1, 1024, &s.heads));
-  if (s.heads != heads_before && !model.contains("kvHeads")) s.kv_heads = 0;
-  if ((s.heads != heads_before || s.d_model != d_before) && !model.contains("headDim")) {
-    s.head_dim = 0;
-  }
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "kvHeads", 1, 1024, &s.kv_heads));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "headDim", 1, 1024, &s.head_dim));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "ffn", 1, 262144, &s.ffn));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "vocab", 1, 1048576, &s.vocab));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "seqLen", 1, 1048576, &s.seq_len));
-  TPUEMU_RETURN_IF_ERROR(ReadInt(model, "globalBatch", 1, 1048576, &s.global_batch));
-  if (model.contains("gatedMlp")) {
-    if (!model["gatedMlp"].is_boolean()) return BadModelField("gatedMlp", "must be true or false");
-    s.gated_mlp = model["gatedMlp"].get<bool>();
-  }
-  for (const auto& [field, value] : {std::pair{"layers", s.layers},
-                                     {"dModel", s.d_model},
-                                     {"heads", s.heads},
-                                     {"ffn", s.ffn},
-                                     {"vocab", s.vocab},
-                                     {"seqLen", s.seq_len},
-                                     {"globalBatch", s.global_batch}}) {
-    if (value <= 0) return BadModelField(field, "is required (or give a preset)");
-  }
-  if (s.global_batch * s.seq_len > kMaxTokensPerStep) {
-    return BadModelField("globalBatch", "x seqLen must be at most " + std::to_string(kMaxTokensPerStep) +
-                                  " tokens per step");
-  }
-  if (s.kv_heads == 0) s.kv_heads = s.heads;
-  if (s.head_dim == 0) {
-    if (s.d_model % s.heads != 0 || s.d_model / s.heads > 1024) {
-      return BadModelField("headDim", "is required when dModel / heads (" + std::to_string(s.d_model) +
-                                " / " + std::to_string(s.heads) +
-                                ") is not a whole number up to 1024");
-    }
-    s.head_dim = s.d_model / s.heads;
-  }
-  if (s.heads % s.kv_heads != 0) {
-    return BadModelField("kvHeads", "must divide heads (" + std::to_string(s.heads) + "), got " +
-                              std::to_string(s.kv_heads));
-  }
-  return s;
-}
-
-json TransformerShapeToJson(const TransformerShape& s) {
-  return {{"name", s.name},         {"layers", s.layers},
-          {"dModel", s.d_model},    {"heads", s.heads},
-          {"kvHeads", s.kv_heads},  {"headDim", s.head_dim},
-          {"ffn", s.ffn},           {"vocab", s.vocab},
-          {"seqLen", s.seq_len},    {"globalBatch", s.global_batch},
-          {"gatedMlp", s.gated_mlp}};
-}
-
 double TransformerParameters(const TransformerShape& s) {
   const Widths w = WidthsOf(s);
   return static_cast<double>(s.layers) * LayerParameters(w) + 2 * s.vocab * w.d + w.d;
@@ -242,9 +114,11 @@ double TransformerParameters(const TransformerShape& s) {
 
 double TransformerModelFlops(const TransformerShape& s) {
   const Widths w = WidthsOf(s);
+  // MaxText counts the topK routed experts (and the shared ones) and the gate, not the padding.
   const double matmul_per_token =
       static_cast<double>(s.layers) *
-          (2 * w.d * w.f * w.mlp_mats + 2 * w.d * (w.q + 2 * w.kv) + 2 * w.q * w.d) +
+          (2 * w.d * w.f * w.mlp_mats * w.mlps_per_token + 2 * w.d * w.experts +
+           2 * w.d * (w.q + 2 * w.kv) + 2 * w.q * w.d) +
       2 * w.d * static_cast<double>(s.vocab);
   const double attention_per_token =
       static_cast<double>(s.layers) * 4 * static_cast<double>(s.seq_len) * w.q;
@@ -252,13 +126,13 @@ double TransformerModelFlops(const TransformerShape& s) {
   return 3 * (matmul_per_token + attention_per_token) * tokens;
 }
 
-StepProfile TransformerProfile(const TransformerShape& s, Remat remat) {
+StepProfile TransformerProfile(const TransformerShape& s, const Remat& remat,
+                               const Efficiency& eff) {
   const Widths w = WidthsOf(s);
   const double seq = static_cast<double>(s.seq_len);
   const double n = static_cast<double>(s.global_batch) * seq;  // tokens per step
   const double vocab = static_cast<double>(s.vocab);
   const double heads = static_cast<double>(s.heads);
-  const Efficiency& eff = kDefaultEfficiency;
 
   StepProfile p;
   p.name = s.name;
@@ -270,18 +144,70 @@ StepProfile TransformerProfile(const TransformerShape& s, Remat remat) {
   p.parameters = TransformerParameters(s);
   p.remat = std::string(RematName(remat));
   p.layers = static_cast<int>(s.layers);
-  p.layer = AdamState(LayerParameters(w));
+  const double routed_params = s.Moe() ? w.experts * MlpParameters(w) : 0;
+  p.layer = AdamState(LayerParameters(w) - routed_params);
+  p.experts = AdamState(routed_params);
   p.other = AdamState(2 * vocab * w.d + w.d);
   p.max_tp = static_cast<int>(s.heads);
+  p.max_ep = s.Moe() ? static_cast<int>(s.experts) : 1;
+  p.max_cp = s.seq_len;
+  p.cp_allgather_bytes_per_layer = n * 2 * w.kv * 2;
 
-  const double matmul_count = remat == Remat::kFull ? 2 : 1;     // forward + recompute
-  const double recompute_count = remat == Remat::kNone ? 1 : 2;  // attention, elementwise
+  // A weight matmul whose output the policy neither keeps nor offloads runs again in the
+  // backward pass; attention and the elementwise ops are recomputed unless everything is kept.
+  const auto count = [&](std::initializer_list<Placement> outputs) {
+    if (remat.keep_everything) return 1.0;
+    for (Placement o : outputs) {
+      if (o == Placement::kRecompute) return 2.0;
+    }
+    return 1.0;
+  };
+  const double qkv_count = count({remat.query, remat.key, remat.value});
+  const double out_count = count({remat.out_proj});
+  const double mlp_in_count = count({remat.mlp_in}), mlp_out_count = count({remat.mlp_out});
+  const double recompute_count = remat.keep_everything ? 1 : 2;  // attention, elementwise
   auto& ops = p.ops;
   // One layer: attention projections, flash attention, the MLP, norms, RoPE, residuals.
-  AddWeightMatmul(ops, "qkv", n, w.d, w.q + 2 * w.kv, GemmDim::kN, true, matmul_count);
-  AddWeightMatmul(ops, "attn_out", n, w.q, w.d, GemmDim::kK, true, matmul_count);
-  AddWeightMatmul(ops, "mlp_in", n, w.d, (w.mlp_mats - 1) * w.f, GemmDim::kN, true, matmul_count);
-  AddWeightMatmul(ops, "mlp_out", n, w.f, w.d, GemmDim::kK, true, matmul_count);
+  AddWeightMatmul(ops, "qkv", n, w.d, w.q + 2 * w.kv, GemmDim::kN, true, qkv_count);
+  AddWeightMatmul(ops, "attn_out", n, w.q, w.d, GemmDim::kK, true, out_count);
+  const double shared_mlps = s.Moe() ? static_cast<double>(s.shared_experts) : 1;
+  if (shared_mlps > 0) {  // the dense MLP, or the shared experts (as one wider MLP)
+    AddWeightMatmul(ops, "mlp_in", n, w.d, (w.mlp_mats - 1) * w.f * shared_mlps, GemmDim::kN, true,
+                    mlp_in_count);
+    AddWeightMatmul(ops, "mlp_out", n, w.f * shared_mlps, w.d, GemmDim::kK, true, mlp_out_count);
+  }
+  if (s.Moe()) {
+    // Routed experts: each expert's GEMMs over its rows (capacity, padding included).
+    const double routed =
+        static_cast<double>(s.top_k) * (s.capacity_factor > 0 ? s.capacity_factor : 1.0);
+    const double rows = n * routed / w.experts;
+    AddWeightMatmul(ops, "gate", n, w.d, w.experts, GemmDim::kNone, true, mlp_in_count);
+    AddWeightMatmul(ops, "experts_in", rows, w.d, (w.mlp_mats - 1) * w.f, GemmDim::kN, true,
+                    mlp_in_count, w.experts);
+    AddWeightMatmul(ops, "experts_out", rows, w.f, w.d, GemmDim::kK, true, mlp_out_count,
+                    w.experts);
+    if (s.capacity_factor > 0) {
+      // MaxText's dropping path routes with one-hot einsums against the [tokens, experts,
+      // capacity] dispatch and combine masks (capacity per sequence): MXU work of
+      // 2·seqLen·topK·capacityFactor·dModel per token for each, forward and backward.
+      for (const char* name : {"moe_dispatch", "moe_combine"}) {
+        const double k = seq * routed;
+        ProfileOp op{
+            .name = name,
+            .unit = OpUnit::kMxu,
+            .per_layer = true,
+            .count = mlp_in_count + 1,  // forward (and recompute), backward
+            .mxu_flops = 2 * n * k * w.d,
+            .hbm_bytes = 2 * (n * w.d + rows * w.experts * w.d),
+            .gemm = {static_cast<int64_t>(n), static_cast<int64_t>(w.d), static_cast<int64_t>(k)},
+            .batch_dim = GemmDim::kM};
+        ops.push_back(std::move(op));
+      }
+    }
+    // Dispatch and combine move each routed row to its expert's chips and back: forward,
+    // backward, and again when the MLP is recomputed.
+    p.all_to_all_bytes_per_layer = 2 * (1 + mlp_in_count) * rows * w.experts * w.d * 2;
+  }
   // Causal flash attention: half the seq x seq scores; the forward runs QKᵀ and PV, the backward
   // recomputes QKᵀ and runs four more GEMMs (2.5x). K and V are streamed once per 2048-row block
   // of queries.
@@ -303,11 +229,12 @@ StepProfile TransformerProfile(const TransformerShape& s, Remat remat) {
   attn_bwd.hbm_bytes *= 2.5;
   ops.push_back(attn);
   ops.push_back(attn_bwd);
+  const double mlp_elements = n * w.f * w.mlps_computed;
   AddVector(ops, "norm_attn", n * w.d, 1, 1, 5, false, true, recompute_count);
   AddVector(ops, "rope", n * (w.q + w.kv), 1, 1, 6, true, true, recompute_count);
   AddVector(ops, "residual_attn", n * w.d, 2, 1, 1, false, true, recompute_count);
   AddVector(ops, "norm_mlp", n * w.d, 1, 1, 5, false, true, recompute_count);
-  AddVector(ops, s.gated_mlp ? "swiglu" : "gelu", n * w.f, w.mlp_mats - 1, 1, 8, true, true,
+  AddVector(ops, s.gated_mlp ? "swiglu" : "gelu", mlp_elements, w.mlp_mats - 1, 1, 8, true, true,
             recompute_count);
   AddVector(ops, "residual_mlp", n * w.d, 2, 1, 1, false, true, recompute_count);
   // Outside the layers: embedding lookup, final norm, logits, the loss, the optimizer update.
@@ -326,28 +253,58 @@ StepProfile TransformerProfile(const TransformerShape& s, Remat remat) {
                  .vpu_ops = p.parameters * 12,
                  .hbm_bytes = p.parameters * 28});
 
-  // Activations kept for the backward pass, bytes per token and layer (bf16).
+  // Activations kept for the backward pass, bytes per token and layer (bf16): each named tensor
+  // where the policy puts it; tensors split by tensor parallelism apart.
+  const double mlp_in_width = (w.mlp_mats - 1) * w.f * w.mlps_computed;
   const double keep_all_tp = 2 * (w.q + 2 * w.kv) + 2 * (w.q + w.kv) + 2 * w.q + 4 * heads +
-                             2 * (w.mlp_mats - 1) * w.f + 2 * w.f;
+                             2 * mlp_in_width + 2 * w.f * w.mlps_computed;
   const double keep_all = 12 * w.d;
-  double kept = 2 * w.d, kept_tp = 0;  // full: the layer input only
-  if (remat == Remat::kMinimal) {
-    kept = 6 * w.d;  // input, attention output projection, MLP output
-    kept_tp = 2 * (w.q + 2 * w.kv) + 2 * (w.mlp_mats - 1) * w.f;
-  } else if (remat == Remat::kNone) {
-    kept = keep_all;
-    kept_tp = keep_all_tp;
+  double device = 0, device_tp = 0, host = 0, host_tp = 0;
+  const auto place = [&](Placement where, double bytes, bool tp_split) {
+    if (where == Placement::kDevice) (tp_split ? device_tp : device) += bytes;
+    if (where == Placement::kOffload) (tp_split ? host_tp : host) += bytes;
+  };
+  if (remat.keep_everything) {
+    device = keep_all;
+    device_tp = keep_all_tp;
+  } else {
+    place(remat.layer_input, 2 * w.d, false);
+    place(remat.query, 2 * w.q, true);
+    place(remat.key, 2 * w.kv, true);
+    place(remat.value, 2 * w.kv, true);
+    place(remat.out_proj, 2 * w.d, false);
+    place(remat.mlp_in, 2 * mlp_in_width, true);
+    place(remat.mlp_out, 2 * w.d, false);
   }
+  // MaxText shards every activation over the tensor-parallel axis (base.yml's
+  // logical_axis_rules: activation_embed, activation_mlp, activation_heads -> tensor), so all of
+  // it divides over tp.
   const double layers = static_cast<double>(s.layers);
-  p.activation_bytes = n * (layers * kept + 4 * w.d);
-  p.activation_bytes_tp = n * layers * kept_tp;
-  // The layer being differentiated (its activations, recomputed or kept) and the bf16 logits
-  // (the loss fusion computes the f32 softmax and its gradient from them without storing them).
-  p.transient_bytes = n * keep_all;
-  p.transient_bytes_tp = n * (keep_all_tp + 2 * vocab);
+  p.activation_bytes = 0;
+  p.activation_bytes_tp = n * (layers * (device + device_tp) + 4 * w.d);
+  p.host_offload_bytes_per_layer = 0;
+  p.host_offload_bytes_per_layer_tp = n * (host + host_tp);
+  // What XLA could recompute if the kept activations overflow: all but the layer inputs, by
+  // re-running the matmuls whose outputs they are.
+  const double kept_inputs = remat.layer_input == Placement::kDevice ? 2 * w.d : 0;
+  p.reducible_activation_bytes_tp = n * layers * std::max(0.0, device + device_tp - kept_inputs);
+  for (const ProfileOp& op : ops) {
+    if (op.per_layer && op.unit == OpUnit::kMxu && op.count == 1 &&
+        op.name.find('.') == std::string::npos) {
+      p.reducible_flops_per_layer += op.mxu_flops;  // a forward matmul whose output is kept
+    }
+  }
+  // The peak working set on top: the layer being differentiated (its activations, recomputed
+  // or kept, and when offloading two layers' offloaded tensors in flight: one copying, one being
+  // produced), or — earlier in the backward pass, never at the same time — the bf16 logits and
+  // their gradient (the loss fusion computes the f32 softmax from them without storing it).
+  const double layer_working = keep_all + keep_all_tp + 2 * (host + host_tp);
+  const double logits_working = 4 * vocab;
+  p.transient_bytes = 0;
+  p.transient_bytes_tp = n * std::max(layer_working, logits_working);
   // Megatron: all-reduce the attention and MLP outputs [tokens, dModel] forward and their
-  // gradients backward; full remat repeats the forward pair.
-  p.tp_allreduce_bytes_per_layer = 2 * n * w.d * (remat == Remat::kFull ? 6 : 4);
+  // gradients backward; recomputing a block's output projection repeats its forward one.
+  p.tp_allreduce_bytes_per_layer = 2 * n * w.d * (2 + out_count + mlp_out_count);
   return p;
 }
 

@@ -167,6 +167,41 @@ test('dashboard in headless chromium', {skip}, async (t) => {
     assert.equal(await page.getByLabel('Accelerator types').inputValue(), 'v6e');
   });
 
+  await t.test('compare prices serving, shows offloaded memory and takes an HLO module', async () => {
+    // Llama-3.1-8B as the v6e-8 recipe trains it fits only with its activations on the host.
+    const train = 'preset=llama3-8b&globalBatch=24&acceleratorTypes=v6e-8';
+    await go(`#/compare?${train}`);
+    const v6e = page.locator('#compare-table tr[data-type="v6e-8"]');
+    await v6e.waitFor();
+    assert.equal(await v6e.getAttribute('data-fits'), 'true');
+    const trained = (await (await fetch(`${base}/_emulator/compare?${train}`)).json()).rows[0];
+    assert.ok(trained.hbmPerChip.host > 0);
+    assert.notEqual((await v6e.locator('td').nth(8).textContent()).trim(), '—');
+    assert.equal(await page.locator('#compare-serving').isHidden(), true);
+    // Serving: the form's fields go into the URL and the serving table shows the endpoint's rows.
+    const query = 'preset=llama2-7b&acceleratorTypes=v5litepod-8%2Cv6e-8&serving.batch=96&serving.weights=int8&serving.kvCache=int8';
+    await go(`#/compare?${query}`);
+    const served = page.locator('#compare-serving-table tr[data-type="v5litepod-8"]');
+    await served.waitFor();
+    const reply = await (await fetch(`${base}/_emulator/compare?${query}`)).json();
+    assert.equal(await page.locator('#compare-serving-table tbody tr').count(), reply.rows.length);
+    const s = reply.rows[0].serving;
+    const cells = await served.locator('td').allTextContents();
+    assert.equal(cells[0], `${s.tp} × ${s.replicas}`);
+    assert.equal(cells[1], '96');
+    assert.equal(cells[5], Math.round(s.outputTokensPerSecondPerChip).toLocaleString('en-US'));
+    assert.equal(await page.getByLabel('Weights').inputValue(), 'int8');
+    await shot('compare-serving');
+    // An HLO module instead of the model: POSTed, priced like a program.
+    await page.getByLabel('Accelerator types').fill('v6e');
+    await page.locator('#compare-hlo').setInputFiles(path.join(kRepo, 'tests/engine/hlo/testdata/mlp_train_step.hlo'));
+    await page.getByRole('button', {name: 'Compare'}).click();
+    await page.waitForURL(/source=hlo/);
+    await page.locator('#compare-table tr[data-type="v6e-256"]').waitFor();
+    assert.equal(await page.locator('#compare-table tbody tr').count(), 8);
+    assert.match(await page.locator('#compare-summary').textContent(), / per step/);
+  });
+
   await t.test('creates a TPU VM through the form and sees it turn READY', async () => {
     await go('#/vms');
     const form = page.locator('#create-vm');

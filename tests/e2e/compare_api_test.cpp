@@ -73,6 +73,44 @@ TEST_F(CompareApiTest, BuiltInWorkloadsAndPrograms) {
   EXPECT_EQ(p.Json()["rows"].size(), 8u);
 }
 
+// Serving: the rows carry prefill, decode, the largest batch and $ per 1M output tokens; GET
+// takes the serving fields as serving.* query keys; bad serving input is Google's 400.
+TEST_F(CompareApiTest, ServingRowsAndTheirErrors) {
+  const json body = {{"model", {{"preset", "llama2-7b"}}},
+                     {"acceleratorTypes", {"v5litepod-8", "v6e-1"}},
+                     {"serving", {{"batch", 96}, {"weights", "int8"}, {"kvCache", "int8"}}}};
+  const ClientResponse r = Post(body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = r.Json();
+  EXPECT_EQ(j["serving"]["weights"], "int8");
+  ASSERT_EQ(j["rows"].size(), 2u);
+  const json& v5e = j["rows"][0]["serving"];
+  EXPECT_TRUE(v5e["fits"].get<bool>()) << v5e.dump();
+  EXPECT_EQ(v5e["batch"], 96);
+  EXPECT_GE(v5e["maxBatch"].get<int64_t>(), 96);
+  EXPECT_GT(v5e["outputTokensPerSecondPerChip"].get<double>(), 0);
+  EXPECT_GT(v5e["decodeStepSeconds"].get<double>(), 0);
+  EXPECT_GT(v5e["usdPerMillionOutputTokens"]["onDemand"].get<double>(), 0);
+  Result<ClientResponse> get = client_.Request(
+      "GET",
+      "/_emulator/compare?preset=llama2-7b&acceleratorTypes=v5litepod-8,v6e-1&serving.batch=96&"
+      "serving.weights=int8&serving.kvCache=int8");
+  ASSERT_TRUE(get.ok());
+  ASSERT_EQ(get->status, 200) << get->body;
+  EXPECT_EQ(get->Json(), j);
+
+  const ClientResponse bad =
+      Post({{"model", {{"preset", "llama2-7b"}}}, {"serving", {{"weights", "fp4"}}}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.Json()["error"]["status"], "INVALID_ARGUMENT");
+  EXPECT_EQ(bad.Json()["error"]["message"], "serving.weights must be \"bf16\" or \"int8\"");
+  const json program = json::parse(R"({"name": "p", "ops": [
+      {"id": "x", "op": "parameter", "shape": [32, 64]}], "outputs": ["x"]})");
+  const ClientResponse not_model = Post({{"program", program}, {"serving", json::object()}});
+  EXPECT_EQ(not_model.status, 400);
+  EXPECT_EQ(not_model.Json()["error"]["message"], "serving applies to model shapes only");
+}
+
 TEST_F(CompareApiTest, ErrorsUseGooglesEnvelopeAndNameTheField) {
   const ClientResponse bad = Post({{"model", {{"preset", "llama2-7b"}, {"heads", -1}}}});
   EXPECT_EQ(bad.status, 400);

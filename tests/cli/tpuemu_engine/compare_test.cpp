@@ -62,6 +62,71 @@ TEST(EngineCompare, TableCsvAndJson) {
   EXPECT_EQ(j["name"], "custom");
 }
 
+// The issue's case: Llama-3.1-8B as tpu-recipes trains it on v6e-8 (3 sequences of 8192 per chip)
+// fits — because its activations go to the host — at about the published 3.44 s.
+TEST(EngineCompare, TheV6e8RecipeFitsWithItsActivationsOnTheHost) {
+  const ProcessResult r = Compare({"--accelerator-types",
+                                   "v6e-8",
+                                   "--layers",
+                                   "32",
+                                   "--d-model",
+                                   "4096",
+                                   "--heads",
+                                   "32",
+                                   "--kv-heads",
+                                   "8",
+                                   "--head-dim",
+                                   "128",
+                                   "--ffn",
+                                   "14336",
+                                   "--vocab",
+                                   "128256",
+                                   "--seq-len",
+                                   "8192",
+                                   "--global-batch",
+                                   "24",
+                                   "--format",
+                                   "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json row = nlohmann::json::parse(r.out)["rows"][0];
+  EXPECT_TRUE(row["fits"].get<bool>()) << row.dump();
+  EXPECT_GT(row["hbmPerChip"]["host"].get<double>(), 0);
+  EXPECT_NEAR(row["stepSeconds"].get<double>(), 3.443, 3.443 * 0.15);
+}
+
+TEST(EngineCompare, MixtureOfExpertsCustomRematAndServing) {
+  const ProcessResult moe =
+      Compare({"--model", "mixtral-8x7b", "--capacity-factor", "1.25", "--accelerator-types",
+               "v6e-256", "--remat",
+               R"({"decoderLayerInput":"offload","queryProj":"offload","keyProj":"offload",)"
+               R"("valueProj":"offload","outProj":"offload"})",
+               "--ep", "4", "--strategy", "fsdp", "--format", "json"});
+  ASSERT_EQ(moe.exit_code, 0) << moe.err;
+  const nlohmann::json m = nlohmann::json::parse(moe.out);
+  EXPECT_EQ(m["rows"][0]["remat"], "custom");
+  EXPECT_EQ(m["rows"][0]["ep"], 4);
+  EXPECT_EQ(m["rows"][0]["plan"], "fsdp ep 4");
+
+  const ProcessResult serve =
+      Compare({"--model", "llama2-7b", "--serve", "--serve-batch", "96", "--weights", "int8",
+               "--kv-cache", "int8", "--accelerator-types", "v5litepod-8,v6e-8"});
+  ASSERT_EQ(serve.exit_code, 0) << serve.err;
+  EXPECT_NE(serve.out.find("Serving llama2-7b: 96 batch, 1024 tokens in, 1024 out, int8 weights"),
+            std::string::npos)
+      << serve.out;
+  EXPECT_NE(serve.out.find("$/1M OUT"), std::string::npos);
+
+  const ProcessResult orphan = Compare({"--model", "llama2-7b", "--input-len", "100"});
+  EXPECT_EQ(orphan.exit_code, 2);
+  EXPECT_NE(orphan.err.find("need --serve"), std::string::npos) << orphan.err;
+  const ProcessResult bad = Compare({"--model", "llama2-7b", "--serve", "--weights", "fp4"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "tpuemu-engine compare: serving.weights must be \"bf16\" or \"int8\"\n");
+  const ProcessResult remat = Compare({"--model", "llama2-7b", "--remat", "{nope"});
+  EXPECT_EQ(remat.exit_code, 2);
+  EXPECT_NE(remat.err.find("--remat"), std::string::npos) << remat.err;
+}
+
 TEST(EngineCompare, BadInputExitsTwoNamingTheFlag) {
   const ProcessResult format = Compare({"--model", "llama2-7b", "--format", "xml"});
   EXPECT_EQ(format.exit_code, 2);

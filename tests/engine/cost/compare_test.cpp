@@ -138,5 +138,118 @@ TEST(Compare, ReportsAgreeWithTheEstimates) {
   EXPECT_NE(table.find("does not fit"), std::string::npos) << table;
 }
 
+TEST(Compare, AutoOffloadsWhenThatIsWhatFits) {
+  // Llama-3.1-8B, 3 sequences of 8192 per v6e chip: on main it was reported as not fitting.
+  const Comparison c = CompareBody({{"model", {{"preset", "llama3-8b"}, {"globalBatch", 24}}},
+                                    {"acceleratorTypes", {"v6e-8"}},
+                                    {"detail", true}});
+  const Estimate& e = c.rows.at(0).best;
+  EXPECT_TRUE(e.fits) << e.problem;
+  EXPECT_GT(e.memory.host, 0);
+  bool device_only_fits = false;
+  for (const Estimate& p : c.rows.at(0).plans) {
+    if (p.memory.host == 0 && p.fits) device_only_fits = true;
+  }
+  EXPECT_FALSE(device_only_fits) << "without offloading nothing should fit";
+}
+
+TEST(Compare, MemoryLeversOnlyWhenNothingElseFits) {
+  // 70B on 8 v6e chips: the state alone (16 bytes a parameter) needs 140 GB a chip: nothing fits,
+  // so optimizer offload and gradient accumulation are tried, and still it does not fit.
+  const Comparison big = CompareBody(
+      {{"model", {{"preset", "llama3-70b"}, {"globalBatch", 8}}}, {"acceleratorTypes", {"v6e-8"}}});
+  EXPECT_FALSE(big.rows.at(0).best.fits);
+  // A small model fits without them.
+  const Comparison small = CompareBody({{"model", {{"preset", "llama2-7b"}, {"globalBatch", 64}}},
+                                        {"acceleratorTypes", {"v5p-64"}}});
+  EXPECT_TRUE(small.rows.at(0).best.fits);
+  EXPECT_EQ(small.rows.at(0).best.plan.microbatches, 1);
+  EXPECT_FALSE(small.rows.at(0).best.plan.offload_optimizer);
+  // Named, they apply.
+  const Comparison named = CompareBody({{"model", {{"preset", "llama2-7b"}, {"globalBatch", 64}}},
+                                        {"acceleratorTypes", {"v5p-64"}},
+                                        {"microbatches", 2},
+                                        {"offloadOptimizer", true}});
+  const Estimate& n = named.rows.at(0).best;
+  EXPECT_EQ(n.plan.microbatches, 2);
+  EXPECT_TRUE(n.plan.offload_optimizer);
+  EXPECT_EQ(n.memory.optimizer, 0);
+  EXPECT_GT(n.memory.host, 0);
+  EXPECT_GT(n.step_seconds, small.rows.at(0).best.step_seconds);
+}
+
+TEST(Compare, MixtureOfExpertsTriesExpertParallelism) {
+  const Comparison c =
+      CompareBody({{"model", {{"preset", "mixtral-8x7b"}, {"capacityFactor", 1.25}}},
+                   {"acceleratorTypes", {"v6e-256"}},
+                   {"detail", true}});
+  bool tried_ep = false;
+  for (const Estimate& e : c.rows.at(0).plans) tried_ep = tried_ep || e.plan.ep > 1;
+  EXPECT_TRUE(tried_ep);
+  const Comparison ep = CompareBody({{"model", {{"preset", "mixtral-8x7b"}}},
+                                     {"acceleratorTypes", {"v6e-256"}},
+                                     {"strategy", "fsdp"},
+                                     {"ep", 4}});
+  EXPECT_EQ(ep.rows.at(0).best.plan.ep, 4);
+  EXPECT_GT(ep.rows.at(0).best.collective_seconds, 0);
+  const Comparison dense = CompareBody({{"model", {{"preset", "llama2-7b"}}},
+                                        {"acceleratorTypes", {"v6e-8"}},
+                                        {"strategy", "fsdp"},
+                                        {"ep", 2}});
+  EXPECT_FALSE(dense.rows.at(0).best.feasible);
+  EXPECT_NE(dense.rows.at(0).best.problem.find("mixture-of-experts"), std::string::npos);
+}
+
+TEST(Compare, ServingAndItsQueryForm) {
+  Result<json> body = CompareQueryToJson({{"preset", "llama2-7b"},
+                                          {"capacityFactor", "1.5"},
+                                          {"remat", "qkv_proj_offloaded"},
+                                          {"serving.batch", "8"},
+                                          {"serving.weights", "int8"},
+                                          {"microbatches", "2"}});
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ((*body)["serving"], json({{"batch", 8}, {"weights", "int8"}}));
+  EXPECT_EQ((*body)["model"]["capacityFactor"], 1.5);
+  EXPECT_EQ((*body)["microbatches"], 2);
+  EXPECT_EQ(CompareQueryToJson({{"preset", "llama2-7b"}, {"serving.batch", "x"}}).status().code(),
+            StatusCode::kInvalidArgument);
+  const Comparison c = CompareBody({{"model", {{"preset", "llama2-7b"}}},
+                                    {"acceleratorTypes", {"v5litepod-8"}},
+                                    {"serving", {{"batch", 8}}}});
+  ASSERT_TRUE(c.rows.at(0).serving.has_value());
+  EXPECT_EQ(c.rows.at(0).serving->batch, 8);
+  const auto j = ComparisonToJson(c, PriceTable::Default());
+  EXPECT_EQ(j["rows"][0]["serving"]["batch"], 8);
+  EXPECT_NE(ComparisonToTable(c).find("Serving llama2-7b"), std::string::npos);
+  EXPECT_NE(ComparisonToCsv(c).find("serving_batch"), std::string::npos);
+  EXPECT_EQ(ParseCompareRequest({{"model", {{"preset", "llama2-7b"}}}, {"serving", 3}})
+                .status()
+                .message(),
+            "serving must be an object");
+  EXPECT_EQ(ParseCompareRequest({{"model", {{"preset", "llama2-7b"}}}, {"remat", {{"x", 1}}}})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(Compare, FewerSequencesThanChipsUseContextParallelism) {
+  // 4 sequences on 8 chips (per_device_batch_size 0.5): only context parallelism runs it.
+  const Comparison c = CompareBody(
+      {{"model", {{"preset", "llama3-8b"}, {"globalBatch", 4}}}, {"acceleratorTypes", {"v6e-8"}}});
+  const Estimate& e = c.rows.at(0).best;
+  EXPECT_TRUE(e.fits) << e.problem;
+  EXPECT_GE(e.plan.cp, 2);
+  EXPECT_EQ(ComparisonToJson(c, PriceTable::Default())["rows"][0]["cp"], e.plan.cp);
+  // Named, on a program it cannot apply.
+  const Comparison cp = CompareBody({{"model", {{"preset", "llama3-8b"}, {"globalBatch", 4}}},
+                                     {"acceleratorTypes", {"v6e-8"}},
+                                     {"cp", 4}});
+  EXPECT_EQ(cp.rows.at(0).best.plan.cp, 4);
+  EXPECT_NE(cp.rows.at(0).best.collective_seconds, 0);
+  Result<json> q = CompareQueryToJson({{"preset", "llama3-8b"}, {"cp", "2"}});
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ((*q)["cp"], 2);
+}
+
 }  // namespace
 }  // namespace tpuemu::engine::cost

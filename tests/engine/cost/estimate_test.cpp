@@ -152,5 +152,66 @@ TEST(Estimate, TensorParallelAllReducesAddToTheStep) {
   EXPECT_NEAR(e.step_seconds, 0.25 + 0.5 + all_reduce, 1e-9);
 }
 
+TEST(Estimate, HostOffloadOverlapsTheLayerAndShowsWhenItDoesNot) {
+  StepProfile p = HandProfile();
+  p.layers = 1;
+  p.ops[0].per_layer = true;  // 1 s of MXU work in the layer; 0.5 s of streaming outside it
+  // One layer offloads 6 GB: out and back over v5e's 15 GB/s host link at 85% = 0.94 s, hidden
+  // behind the layer's 1 s of compute.
+  p.host_offload_bytes_per_layer = 6e9;
+  const Estimate hidden = EstimateOn(p, "v5litepod-1", {Strategy::kFsdp, 1});
+  const double host = 2 * 6e9 / (1.5e10 * 0.85);
+  EXPECT_NEAR(hidden.host_transfer_seconds, host, 1e-9);
+  EXPECT_NEAR(hidden.step_seconds, 1.5, 1e-9);
+  EXPECT_EQ(hidden.host_seconds, 0);
+  EXPECT_NEAR(hidden.memory.host, 6e9, 1);
+  // Four times as much no longer hides: the layer is the transfer, and the host link the bound.
+  p.host_offload_bytes_per_layer = 24e9;
+  const Estimate exposed = EstimateOn(p, "v5litepod-1", {Strategy::kFsdp, 1});
+  EXPECT_NEAR(exposed.step_seconds, 4 * host + 0.5, 1e-9);
+  EXPECT_NEAR(exposed.host_seconds, 4 * host - 1.0, 1e-9);
+  EXPECT_EQ(exposed.bottleneck, "host link");
+}
+
+TEST(Estimate, OptimizerOffloadAndGradientAccumulation) {
+  StepProfile p = HandProfile();
+  // Adam's 2 GiB of moments go to the host and cross v5e's link twice a step, not overlapped.
+  const Estimate off = EstimateOn(p, "v5litepod-1", {Strategy::kFsdp, 1, 1, 1, true});
+  EXPECT_EQ(off.memory.optimizer, 0);
+  EXPECT_NEAR(off.memory.host, 2 * kGiB, 1);
+  EXPECT_NEAR(off.step_seconds, 1.0 + 0.5 + 2 * 2 * kGiB / (1.5e10 * 0.85), 1e-9);
+  // Two microbatches: activations halve, the compute stays.
+  const Estimate ga = EstimateOn(p, "v5litepod-1", {Strategy::kFsdp, 1, 1, 2, false});
+  EXPECT_NEAR(ga.memory.activations, kGiB, 1);
+  EXPECT_NEAR(ga.step_seconds, 1.5, 1e-9);
+  // More microbatches than samples per replica cannot run.
+  const Estimate many = EstimateOn(p, "v5litepod-1", {Strategy::kFsdp, 1, 1, 11, false});
+  EXPECT_FALSE(many.feasible);
+  EXPECT_NE(many.problem.find("gradient accumulation"), std::string::npos) << many.problem;
+}
+
+TEST(Estimate, XlaRecomputesWhatOverflowsAtTheCostOfItsMatmuls) {
+  StepProfile p = HandProfile();
+  // 4 GiB of state, 2 GiB kept beside; 14 GiB more kept, of which 12 GiB XLA may recompute by
+  // re-running 98.5 TFLOP of forward matmuls (0.5 s of MXU at the calibrated efficiency).
+  p.layers = 1;
+  p.activation_bytes_tp = 14 * kGiB;
+  p.reducible_activation_bytes_tp = 12 * kGiB;
+  p.reducible_flops_per_layer = 196.608e12 * kDefaultEfficiency.mxu / 2;
+  const Estimate e = EstimateOn(p, "v5litepod-1", {Strategy::kFsdp, 1});
+  // 4 + 2 + 14 = 20 GiB against 15.2 usable: XLA recomputes the 4.8 GiB overflow, 40% of what it
+  // may, so the step pays 40% of 0.5 s.
+  const double overflow = 20 * kGiB - e.memory.capacity;
+  EXPECT_TRUE(e.fits) << e.problem;
+  EXPECT_NEAR(e.memory.rematerialized, overflow, 1);
+  EXPECT_NEAR(e.memory.total, e.memory.capacity, 1);
+  EXPECT_NEAR(e.step_seconds, 1.5 + overflow / (12 * kGiB) * 0.5, 1e-9);
+  // More overflow than XLA can recompute: does not fit.
+  p.reducible_activation_bytes_tp = 2 * kGiB;
+  const Estimate no = EstimateOn(p, "v5litepod-1", {Strategy::kFsdp, 1});
+  EXPECT_FALSE(no.fits);
+  EXPECT_EQ(no.memory.rematerialized, 0);
+}
+
 }  // namespace
 }  // namespace tpuemu::engine::cost

@@ -47,6 +47,11 @@ TEST(Ici, CollectiveTimes) {
   EXPECT_NEAR(ReduceScatterSeconds(v5e, pod, bytes), gather, 1e-12);
   EXPECT_NEAR(AllReduceSeconds(v5e, pod, bytes), 2 * gather, 1e-12);
   EXPECT_EQ(AllGatherSeconds(v5e, Mesh("v5litepod-1", 1).all, bytes), 0);
+  // All-to-all: a chunk travels n/4 hops on average, so bytes·n/4 as an all-gather moves them.
+  const IciGroup ring = Mesh("v5litepod-256", 16).tp;  // one full, wrapping 16-chip axis
+  EXPECT_NEAR(AllToAllSeconds(v5e, ring, bytes), AllGatherSeconds(v5e, ring, bytes * 16 / 4),
+              1e-12);
+  EXPECT_EQ(AllToAllSeconds(v5e, Mesh("v5litepod-1", 1).all, bytes), 0);
 }
 
 }  // namespace

@@ -59,10 +59,56 @@ TEST(TransformerModel, RematTradesMemoryForRecompute) {
   EXPECT_EQ(none.model_flops, full.model_flops);  // MFU counts the model, not the recompute
 }
 
+TEST(TransformerModel, MixtralHasMistralsParameterCountAndMaxTextsFlops) {
+  const TransformerShape s = Parse({{"preset", "mixtral-8x7b"}});
+  // Mistral publishes 46.7B parameters for Mixtral-8x7B.
+  EXPECT_NEAR(TransformerParameters(s), 46.7e9, 0.05e9);
+  // MaxText counts the top-2 experts: the tpu-recipes Mixtral-8x7B v6e-256 log line prints
+  // 302.311 TFLOP/s/device at 13.484 s per step for 12 x 4096 tokens per device.
+  TransformerShape run = s;
+  run.global_batch = 12 * 256;
+  EXPECT_NEAR(TransformerModelFlops(run) / 256 / 13.484 / 1e12, 302.311, 0.5);
+}
+
+TEST(TransformerModel, TokenDroppingComputesTheCapacity) {
+  TransformerShape s = Parse({{"preset", "mixtral-8x7b"}, {"capacityFactor", 1.25}});
+  auto expert_flops = [](const StepProfile& p) {
+    double f = 0;
+    for (const ProfileOp& op : p.ops) {
+      if (op.name.rfind("experts_", 0) == 0) f += op.mxu_flops * op.count;
+    }
+    return f;
+  };
+  const double dropped = expert_flops(TransformerProfile(s, Remat::kMinimal));
+  s.capacity_factor = 0;
+  const double dropless = expert_flops(TransformerProfile(s, Remat::kMinimal));
+  EXPECT_NEAR(dropped / dropless, 1.25, 1e-9);
+  EXPECT_EQ(TransformerProfile(s, Remat::kMinimal).max_ep, 8);
+  EXPECT_GT(TransformerProfile(s, Remat::kMinimal).all_to_all_bytes_per_layer, 0);
+  EXPECT_EQ(ParseTransformerShape({{"preset", "mixtral-8x7b"}, {"topK", 9}}).status().message(),
+            "model.topK must be at most experts (8)");
+}
+
+TEST(TransformerModel, OffloadingMovesActivationsToTheHost) {
+  const TransformerShape s = Parse({{"preset", "llama3-8b"}});
+  const StepProfile device = TransformerProfile(s, Remat::kMinimal);
+  const StepProfile host = TransformerProfile(s, *ParseRemat("minimal_offloaded"));
+  EXPECT_EQ(device.host_offload_bytes_per_layer_tp, 0);
+  EXPECT_GT(host.host_offload_bytes_per_layer_tp, 0);
+  EXPECT_LT(host.activation_bytes_tp, device.activation_bytes_tp);
+  // Same recompute: offloading keeps what minimal keeps, elsewhere.
+  auto mxu = [](const StepProfile& p) {
+    double f = 0;
+    for (const ProfileOp& op : p.ops) f += op.mxu_flops * op.count;
+    return f;
+  };
+  EXPECT_DOUBLE_EQ(mxu(device), mxu(host));
+}
+
 TEST(TransformerModel, ErrorsNameTheField) {
   EXPECT_EQ(ParseTransformerShape({{"preset", "gpt5"}}).status().message(),
             "model.preset must be one of llama2-7b, llama2-13b, llama2-70b, llama3-8b, "
-            "llama3-70b");
+            "llama3-70b, mixtral-8x7b, mixtral-8x22b");
   EXPECT_EQ(ParseTransformerShape({{"layers", 2}}).status().message(),
             "model.dModel is required (or give a preset)");
   EXPECT_EQ(ParseTransformerShape({{"preset", "llama2-7b"}, {"heads", 0}}).status().message(),
@@ -77,7 +123,9 @@ TEST(TransformerModel, ErrorsNameTheField) {
           .message(),
       "model.globalBatch x seqLen must be at most 8589934592 tokens per step");
   EXPECT_EQ(ParseRemat("some").status().message(),
-            "unknown remat policy 'some' (expected none, minimal or full)");
+            "unknown remat policy 'some' (expected none, minimal, full, "
+            "save_dot_except_mlpwi, save_dot_except_mlp, save_qkv_proj, save_out_proj, "
+            "qkv_proj_offloaded, minimal_offloaded, or a custom object)");
 }
 
 }  // namespace

@@ -1,18 +1,26 @@
 // Compare: which TPU for a model — step time, throughput, MFU, HBM fit, the bottleneck and the
 // dollars on every accelerator type (GET /_emulator/compare, docs/cost-model.md). The form's
 // fields are the endpoint's query parameters and the page's URL carries them, so a URL
-// (#/compare?preset=llama2-7b&globalBatch=512&...) reproduces the comparison.
+// (#/compare?preset=llama2-7b&globalBatch=512&...) reproduces the comparison. Serving fields
+// (compare_serving.js) add the serving table; an HLO module (POSTed, so not in the URL) replaces
+// the model.
 import * as api from '../api.js';
 import {barChart} from '../charts.js';
 import {emptyRow, errorBox, field, formatBytes, formatNumber, formatSeconds, h, mount, select} from '../dom.js';
+import {kServingKeys, renderServing, servingCard, servingFields} from './compare_serving.js';
 
-const kPresets = ['llama2-7b', 'llama2-13b', 'llama2-70b', 'llama3-8b', 'llama3-70b'];
+const kPresets = ['llama2-7b', 'llama2-13b', 'llama2-70b', 'llama3-8b', 'llama3-70b', 'mixtral-8x7b', 'mixtral-8x22b'];
+const kRematPolicies = ['none', 'minimal', 'full', 'save_dot_except_mlpwi', 'save_dot_except_mlp', 'save_qkv_proj',
+                        'save_out_proj', 'qkv_proj_offloaded', 'minimal_offloaded'];
 const kShapeFields = [
   ['layers', 'Layers'], ['dModel', 'dModel'], ['heads', 'Heads'], ['kvHeads', 'KV heads'],
   ['headDim', 'Head dim'], ['ffn', 'FFN'], ['vocab', 'Vocab'], ['seqLen', 'Sequence length'],
-  ['globalBatch', 'Global batch'],
+  ['globalBatch', 'Global batch'], ['experts', 'Experts (MoE)'], ['topK', 'Experts per token'],
 ];
-const kQueryKeys = ['preset', ...kShapeFields.map(([k]) => k), 'acceleratorTypes', 'strategy', 'remat'];
+const kQueryKeys = ['preset', ...kShapeFields.map(([k]) => k), 'capacityFactor', 'acceleratorTypes', 'strategy', 'remat',
+                    ...kServingKeys];
+// The HLO module the form last loaded: POSTed with the query's other fields, never in the URL.
+let hloText = '';
 const kDefaults = {preset: 'llama2-7b'};
 const kGenerationColors = {v2: '#9aa0a6', v3: '#a142f4', v4: '#e37400', v5e: '#188038', v5p: '#1a73e8', v6e: '#d93025'};
 
@@ -32,8 +40,21 @@ function rate(v) {
 
 function queryOf(params) {
   const q = new URLSearchParams();
-  for (const key of kQueryKeys) if (params[key]) q.set(key, params[key]);
+  for (const key of [...kQueryKeys, 'source']) if (params[key]) q.set(key, params[key]);
   return q.toString();
+}
+
+// GET with the query, or — for an HLO module — the same fields as a POST body.
+function fetchComparison(params) {
+  if (params.source !== 'hlo') return api.get(`/_emulator/compare?${queryOf(params)}`);
+  if (!hloText) {
+    return Promise.reject(new api.ApiError(400, 'INVALID_ARGUMENT',
+                                           'load the HLO module again: a link does not carry it'));
+  }
+  const body = {hlo: {text: hloText, allowUnsupported: true}};
+  if (params.acceleratorTypes) body.acceleratorTypes = params.acceleratorTypes.split(',').filter(Boolean);
+  if (params.strategy) body.strategy = params.strategy;
+  return api.post('/_emulator/compare', body);
 }
 
 function form(params, onSubmit) {
@@ -48,18 +69,27 @@ function form(params, onSubmit) {
                           [{value: '', label: 'Fastest that fits'}, {value: 'dp', label: 'Data parallel'},
                            {value: 'fsdp', label: 'FSDP'}, {value: 'tp', label: 'Tensor parallel × FSDP'}],
                           params.strategy || '');
+  const capacity = h('input', {id: 'compare-capacityFactor', name: 'capacityFactor', type: 'number', min: 0, step: 'any',
+                               value: params.capacityFactor || '', placeholder: 'dropless', size: 8});
   const remat = select({id: 'compare-remat', name: 'remat'},
-                       [{value: '', label: 'Auto (minimal or full)'}, 'none', 'minimal', 'full'], params.remat || '');
-  return h('form', {id: 'compare-form', 'aria-labelledby': 'compare-form-title', onsubmit: (event) => {
+                       [{value: '', label: 'Auto (offloads when that fits)'}, ...kRematPolicies], params.remat || '');
+  const hlo = h('input', {id: 'compare-hlo', type: 'file', accept: '.hlo,.txt'});
+  return h('form', {id: 'compare-form', 'aria-labelledby': 'compare-form-title', onsubmit: async (event) => {
     event.preventDefault();
     const next = {};
     for (const el of event.target.elements) {
       if (el.name && el.value.trim()) next[el.name] = el.value.trim();
     }
+    if (hlo.files && hlo.files.length) {
+      hloText = await hlo.files[0].text();
+      next.source = 'hlo';
+    }
     onSubmit(next);
   }},
   h('h2', {id: 'compare-form-title'}, 'Model'),
-  h('div', {class: 'fields'}, field('Preset', preset), inputs),
+  h('div', {class: 'fields'}, field('Preset', preset), inputs, field('Capacity factor', capacity, 'MoE token dropping')),
+  h('div', {class: 'fields'}, field('HLO module', hlo, 'instead of the model: an XLA HLO text dump (not kept in the link)')),
+  servingFields(params),
   h('div', {class: 'fields'}, field('Accelerator types', types, 'types or generations, comma-separated'),
     field('Sharding', strategy), field('Rematerialisation', remat),
     h('div', {class: 'field'}, h('button', {type: 'submit'}, 'Compare'))));
@@ -68,7 +98,8 @@ function form(params, onSubmit) {
 export default {
   title: 'Compare',
   async render(root, params) {
-    if (!kQueryKeys.some((k) => params[k])) Object.assign(params, kDefaults);
+    if (!kQueryKeys.some((k) => params[k]) && params.source !== 'hlo') Object.assign(params, kDefaults);
+    const serving = servingCard();
     const errors = h('div');
     const summary = h('p', {id: 'compare-summary'});
     const stepCanvas = h('canvas', {id: 'compare-step-chart', 'aria-label': 'Step time per accelerator type'});
@@ -80,8 +111,9 @@ export default {
     mount(root,
           h('div', {class: 'title-row'}, h('h1', {}, 'Compare'),
             h('a', {id: 'compare-link', href: `#/compare?${queryOf(params)}`}, 'Link to this comparison')),
-          h('p', {class: 'muted'}, 'Step time, memory fit and cost of one training step on every TPU generation and ',
-            'slice size, priced by the model in docs/cost-model.md (no hardware is rented, nothing is executed).'),
+          h('p', {class: 'muted'}, 'Step time, memory fit (offloading to host memory when that is what fits) and cost of ',
+            'one training step — and, with the serving fields, of serving the model — on every TPU generation and slice ',
+            'size, priced by the model in docs/cost-model.md (no hardware is rented, nothing is executed).'),
           h('section', {class: 'card'}, form(params, (next) => { location.hash = `#/compare?${queryOf(next)}`; })),
           errors, summary,
           h('div', {class: 'grid cols-2'},
@@ -97,25 +129,27 @@ export default {
                 h('thead', {}, h('tr', {},
                   ['Type', 'Chips', 'Plan', 'Remat', 'Step'].map((t, i) => h('th', {scope: 'col', class: i === 1 || i === 4 ? 'num' : ''}, t)),
                   unitHead,
-                  ['MFU', 'HBM / chip', 'Bound', '$/step', '$/hour', '$/1M on-demand', '$/1M spot']
-                    .map((t, i) => h('th', {scope: 'col', class: i === 2 ? '' : 'num'}, t)),
+                  ['MFU', 'HBM / chip', 'Host / chip', 'Bound', '$/step', '$/hour', '$/1M on-demand', '$/1M spot']
+                    .map((t, i) => h('th', {scope: 'col', class: i === 3 ? '' : 'num'}, t)),
                   h('th', {scope: 'col'}, 'Note'))),
                 body)),
-            pricesNote));
-    mount(body, emptyRow(16, 'Comparing…'));
+            pricesNote),
+          serving.card);
+    mount(body, emptyRow(17, 'Comparing…'));
 
     let reply;
     try {
-      reply = await api.optional('compare', () => api.get(`/_emulator/compare?${queryOf(params)}`));
+      reply = await api.optional('compare', () => fetchComparison(params));
     } catch (e) {
       mount(errors, errorBox(e));
-      mount(body, emptyRow(16, 'No comparison.'));
+      mount(body, emptyRow(17, 'No comparison.'));
       return {};
     }
     if (!reply) {
-      mount(body, emptyRow(16, 'The comparison endpoint (/_emulator/compare) is not served by this tpuemud.'));
+      mount(body, emptyRow(17, 'The comparison endpoint (/_emulator/compare) is not served by this tpuemud.'));
       return {};
     }
+    renderServing(serving, reply);
     const unit = reply.unit === 'tokens' ? 'tok' : 'samples';
     mount(unitHead[0], `${unit}/s/chip`);
     mount(unitHead[1], `${unit}/s`);
@@ -150,8 +184,11 @@ export default {
       h('td', {class: 'num'}, rate(r.unitsPerSecondPerChip)), h('td', {class: 'num'}, rate(r.unitsPerSecond)),
       h('td', {class: 'num'}, r.mfu === null ? '—' : `${(r.mfu * 100).toFixed(1)}%`),
       h('td', {class: 'num', title: r.hbmPerChip ? `weights ${formatBytes(r.hbmPerChip.weights)}, gradients ${formatBytes(r.hbmPerChip.gradients)}, ` +
-          `optimizer ${formatBytes(r.hbmPerChip.optimizer)}, activations ${formatBytes(r.hbmPerChip.activations)}, working ${formatBytes(r.hbmPerChip.working)}` : ''},
+          `optimizer ${formatBytes(r.hbmPerChip.optimizer)}, activations ${formatBytes(r.hbmPerChip.activations)}, working ${formatBytes(r.hbmPerChip.working)}` +
+          (r.hbmPerChip.rematerializedByXla ? `; ${formatBytes(r.hbmPerChip.rematerializedByXla)} more recomputed by XLA to fit` : '') : ''},
         r.hbmPerChip ? `${formatBytes(r.hbmPerChip.total)} / ${formatBytes(r.hbmPerChip.capacity)}` : '—'),
+      h('td', {class: 'num', title: 'activations (and optimizer state) offloaded to host memory'},
+        r.hbmPerChip?.host ? formatBytes(r.hbmPerChip.host) : '—'),
       h('td', {}, r.bottleneck || '—'),
       h('td', {class: 'num'}, dollars(r.onDemand?.perStep)), h('td', {class: 'num'}, dollars(r.onDemand?.perHour)),
       h('td', {class: 'num'}, dollars(r.onDemand?.perMillionUnits)), h('td', {class: 'num'}, dollars(r.spot?.perMillionUnits)),

@@ -1,0 +1,27 @@
+// Fitting the cost model's calibrated factors (efficiency.h: the MXU efficiency, the flash-
+// attention vector cost; for serving the decode HBM efficiency) to published runs, and pricing
+// runs with a fitted set: what the leave-one-out test needs to measure the error on runs the
+// factors were NOT fitted to.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "engine/cost/efficiency.h"
+#include "tests/engine/cost/published_runs.h"
+
+namespace tpuemu::engine::cost {
+
+// Estimated step time of a published training run with the given factors.
+double EstimatedStep(const PublishedTrainingRun& run, const Efficiency& eff);
+// Estimated output tokens per second (whole slice) of a published serving run.
+double EstimatedServing(const PublishedServingRun& run, const Efficiency& eff);
+
+// The factors that minimise the squared log error of the step time over `runs` (a grid over
+// the MXU efficiency 0.70..1.00 and a common scale 0.5..1.5 of the two softmax costs).
+Efficiency FitTraining(const std::vector<PublishedTrainingRun>& runs);
+// The decode HBM efficiencies (bf16 and int8 weights, each 0.20..1.00) that minimise the squared
+// log error of throughput; illustrative runs are left out.
+Efficiency FitServing(const std::vector<PublishedServingRun>& runs);
+
+}  // namespace tpuemu::engine::cost
