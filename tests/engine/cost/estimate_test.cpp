@@ -8,8 +8,6 @@
 namespace tpuemu::engine::cost {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 // v5e: derived peak 4 MXUs x 128² x 2 x 1.5 GHz = 196.608 TFLOPS, published 197; HBM 819 GB/s,
 // 16 GiB; $1.20 per chip-hour on demand, $0.48 spot (price_table.cpp).
 StepProfile HandProfile() {

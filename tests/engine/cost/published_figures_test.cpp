@@ -16,8 +16,6 @@
 namespace tpuemu::engine::cost {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 std::string PlanText(const Plan& p) {
   std::string s(StrategyName(p.strategy));
   if (p.tp > 1) s += " " + std::to_string(p.tp);
