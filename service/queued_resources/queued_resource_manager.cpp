@@ -47,8 +47,7 @@ Status Remember(db::Txn& txn, const db::RequestIdRepository& ids, const QrKey& k
 QueuedResourceManager::QueuedResourceManager(db::Store& store, NodeManager& nodes,
                                              ReservationBook& reservations, const Catalog& catalog,
                                              QueuedResourceOptions options)
-    : store_(store),
-      nodes_(nodes),
+    : nodes_(nodes),
       reservations_(reservations),
       catalog_(catalog),
       options_(options),

@@ -123,7 +123,6 @@ class QueuedResourceManager {
   Result<bool> HasRoom(db::Txn& txn, const QueuedResource& qr) const;
   void Notify(const QueuedResource& qr, QrState previous);
 
-  db::Store& store_;
   NodeManager& nodes_;
   ReservationBook& reservations_;
   const Catalog& catalog_;
