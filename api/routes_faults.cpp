@@ -9,8 +9,8 @@
 // None of them is part of the Cloud TPU API; all answer in Google's error envelope.
 #include "api/api_common.h"
 #include "api/google_error.h"
-#include "api/routes.h"
 #include "api/resource_keys.h"
+#include "api/routes.h"
 #include "service/common/clock.h"
 #include "service/nodes/node_state_machine.h"
 

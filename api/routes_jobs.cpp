@@ -8,8 +8,8 @@
 
 #include "api/api_common.h"
 #include "api/google_error.h"
-#include "api/routes.h"
 #include "api/resource_keys.h"
+#include "api/routes.h"
 #include "service/common/clock.h"
 #include "service/jobs/job_json.h"
 

@@ -6,8 +6,8 @@
 #include "api/google_error.h"
 #include "api/node_codec.h"
 #include "api/operation_reply.h"
-#include "api/routes.h"
 #include "api/resource_keys.h"
+#include "api/routes.h"
 #include "service/nodes/guest_attributes.h"
 
 namespace tpuemu::api {

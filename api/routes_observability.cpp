@@ -9,8 +9,8 @@
 
 #include "api/api_common.h"
 #include "api/google_error.h"
-#include "api/routes.h"
 #include "api/resource_keys.h"
+#include "api/routes.h"
 #include "service/common/clock.h"
 
 namespace tpuemu::api {
@@ -20,7 +20,6 @@ using nlohmann::json;
 
 constexpr int64_t kMaxEventTimeoutMs = 60000;
 constexpr int64_t kMaxWindowSeconds = 30 * 86400;
-
 
 HttpResponse TextResponse(const Result<std::string>& text, const char* content_type) {
   if (!text.ok()) return ErrorResponse(text.status());

@@ -7,8 +7,8 @@
 #include "api/google_error.h"
 #include "api/operation_reply.h"
 #include "api/queued_resource_codec.h"
-#include "api/routes.h"
 #include "api/resource_keys.h"
+#include "api/routes.h"
 #include "service/common/clock.h"
 
 namespace tpuemu::api {
@@ -112,7 +112,8 @@ void RegisterVersion(Router& router, ApiVersion version, service::QueuedResource
         if (!body.ok()) return ErrorResponse(body.status());
         Result<std::vector<std::string>> names = BodyStringList(*body, "nodeNames", "node_names");
         if (!names.ok()) return ErrorResponse(names.status());
-        return ReplyOperation(req, maintenance.PerformOnQueuedResource(QrKeyOf(p), *names), version);
+        return ReplyOperation(req, maintenance.PerformOnQueuedResource(QrKeyOf(p), *names),
+                              version);
       }));
   router.Add("GET", base + "/reservations",
              [&reservations](const HttpRequest& req, const PathParams& p) {

@@ -4,8 +4,8 @@
 
 #include "api/api_common.h"
 #include "api/google_error.h"
-#include "api/routes.h"
 #include "api/resource_keys.h"
+#include "api/routes.h"
 
 namespace tpuemu::api {
 namespace {

@@ -5,12 +5,11 @@
 #include <cstdio>
 
 #include "engine/gemm.h"
-#include "engine/host_memory.h"
 #include "engine/hardware.h"
+#include "engine/host_memory.h"
 
 namespace tpuemu::engine {
 namespace {
-
 
 std::string Gib(double bytes) {
   char buf[32];

@@ -7,7 +7,6 @@
 namespace tpuemu::engine {
 namespace {
 
-
 // Sources: docs/hardware-model.md §2 table; clocks are the papers' ([paper]) or,
 // where Google publishes none, solved from the published peak (v5p; v6e see below).
 constexpr std::array<ChipSpec, 6> kSpecs = {{

@@ -13,7 +13,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-
 std::string PlanText(const Estimate& e) {
   std::string s(StrategyName(e.plan.strategy));
   if (e.plan.strategy == Strategy::kTensorParallel) {

@@ -11,7 +11,6 @@
 namespace tpuemu::engine::cost {
 namespace {
 
-
 std::string Gib(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);

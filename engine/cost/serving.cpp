@@ -13,7 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-
 Status BadServingField(const std::string& field, const std::string& what) {
   return Status::InvalidArgument("serving." + field + " " + what);
 }
@@ -65,7 +64,8 @@ Result<ServingOptions> ParseServingOptions(const json& serving) {
       const int64_t lo = key == "batch" || key == "tp" ? 0 : 1;
       const int64_t hi = key == "batch" ? 1 << 20 : key == "tp" ? 16384 : 1 << 21;
       if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
-        return BadServingField(key, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+        return BadServingField(
+            key, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
       }
       (key == "batch"      ? o.batch
        : key == "inputLen" ? o.input_len
@@ -76,7 +76,8 @@ Result<ServingOptions> ParseServingOptions(const json& serving) {
       if (!bytes.ok()) return bytes.status();
       (key == "weights" ? o.weight_bytes : o.kv_bytes) = *bytes;
     } else {
-      return BadServingField(key, "is not a known field (batch, inputLen, outputLen, weights, kvCache, tp)");
+      return BadServingField(
+          key, "is not a known field (batch, inputLen, outputLen, weights, kvCache, tp)");
     }
   }
   return o;

@@ -41,7 +41,8 @@ Status ReadInt(const json& model, const char* field, int64_t lo, int64_t hi, int
   if (!model.contains(field)) return Status::Ok();
   const json& v = model[field];
   if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
-    return BadModelField(field, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+    return BadModelField(field,
+                         "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
   }
   *out = v.get<int64_t>();
   return Status::Ok();
@@ -66,9 +67,9 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
     if (std::find_if(kKnown.begin(), kKnown.end(), [&](const char* k) { return key == k; }) ==
         kKnown.end()) {
       return BadModelField(key,
-                 "is not a known field (expected preset, layers, dModel, heads, kvHeads, "
-                 "headDim, ffn, vocab, seqLen, globalBatch, gatedMlp, experts, topK, "
-                 "sharedExperts, capacityFactor)");
+                           "is not a known field (expected preset, layers, dModel, heads, kvHeads, "
+                           "headDim, ffn, vocab, seqLen, globalBatch, gatedMlp, experts, topK, "
+                           "sharedExperts, capacityFactor)");
     }
   }
   TransformerShape s;
@@ -139,21 +140,21 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
     if (value <= 0) return BadModelField(field, "is required (or give a preset)");
   }
   if (s.global_batch * s.seq_len > kMaxTokensPerStep) {
-    return BadModelField("globalBatch", "x seqLen must be at most " + std::to_string(kMaxTokensPerStep) +
-                                  " tokens per step");
+    return BadModelField("globalBatch", "x seqLen must be at most " +
+                                            std::to_string(kMaxTokensPerStep) + " tokens per step");
   }
   if (s.kv_heads == 0) s.kv_heads = s.heads;
   if (s.head_dim == 0) {
     if (s.d_model % s.heads != 0 || s.d_model / s.heads > 1024) {
-      return BadModelField("headDim", "is required when dModel / heads (" + std::to_string(s.d_model) +
-                                " / " + std::to_string(s.heads) +
-                                ") is not a whole number up to 1024");
+      return BadModelField("headDim",
+                           "is required when dModel / heads (" + std::to_string(s.d_model) + " / " +
+                               std::to_string(s.heads) + ") is not a whole number up to 1024");
     }
     s.head_dim = s.d_model / s.heads;
   }
   if (s.heads % s.kv_heads != 0) {
     return BadModelField("kvHeads", "must divide heads (" + std::to_string(s.heads) + "), got " +
-                              std::to_string(s.kv_heads));
+                                        std::to_string(s.kv_heads));
   }
   return s;
 }

@@ -53,7 +53,8 @@ TEST_F(ApiVersionsTest, V2Alpha1ServesNodesOperationsAndTheCatalog) {
 }
 
 TEST_F(ApiVersionsTest, LegacyV1CatalogForTheOldGcloudWords) {
-  json types = api_.Get(std::string("/v1/projects/proj/locations/") + kV5eZone + "/acceleratorTypes");
+  json types =
+      api_.Get(std::string("/v1/projects/proj/locations/") + kV5eZone + "/acceleratorTypes");
   ASSERT_FALSE(types["acceleratorTypes"].empty());
   EXPECT_TRUE(types["acceleratorTypes"][0].contains("type"));
   EXPECT_EQ(api_.Get(std::string("/v1/projects/proj/locations/") + kV5eZone +

@@ -4,9 +4,9 @@
 // leaves in the feed.
 #include <gtest/gtest.h>
 
+#include "tests/e2e/api_paths.h"
 #include "tests/e2e/api_test_client.h"
 #include "tests/support/sanitizers.h"
-#include "tests/e2e/api_paths.h"
 
 namespace tpuemu::testing {
 namespace {
@@ -57,9 +57,9 @@ class FaultsApiTest : public ::testing::Test {
 
 TEST_F(FaultsApiTest, SimulatedMaintenanceMakesTheNodeUnhealthyThenHealthyAgain) {
   CreateNode("m1", json::object(), "v4-32");  // 4 workers
-  ExpectApiError(
-      api_.Call("POST", kAlphaParent + "/nodes/m1:simulateMaintenanceEvent", json{{"workerIds", {"9"}}}),
-      400, "INVALID_ARGUMENT", "workerIds");
+  ExpectApiError(api_.Call("POST", kAlphaParent + "/nodes/m1:simulateMaintenanceEvent",
+                           json{{"workerIds", {"9"}}}),
+                 400, "INVALID_ARGUMENT", "workerIds");
   ClientResponse reply = api_.Call("POST", kAlphaParent + "/nodes/m1:simulateMaintenanceEvent",
                                    json{{"workerIds", {"0", "2"}}});
   ASSERT_EQ(reply.status, 200) << reply.body;
@@ -140,8 +140,9 @@ TEST_F(FaultsApiTest, PreemptingAQueuedResourcesNodeSuspendsItByTheService) {
   EXPECT_TRUE(api_.WaitGone(kParent + "/nodes/sq-1"));
   // performMaintenanceQueuedResource needs nodes.
   ExpectApiError(
-      api_.Call("POST", kAlphaParent + "/queuedResources/sq:performMaintenanceQueuedResource", "{}"), 400,
-      "FAILED_PRECONDITION", "has no nodes");
+      api_.Call("POST", kAlphaParent + "/queuedResources/sq:performMaintenanceQueuedResource",
+                "{}"),
+      400, "FAILED_PRECONDITION", "has no nodes");
 }
 
 TEST_F(FaultsApiTest, QueuedResourceMaintenanceCompletesWhenEveryNodeIsHealthy) {
@@ -154,11 +155,12 @@ TEST_F(FaultsApiTest, QueuedResourceMaintenanceCompletesWhenEveryNodeIsHealthy) 
                                      {"runtimeVersion", "tpu-ubuntu2204-base"}}}}})}}}};
   api_.Finish(api_.Call("POST", kParent + "/queuedResources?queuedResourceId=pmq", body));
   ASSERT_TRUE(api_.WaitField(kParent + "/queuedResources/pmq", "/state/state", "ACTIVE"));
-  ExpectApiError(api_.Call("POST", kAlphaParent + "/queuedResources/pmq:performMaintenanceQueuedResource",
-                           json{{"nodeNames", {"stranger"}}}),
-                 400, "INVALID_ARGUMENT", "stranger");
-  ClientResponse reply =
-      api_.Call("POST", kAlphaParent + "/queuedResources/pmq:performMaintenanceQueuedResource", "{}");
+  ExpectApiError(
+      api_.Call("POST", kAlphaParent + "/queuedResources/pmq:performMaintenanceQueuedResource",
+                json{{"nodeNames", {"stranger"}}}),
+      400, "INVALID_ARGUMENT", "stranger");
+  ClientResponse reply = api_.Call(
+      "POST", kAlphaParent + "/queuedResources/pmq:performMaintenanceQueuedResource", "{}");
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(api_.Get(kParent + "/nodes/pm-0")["health"], "UNHEALTHY_MAINTENANCE");
   EXPECT_EQ(api_.Get(kParent + "/nodes/pm-1")["health"], "UNHEALTHY_MAINTENANCE");
@@ -277,7 +279,8 @@ TEST_F(FaultsDuringJobsTest, PreemptionEndsTheRunningJobWithAReason) {
 TEST_F(FaultsDuringJobsTest, MaintenanceInterruptsTheRunningJobWithAReason) {
   CreateNode("maint-job");
   const std::string job = RunningJob("maint-job");
-  ClientResponse r = api_.Call("POST", kAlphaParent + "/nodes/maint-job:simulateMaintenanceEvent", "{}");
+  ClientResponse r =
+      api_.Call("POST", kAlphaParent + "/nodes/maint-job:simulateMaintenanceEvent", "{}");
   ASSERT_EQ(r.status, 200) << r.body;
   ASSERT_TRUE(api_.WaitField(job, "/state", "FAILED", std::chrono::seconds(30)));
   EXPECT_NE(api_.Get(job)["reason"].get<std::string>().find("host maintenance"), std::string::npos)
@@ -304,7 +307,8 @@ TEST_F(FaultsDuringJobsTest, MaintenanceRequeuesAJobWithRetriesLeftThatThenSucce
   EXPECT_EQ(submitted.Json()["spec"]["maxRetries"], 1);
   const std::string job = "/v2/" + submitted.Json().value("name", "");
   ASSERT_TRUE(api_.WaitField(job, "/state", "RUNNING"));
-  ClientResponse r = api_.Call("POST", kAlphaParent + "/nodes/retry-job:simulateMaintenanceEvent", "{}");
+  ClientResponse r =
+      api_.Call("POST", kAlphaParent + "/nodes/retry-job:simulateMaintenanceEvent", "{}");
   ASSERT_EQ(r.status, 200) << r.body;
   ASSERT_TRUE(api_.WaitField(job, "/state", "SUCCEEDED", kRetriedJobWait)) << api_.Get(job).dump();
   json done = api_.Get(job);

@@ -14,8 +14,8 @@
 #include "service/jobs/host_memory_budget.h"
 #include "service/jobs/job_compile.h"
 #include "service/workloads/workloads.h"
-#include "tests/e2e/api_server.h"
 #include "tests/e2e/api_paths.h"
+#include "tests/e2e/api_server.h"
 
 namespace tpuemu::testing {
 namespace {

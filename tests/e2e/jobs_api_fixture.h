@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/e2e/api_server.h"
 #include "tests/e2e/api_paths.h"
+#include "tests/e2e/api_server.h"
 
 namespace tpuemu::testing {
 

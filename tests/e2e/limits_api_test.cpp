@@ -4,14 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "api/api_common.h"
-#include "tests/e2e/api_server.h"
 #include "tests/e2e/api_paths.h"
+#include "tests/e2e/api_server.h"
 
 namespace tpuemu::testing {
 namespace {
 
 using nlohmann::json;
-
 
 class LimitsApiTest : public ::testing::Test {
  protected:

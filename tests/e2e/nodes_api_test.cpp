@@ -3,14 +3,13 @@
 
 #include <future>
 
-#include "tests/e2e/api_server.h"
 #include "tests/e2e/api_paths.h"
+#include "tests/e2e/api_server.h"
 
 namespace tpuemu::testing {
 namespace {
 
 using nlohmann::json;
-
 
 class NodesApiTest : public ::testing::Test {
  protected:

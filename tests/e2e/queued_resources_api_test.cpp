@@ -4,14 +4,13 @@
 // and snake_case spellings.
 #include <gtest/gtest.h>
 
-#include "tests/e2e/api_test_client.h"
 #include "tests/e2e/api_paths.h"
+#include "tests/e2e/api_test_client.h"
 
 namespace tpuemu::testing {
 namespace {
 
 using nlohmann::json;
-
 
 json NodeSpec(const std::string& node_id, const std::string& type = "v4-8") {
   json spec = {{"parent", kParentName},

@@ -37,8 +37,8 @@ TEST(VectorMathTest, ExpIsWithinOneUlpOverTheNormalRange) {
 }
 
 TEST(VectorMathTest, ExpEdgeCases) {
-  const std::vector<float> x = {0.0f,    -0.0f,   88.72f, 88.73f, 1000.0f,
-                                -100.0f, -104.0f, -kInfinity,  kInfinity,   std::nanf("")};
+  const std::vector<float> x = {0.0f,    -0.0f,   88.72f,     88.73f,    1000.0f,
+                                -100.0f, -104.0f, -kInfinity, kInfinity, std::nanf("")};
   std::vector<float> y(x.size());
   ExpArray(x.data(), y.data(), static_cast<int64_t>(x.size()));
   EXPECT_EQ(y[0], 1.0f);
@@ -65,7 +65,8 @@ TEST(VectorMathTest, TanhIsWithinTwoUlpsAndOdd) {
     worst = std::max(worst, Ulps(y[i], std::tanh(double{x[i]})));
   }
   EXPECT_LE(worst, 2.0);
-  const std::vector<float> edges = {0.0f, -0.0f, 1e-30f, 20.0f, -20.0f, kInfinity, -kInfinity, std::nanf("")};
+  const std::vector<float> edges = {0.0f,   -0.0f,     1e-30f,     20.0f,
+                                    -20.0f, kInfinity, -kInfinity, std::nanf("")};
   std::vector<float> t(edges.size());
   TanhArray(edges.data(), t.data(), static_cast<int64_t>(edges.size()));
   EXPECT_EQ(t[0], 0.0f);

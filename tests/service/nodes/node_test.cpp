@@ -40,8 +40,8 @@ TEST(NodeTest, RenderFillsWhatTheRealServerFills) {
 }
 
 TEST(NodeTest, OperationCopyHasNoHealthAndNotReadyNodesHaveNone) {
-  EXPECT_FALSE(
-      RenderNode(MakeTypedNode("v4-8", NodeState::kReady), {.for_operation = true}).contains("health"));
+  EXPECT_FALSE(RenderNode(MakeTypedNode("v4-8", NodeState::kReady), {.for_operation = true})
+                   .contains("health"));
   EXPECT_FALSE(RenderNode(MakeTypedNode("v4-8", NodeState::kCreating)).contains("health"));
 }
 
