@@ -1,12 +1,12 @@
 #include "engine/cost/compare_report.h"
-#include "engine/hardware.h"
-
-#include "engine/cost/serving_report.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 #include <vector>
+
+#include "engine/cost/number_text.h"
+#include "engine/cost/serving_report.h"
+#include "engine/hardware.h"
 
 namespace tpuemu::engine::cost {
 namespace {
@@ -79,12 +79,6 @@ Json EstimateJson(const Estimate& e) {
   j["onDemand"] = MoneyJson(e.on_demand);
   j["spot"] = MoneyJson(e.spot);
   return j;
-}
-
-std::string Number(double v, const char* format) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
 }
 
 // Seconds in the unit that reads best.

@@ -2,20 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "engine/cost/host_link.h"
 #include "engine/cost/ici.h"
+#include "engine/cost/number_text.h"
 #include "engine/hardware.h"
 
 namespace tpuemu::engine::cost {
 namespace {
-
-std::string Gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
-  return buf;
-}
 
 int64_t Shrink(int64_t dim, double factor) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(dim) * factor)));

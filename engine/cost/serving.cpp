@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 #include <utility>
 
 #include "engine/cost/ici.h"
+#include "engine/cost/number_text.h"
 
 namespace tpuemu::engine::cost {
 namespace {
@@ -21,12 +21,6 @@ Result<double> Dtype(const json& v, const char* field) {
   if (v == "bf16") return 2.0;
   if (v == "int8") return 1.0;
   return BadServingField(field, "must be \"bf16\" or \"int8\"");
-}
-
-std::string Gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
-  return buf;
 }
 
 // Per token, the parameters a token goes through (routed experts: topK of them) and the

@@ -1,20 +1,15 @@
 #include "engine/cost/serving_report.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 #include <vector>
+
+#include "engine/cost/number_text.h"
 
 namespace tpuemu::engine::cost {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string Number(double v, const char* format) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 std::string Millis(double s) { return Number(s * 1e3, s < 0.01 ? "%.2f ms" : "%.1f ms"); }
 
