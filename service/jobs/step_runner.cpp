@@ -32,8 +32,12 @@ Result<db::JobStepRow> StepRunner::Run(int64_t step) {
     results.push_back(std::move(r).value());
   }
   // A stop after the last shard's run skips the update (a large model's takes a while).
-  const engine::CancelToken stop{exec_.cancel, exec_.deadline};
-  if (!workload_.ApplySgd(results, stop)) return stop.Check("before the SGD update");
+  engine::ParallelContext update;
+  update.pool = exec_.pool;
+  update.group = exec_.pool_group;
+  update.max_threads = exec_.max_threads;
+  update.cancel = {exec_.cancel, exec_.deadline};
+  if (!workload_.ApplySgd(results, update)) return update.cancel.Check("in the SGD update");
   db::JobStepRow m;
   m.step = step;
   m.cycles = program_.totals.cycles + allreduce_cycles_;

@@ -195,18 +195,22 @@ double Workload::GradientBytes() const {
 }
 
 bool Workload::ApplySgd(const std::vector<engine::ExecutionResult>& shard_results,
-                        const engine::CancelToken& stop) {
-  if (shard_results.empty()) return !stop.Stopped();
+                        const engine::ParallelContext& parallel) {
+  if (shard_results.empty()) return !parallel.cancel.Stopped();
   const float scale = learning_rate_ / static_cast<float>(shard_results.size());
+  std::vector<const float*> grads(shard_results.size());
   for (const auto& [wid, gid] : grads_) {
-    if (stop.Stopped()) return false;
-    Tensor& weight = weights_[wid];
-    float* wv = weight.f32();
-    for (const engine::ExecutionResult& r : shard_results) {
-      const Tensor& grad = r.outputs.at(gid);
-      const float* gv = grad.f32();
-      for (int64_t i = 0; i < weight.num_elements(); ++i) wv[i] -= scale * gv[i];
-    }
+    float* wv = weights_[wid].f32();
+    for (size_t s = 0; s < shard_results.size(); ++s)
+      grads[s] = shard_results[s].outputs.at(gid).f32();
+    const bool done =
+        engine::ParallelChunks(parallel, weights_[wid].num_elements(), engine::kElementwiseGrain,
+                               [&](int64_t begin, int64_t end) {
+                                 for (const float* gv : grads) {
+                                   for (int64_t i = begin; i < end; ++i) wv[i] -= scale * gv[i];
+                                 }
+                               });
+    if (!done) return false;
   }
   return true;
 }

@@ -31,6 +31,7 @@
 #include "engine/cancel.h"
 #include "engine/executor.h"
 #include "engine/ir.h"
+#include "engine/parallel.h"
 #include "engine/tensor.h"
 #include "service/jobs/job_spec.h"
 
@@ -59,10 +60,13 @@ class Workload {
   const std::optional<std::string>& loss_id() const { return loss_id_; }
   // Bytes of gradients all-reduced per step in data-parallel training (0 if none).
   double GradientBytes() const;
-  // SGD on the weights with the gradients averaged over the shards' results. Polls `stop` between
-  // weights (each a few ms): false when it stopped (the weights are then partly updated).
+  // SGD on the weights with the gradients averaged over the shards' results, each weight's
+  // elements cut into chunks run on `parallel`'s share of the pool (the step's own cores: a large
+  // model's update is a serial tail otherwise). Every element subtracts the shards' gradients in
+  // shard order, so the result does not depend on the threads. Polls the cancel token between
+  // chunks: false when it stopped (the weights are then partly updated).
   bool ApplySgd(const std::vector<engine::ExecutionResult>& shard_results,
-                const engine::CancelToken& stop = {});
+                const engine::ParallelContext& parallel = {});
 
  private:
   static Result<Workload> Build(const JobSpec& spec, bool values, const std::atomic<bool>* cancel);
