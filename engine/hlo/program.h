@@ -3,8 +3,9 @@
 //
 // Estimate: ParseModule + PriceModule. Run: ParseModule, MakeArguments (inputs.h), Evaluate
 // (evaluator.h) with the seed for elided constants and rng ops, then PriceModule with the run's
-// execution counts. Errors are those of the pieces (INVALID_ARGUMENT for bad text, shapes and
-// limits; UNIMPLEMENTED for what cannot run or be priced; CANCELLED). Thread-safe.
+// execution counts (unless RunOptions carries that price already). Errors are those of the pieces
+// (INVALID_ARGUMENT for bad text, shapes and limits; UNIMPLEMENTED for what cannot run or be
+// priced; CANCELLED). Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -30,18 +31,30 @@ struct EstimateOptions {
 Result<ModuleCost> EstimateHlo(std::string_view text, const Slice& slice,
                                const EstimateOptions& options = {});
 
+struct RunResult;
+
 struct RunOptions {
   Precision precision = Precision::kDefault;  // dots/convolutions that name none
   InputOptions inputs;                        // inputs.seed also seeds elided constants and rng
   Limits limits;
   bool allow_unsupported_pricing = false;
   const std::atomic<bool>* cancel = nullptr;  // not owned
+  // Prices a caller already has, so that a job's steps do not price the module again (not
+  // owned; both for this module, slice and options, or null). `priced` (statically, at submit)
+  // stands in for the check that the module can run on the slice before the run spends time;
+  // `last_run`'s cost is this run's when its execution counts are this run's — a job's steps
+  // run the same inputs, hence the same counts, so only the first step is priced.
+  const ModuleCost* priced = nullptr;
+  const RunResult* last_run = nullptr;
 };
 
 struct RunResult {
   ModuleCost cost;             // priced with the run's execution counts
   std::vector<Value> outputs;  // the entry's result on each device
   int64_t host_ns = 0;         // wall time of the evaluation
+  // The evaluator's counts (EvalResult::executions) the cost was priced with.
+  std::vector<std::vector<int64_t>> executions;
+  bool repriced = true;  // false: the cost is RunOptions::last_run's
 };
 
 Result<RunResult> RunHlo(std::string_view text, const Slice& slice, const RunOptions& options = {});

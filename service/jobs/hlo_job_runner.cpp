@@ -192,11 +192,15 @@ Result<HloJobEnd> RunHloJob(JobRecords& records, const std::string& name, const 
   run.limits = job.limits;
   run.allow_unsupported_pricing = true;
   run.cancel = cancel;
+  // Priced once above; a step is priced again only when its execution counts differ from the
+  // step before (they do not: every step runs the same inputs), so N steps price it twice.
+  run.priced = &*estimate;
   RunTotals totals;
   hlo::RunResult last;
   for (int64_t step = 0; step < spec.steps; ++step) {
     if (cancel != nullptr && cancel->load()) return Status::Cancelled("cancelled between steps");
     const auto t0 = Clock::now();
+    run.last_run = step > 0 ? &last : nullptr;
     Result<hlo::RunResult> r = hlo::RunModule(*job.module, slice, run);
     if (!r.ok()) return r.status();
     db::JobStepRow row;

@@ -264,5 +264,36 @@ TEST(HloModels, RunPricesWithTheRunsCountsAndEstimateMatchesForCountedLoops) {
   EXPECT_TRUE(found);
 }
 
+TEST(HloModels, AStepWithTheLastStepsCountsIsNotPricedAgain) {
+  const std::string text = Testdata("mlp_train_step.hlo");
+  auto slice = Slice::FromAcceleratorType("v5litepod-1");
+  ASSERT_TRUE(slice.ok());
+  RunOptions options;
+  options.inputs.seed = 3;
+  Result<RunResult> first = RunHlo(text, *slice, options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE(first->repriced);
+  ASSERT_FALSE(first->executions.empty());
+
+  // The same inputs run the same counts: the last step's cost is this step's.
+  options.last_run = &*first;
+  Result<RunResult> second = RunHlo(text, *slice, options);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_FALSE(second->repriced);
+  EXPECT_EQ(second->executions, first->executions);
+  EXPECT_EQ(second->cost.cycles, first->cost.cycles);
+  EXPECT_EQ(Floats(second->outputs[0]), Floats(first->outputs[0]));
+
+  // Other counts (here: a doctored last run) are priced from this run's own.
+  RunResult other = *first;
+  other.executions[0][0] += 1;
+  other.cost.cycles = 1;
+  options.last_run = &other;
+  Result<RunResult> third = RunHlo(text, *slice, options);
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  EXPECT_TRUE(third->repriced);
+  EXPECT_EQ(third->cost.cycles, first->cost.cycles);
+}
+
 }  // namespace
 }  // namespace tpuemu::engine::hlo
