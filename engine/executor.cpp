@@ -14,8 +14,9 @@ int64_t NowNs() {
       .count();
 }
 
-Status CheckFeeds(const Graph& graph, const std::map<std::string, Tensor>& feeds) {
-  for (const auto& [id, tensor] : feeds) {
+Status CheckFeeds(const Graph& graph, const FeedView& feeds) {
+  for (const auto& [id, fed] : feeds) {
+    const Tensor& tensor = *fed;
     const Op* op = graph.Find(id);
     if (op == nullptr || op->kind != OpKind::kParameter) {
       return Status::InvalidArgument("feed '" + id + "' does not name a parameter");
@@ -41,6 +42,13 @@ bool CanRunInPlace(OpKind kind) {
 Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& graph,
                                 const std::map<std::string, Tensor>& feeds,
                                 const ExecuteOptions& options) {
+  FeedView view;
+  for (const auto& [id, tensor] : feeds) view.emplace(id, &tensor);
+  return ExecuteBorrowed(program, graph, view, options);
+}
+
+Result<ExecutionResult> ExecuteBorrowed(const CompiledProgram& program, const Graph& graph,
+                                        const FeedView& feeds, const ExecuteOptions& options) {
   const int64_t start_ns = NowNs();
   TPUEMU_RETURN_IF_ERROR(graph.status());
   if (graph.ops().size() != program.plans.size() || StructureKey(graph) != program.structure_key) {
@@ -75,7 +83,7 @@ Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& gra
     if (op.kind == OpKind::kParameter) {
       auto it = feeds.find(op.id);
       if (it != feeds.end()) {
-        value[i] = &it->second;
+        value[i] = it->second;
       } else if (op.attrs.init.kind != Init::Kind::kNone) {
         auto init = InitCache::Global().Get(op.dtype, op.shape, op.attrs.init, ctx.parallel.cancel);
         if (!init.ok()) return ctx.parallel.cancel.Stopped() ? StoppedIn(op, ctx) : init.status();

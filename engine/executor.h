@@ -3,10 +3,11 @@
 // Execute(program, graph, feeds, options):
 //  * graph supplies the constants' values (the compiled program holds none, so a cache hit runs
 //    with the caller's constants); it must have the program's structure, else INVALID_ARGUMENT.
-//  * feeds: one tensor per parameter id, with the parameter's dtype and shape (INVALID_ARGUMENT
-//    naming both otherwise, or naming a feed that is not a parameter). An unfed parameter takes
-//    its init spec, else INVALID_ARGUMENT "parameter 'x' was not fed". Feeds are read in place,
-//    never copied (except a feed that is itself an output).
+//  * feeds: one tensor per parameter id (ExecuteBorrowed: by pointer, a FeedView), with the
+//    parameter's dtype and shape (INVALID_ARGUMENT naming both otherwise, or naming a feed that
+//    is not a parameter). An unfed parameter takes its init spec, else INVALID_ARGUMENT
+//    "parameter 'x' was not fed". Feeds are read in place, never copied (except a feed that is
+//    itself an output).
 //  * returns the outputs by id, per-op stats (emulated cycles/seconds/flops/HBM bytes/MXU
 //    utilization from the plan, and the host wall time), and totals.
 //  * options.cancel and options.deadline are checked between ops and inside long kernels (between
@@ -68,6 +69,12 @@ struct ExecutionResult {
   int64_t host_ns = 0;
 };
 
+// Feeds by reference: one tensor per parameter id, owned by the caller (data-parallel shards
+// running at once read the same weights through their own views).
+using FeedView = std::map<std::string, const Tensor*>;
+
+Result<ExecutionResult> ExecuteBorrowed(const CompiledProgram& program, const Graph& graph,
+                                        const FeedView& feeds, const ExecuteOptions& options = {});
 Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& graph,
                                 const std::map<std::string, Tensor>& feeds,
                                 const ExecuteOptions& options = {});

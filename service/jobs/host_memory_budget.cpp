@@ -19,8 +19,9 @@ int64_t JobHostBytes(const engine::CompiledProgram& program, const engine::Graph
     outputs += engine::HostTensorBytes(graph.ops()[static_cast<size_t>(graph.IndexOf(id))].shape);
   }
   const int64_t n = std::max(shards, 1);
-  // Values of every shard + one Execute's peak + the earlier shards' outputs and the last step's.
-  return n * parameters + program.peak_host_bytes + n * outputs;
+  // Values of every shard + the peak of each Execute (the shards run side by side: StepRunner)
+  // + every shard's outputs and the last step's.
+  return n * parameters + n * program.peak_host_bytes + n * outputs;
 }
 
 int64_t DefaultHostMemoryBudgetBytes() {

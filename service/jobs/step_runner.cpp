@@ -1,5 +1,6 @@
 #include "service/jobs/step_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 #include <vector>
@@ -23,12 +24,32 @@ StepRunner::StepRunner(const engine::CompiledProgram& program, Workload& workloa
 
 Result<db::JobStepRow> StepRunner::Run(int64_t step) {
   const auto t0 = std::chrono::steady_clock::now();
+  // The data-parallel shards run at once, as replicas do: up to `threads` of them side by side,
+  // each on an equal share of the job's threads (one each when shards = threads, the usual case:
+  // a job's cores are both its shards and its threads). Small per-shard ops then need no split,
+  // and the shards share the read-only weights through their feed views.
+  const int shards = workload_.shards();
+  const int threads = exec_.pool == nullptr ? 1
+                      : exec_.max_threads > 0
+                          ? std::min(exec_.max_threads, exec_.pool->threads() + 1)
+                          : exec_.pool->threads() + 1;
+  const int side_by_side = std::max(1, std::min(shards, threads));
+  engine::ExecuteOptions per_shard = exec_;
+  per_shard.max_threads = std::max(1, threads / side_by_side);
+  std::vector<Result<engine::ExecutionResult>> runs(static_cast<size_t>(shards),
+                                                    Status::Internal("shard did not run"));
+  auto run_shard = [&](int64_t shard) {
+    runs[static_cast<size_t>(shard)] = engine::ExecuteBorrowed(
+        program_, workload_.graph(), workload_.FeedView(static_cast<int>(shard)), per_shard);
+  };
+  if (side_by_side > 1) {
+    exec_.pool->ParallelFor(exec_.pool_group, shards, run_shard, side_by_side);
+  } else {
+    for (int shard = 0; shard < shards; ++shard) run_shard(shard);
+  }
   std::vector<engine::ExecutionResult> results;
-  for (int shard = 0; shard < workload_.shards(); ++shard) {
-    std::map<std::string, engine::Tensor> feeds = workload_.LendFeeds(shard);
-    Result<engine::ExecutionResult> r = engine::Execute(program_, workload_.graph(), feeds, exec_);
-    workload_.ReturnFeeds(shard, std::move(feeds));
-    if (!r.ok()) return r.status();
+  for (Result<engine::ExecutionResult>& r : runs) {
+    if (!r.ok()) return r.status();  // the first shard's error, in shard order
     results.push_back(std::move(r).value());
   }
   // A stop after the last shard's run skips the update (a large model's takes a while).

@@ -1,7 +1,8 @@
 // StepRunner: one training or inference step of a job — every shard of a data-parallel step on
-// the executor, the SGD update, and the step's metrics row (emulated cycles including the gradient
-// all-reduce, emulated seconds, flops, MXU utilization, the loss averaged over the shards, host
-// time). JobManager's run calls it once per step; tests call it to train a workload.
+// the executor (side by side on the job's threads), the SGD update (on them too), and the step's
+// metrics row (emulated cycles including the gradient all-reduce, emulated seconds, flops, MXU
+// utilization, the loss averaged over the shards, host time). JobManager's run calls it once per
+// step; tests call it to train a workload.
 //
 // Ownership: the program and the workload are borrowed and must outlive the runner; the workload
 // is updated by every step (its weights). Not thread-safe: one runner per run, on one thread.

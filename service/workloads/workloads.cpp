@@ -174,18 +174,11 @@ std::map<std::string, Tensor> Workload::Feeds(int shard) const {
   return feeds;
 }
 
-std::map<std::string, Tensor> Workload::LendFeeds(int shard) {
-  std::map<std::string, Tensor> feeds = std::exchange(weights_, {});
-  for (auto& [id, t] : data_[static_cast<size_t>(shard)]) feeds[id] = std::move(t);
-  return feeds;
-}
-
-void Workload::ReturnFeeds(int shard, std::map<std::string, Tensor> feeds) {
-  std::map<std::string, Tensor>& data = data_[static_cast<size_t>(shard)];
-  for (auto& [id, t] : feeds) {
-    auto it = data.find(id);
-    (it != data.end() ? it->second : weights_[id]) = std::move(t);
-  }
+engine::FeedView Workload::FeedView(int shard) const {
+  engine::FeedView view;
+  for (const auto& [id, t] : weights_) view[id] = &t;
+  for (const auto& [id, t] : data_[static_cast<size_t>(shard)]) view[id] = &t;
+  return view;
 }
 
 double Workload::GradientBytes() const {

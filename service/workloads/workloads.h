@@ -52,10 +52,9 @@ class Workload {
   int shards() const { return shards_; }
   // The parameter values for shard `shard` (weights + its slice of the data), copied.
   std::map<std::string, engine::Tensor> Feeds(int shard) const;
-  // The same without a copy (a large model's weights take 100s of ms to copy): the tensors move
-  // into the map and must come back through ReturnFeeds before any other call.
-  std::map<std::string, engine::Tensor> LendFeeds(int shard);
-  void ReturnFeeds(int shard, std::map<std::string, engine::Tensor> feeds);
+  // The same without a copy (a large model's weights take 100s of ms to copy): pointers into
+  // this workload, valid until the next ApplySgd; several shards' views may be read at once.
+  engine::FeedView FeedView(int shard) const;
   // The loss output id, if the workload trains.
   const std::optional<std::string>& loss_id() const { return loss_id_; }
   // Bytes of gradients all-reduced per step in data-parallel training (0 if none).
