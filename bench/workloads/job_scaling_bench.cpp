@@ -11,7 +11,7 @@
 // Workloads (the issue's shapes, scaled to finish in about a minute on 2 cores):
 //   mlp          4 layers x 1024, batch 4096;
 //   transformer  2 layers, dModel 256, 4 heads, seqLen 128, batch 32;
-//   cnn          16 channels, batch 64.
+//   cnn          32 channels, batch 256.
 // Target (issue 27): at C = 2, mlp and transformer >= 1.9x.
 // Usage: bench_job_scaling [steps=4]
 #include <algorithm>
@@ -54,7 +54,10 @@ double BestStepSeconds(HttpClient& client, const std::string& jobs, const json& 
   const std::string name = submitted->Json()["name"];
   for (;;) {
     auto waited = client.Request("GET", "/v2/" + name + ":wait?timeout=600s");
-    if (!waited.ok()) return -1;
+    if (!waited.ok()) {
+      std::fprintf(stderr, "wait for %s: %s\n", name.c_str(), waited.status().ToString().c_str());
+      return -1;
+    }
     const std::string state = waited->Json().value("state", "");
     if (state == "SUCCEEDED") break;
     if (state != "QUEUED" && state != "RUNNING") {
@@ -63,13 +66,19 @@ double BestStepSeconds(HttpClient& client, const std::string& jobs, const json& 
     }
   }
   auto metrics = client.Request("GET", "/v2/" + name + "/metrics");
-  if (!metrics.ok()) return -1;
+  if (!metrics.ok() || metrics->status != 200) {
+    std::fprintf(stderr, "metrics of %s: %s\n", name.c_str(),
+                 metrics.ok() ? metrics->body.c_str() : metrics.status().ToString().c_str());
+    return -1;
+  }
   double best = -1;
-  for (const json& step : metrics->Json()["steps"]) {
+  const json report = metrics->Json();
+  for (const json& step : report["steps"]) {
     if (step.value("step", 0) == 0 && steps > 1) continue;  // warm-up
     const double s = step.value("hostSeconds", 0.0);
     best = best < 0 ? s : std::min(best, s);
   }
+  if (best <= 0) std::fprintf(stderr, "no step of %s: %s\n", name.c_str(), metrics->body.c_str());
   return best;
 }
 
@@ -109,7 +118,7 @@ int main(int argc, char** argv) {
        {{"transformer",
          {{"layers", 2}, {"dModel", 256}, {"heads", 4}, {"seqLen", 128}, {"batch", 32}}}},
        true},
-      {"cnn 16 channels, batch 64", {{"cnn", {{"channels", 16}, {"batch", 64}}}}, false},
+      {"cnn 32 channels, batch 256", {{"cnn", {{"channels", 32}, {"batch", 256}}}}, false},
   };
   std::printf("CPU: %s, %d hardware threads\n", tpuemu::bench::CpuModel().c_str(), hardware);
   std::printf("best step host seconds of %d steps (the first one not counted), per job's cores\n",
