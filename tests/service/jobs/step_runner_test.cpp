@@ -6,8 +6,13 @@
 
 #include <atomic>
 #include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/compiler.h"
+#include "engine/pool.h"
 #include "engine/timing.h"
 #include "service/jobs/job_spec.h"
 
@@ -103,6 +108,48 @@ TEST(StepRunnerTest, ARaisedCancelFlagStopsTheStepWithCancelled) {
   StepRunner runner(*program, w, slice, 1, {.cancel = &cancel});
   EXPECT_EQ(runner.Run(0).status().code(), StatusCode::kCancelled);
   EXPECT_TRUE(runner.last_outputs().empty());
+}
+
+// Losses of every step and the last outputs of `body`'s job, its shards run with `exec`.
+std::pair<std::vector<double>, std::map<std::string, engine::Tensor>> LossesWith(
+    const char* body, engine::ExecuteOptions exec) {
+  JobSpec spec = *ParseJobSpec(json::parse(body));
+  Workload w = *Workload::Build(spec);
+  const engine::Slice slice = *engine::Slice::FromAcceleratorType("v4-8");
+  auto program = *engine::Compile(w.graph(), slice, {});
+  StepRunner runner(*program, w, slice, w.shards(), exec);
+  std::vector<double> losses;
+  for (int64_t step = 0; step < spec.steps; ++step) {
+    Result<db::JobStepRow> row = runner.Run(step);
+    EXPECT_TRUE(row.ok()) << row.status().ToString();
+    if (!row.ok()) break;
+    losses.push_back(row->loss.value_or(NAN));
+  }
+  return {losses, runner.last_outputs()};
+}
+
+TEST(StepRunnerTest, ShardsSideBySideTrainBitForBitAsOneAfterAnother) {
+  const char* body =
+      R"({"workload": {"mlp": {"layers": 2, "hidden": 256, "batch": 512, "steps": 3}},
+          "cores": 4})";
+  const auto [serial_losses, serial_outputs] = LossesWith(body, {});
+  engine::Pool pool(3);
+  // Four shards on four threads (one each), then on two threads (two at a time).
+  for (int threads : {4, 2}) {
+    SCOPED_TRACE(threads);
+    const auto [losses, outputs] =
+        LossesWith(body, {.pool = &pool, .pool_group = "job", .max_threads = threads});
+    ASSERT_EQ(losses.size(), 3u);
+    for (size_t i = 0; i < losses.size(); ++i) EXPECT_EQ(losses[i], serial_losses[i]) << i;
+    ASSERT_EQ(outputs.size(), serial_outputs.size());
+    for (const auto& [id, t] : serial_outputs) {
+      const engine::Tensor& other = outputs.at(id);
+      ASSERT_EQ(other.num_elements(), t.num_elements()) << id;
+      for (int64_t i = 0; i < t.num_elements(); ++i) {
+        ASSERT_EQ(other.f32()[i], t.f32()[i]) << id << "[" << i << "]";
+      }
+    }
+  }
 }
 
 }  // namespace
