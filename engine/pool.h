@@ -8,12 +8,15 @@
 // task splitting a big dot) cannot deadlock even when every worker is busy.
 // GEMM threading: Matmul (engine/gemm.h) is single-threaded per call, so the pool is the only
 // source of parallelism and size = hardware threads does not oversubscribe the CPU.
+// Idle threads (workers out of tasks, a ParallelFor caller waiting for its helpers) poll for
+// 100 us before they sleep: a wake-up on a virtual machine takes as long as a small op.
 // Shutdown: the destructor stops accepting work, lets the workers finish every task already
 // queued, then joins them. Submit after that returns FAILED_PRECONDITION.
 // Tasks must not throw (an escaping exception terminates the process, as in std::thread).
 // Thread-safe: every member function may be called from any thread; state is guarded by mu_.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -68,6 +71,7 @@ class Pool {
   bool stopping_ = false;                 // guarded by mu_
   int busy_ = 0;                          // guarded by mu_
   int64_t queued_ = 0;                    // guarded by mu_
+  std::atomic<int64_t> pending_{0};       // queued_, written under mu_, read by idle workers' spin
   int64_t completed_ = 0;                 // guarded by mu_
   std::vector<std::thread> workers_;      // written only by the constructor
   std::once_flag joined_;

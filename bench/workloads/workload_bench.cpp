@@ -211,6 +211,7 @@ int Run(int steps, bool profile) {
   std::map<std::string, std::map<int, bench::Timing>> step_times;  // workload -> T -> step
   // workload -> T -> host ns per op (graph order) of the last step: the serial share.
   std::map<std::string, std::map<int, std::vector<int64_t>>> op_ns;
+  std::map<std::string, std::vector<std::string>> op_names;  // workload -> "id kind shape"
   for (int threads : thread_counts) {
     const auto [raw_name, raw] = raw_gemm.Best(threads, 3);
     const double raw_flops = 2.0 * 2048 * 2048 * 2048;
@@ -243,7 +244,12 @@ int Run(int steps, bool profile) {
         last = std::move(r).value();
       }
       step_times[w.name][threads] = best;
-      for (const OpStats& op : last.ops) op_ns[w.name][threads].push_back(op.host_ns);
+      op_names[w.name].clear();
+      for (const OpStats& op : last.ops) {
+        op_ns[w.name][threads].push_back(op.host_ns);
+        op_names[w.name].push_back(op.id + " " + std::string(OpKindName(op.kind)) + " " +
+                                   op.shape.ToString());
+      }
       const double flops = (*program)->totals.flops;
       const double ratio = (flops / best.wall_s) / (raw_flops / raw.wall_s);
       const double cpu_ratio = (flops / best.cpu_s) / (raw_flops / raw.cpu_s);
@@ -300,6 +306,22 @@ int Run(int steps, bool profile) {
                   target ? (speedup >= 1.9 && share <= 0.05 ? "  (target >= 1.9x, <= 5%: met)"
                                                             : "  (target >= 1.9x, <= 5%: MISSED)")
                          : "");
+      if (profile) {
+        // The ops that lose the most against a perfect split (their T-thread time minus a T-th
+        // of their 1-thread time): where the serial share comes from.
+        std::vector<std::pair<double, size_t>> lost;
+        for (size_t i = 0; i < ops_t.size() && i < ops_one.size(); ++i) {
+          lost.push_back(
+              {static_cast<double>(ops_t[i]) - static_cast<double>(ops_one[i]) / threads, i});
+        }
+        std::sort(lost.rbegin(), lost.rend());
+        for (size_t i = 0; i < std::min<size_t>(6, lost.size()); ++i) {
+          const size_t op = lost[i].second;
+          std::printf("      loses %6.2f ms: %-32s %7.2f ms at T=1, %7.2f ms at T=%d\n",
+                      lost[i].first * 1e-6, op_names[name][op].c_str(), ops_one[op] * 1e-6,
+                      ops_t[op] * 1e-6, threads);
+        }
+      }
     }
   }
   std::printf("\n%s\n", all_ok ? "all ratios on target" : "SOME RATIOS BELOW TARGET");
