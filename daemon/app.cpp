@@ -39,6 +39,7 @@ struct App::Graph {
   std::unique_ptr<db::Store> store;
   std::unique_ptr<service::ReplicaSet> replicas;
   service::Scheduler scheduler;
+  std::unique_ptr<service::WritePath> writes;  // lent to the managers below
   std::unique_ptr<service::NodeManager> nodes;
   std::unique_ptr<service::ReservationBook> reservations;
   std::unique_ptr<service::QueuedResourceManager> queued_resources;
@@ -218,7 +219,10 @@ Status App::Build() {
   service::NodeManagerOptions node_options = options_.nodes;
   node_options.replica_id = g.replicas->id();
   node_options.shared_store = shared;
-  g.nodes = std::make_unique<service::NodeManager>(*g.store, g.scheduler, catalog, node_options);
+  g.writes = std::make_unique<service::WritePath>(*g.store, catalog,
+                                                  service::WritePathOptionsOf(node_options));
+  g.nodes = std::make_unique<service::NodeManager>(*g.store, *g.writes, g.scheduler, catalog,
+                                                   node_options);
   // Each injector wrote the fault's event with its change (service/faults/fault_event.h).
   // A maintenance event interrupts the job running on the node and holds its queue until it ends
   // (a job with maxRetries left runs again then; docs/faults.md); preemption reaches the jobs
@@ -233,12 +237,12 @@ Status App::Build() {
     }
   };
   g.reservations =
-      std::make_unique<service::ReservationBook>(*g.store, g.nodes->batcher(), catalog);
+      std::make_unique<service::ReservationBook>(*g.store, g.writes->batcher(), catalog);
   g.queued_resources = std::make_unique<service::QueuedResourceManager>(
-      *g.store, *g.nodes, *g.reservations, catalog, options_.queued_resources);
+      *g.store, *g.writes, *g.nodes, *g.reservations, catalog, options_.queued_resources);
   g.chaos = std::make_unique<service::ChaosRules>(*g.store, options_.faults.seed);
   g.capacity = std::make_unique<service::ZoneCapacity>(
-      *g.store, g.nodes->quota(), catalog,
+      *g.store, g.writes->quota(), catalog,
       [qr = g.queued_resources.get()](const std::string& zone) { qr->OnCapacityChanged(zone); },
       on_fault);
   g.preempter = std::make_unique<service::Preempter>(
@@ -248,7 +252,7 @@ Status App::Build() {
                                  .seed = options_.faults.seed},
       on_fault);
   g.maintenance = std::make_unique<service::MaintenanceManager>(
-      *g.nodes, *g.queued_resources, g.scheduler,
+      *g.writes, *g.nodes, *g.queued_resources, g.scheduler,
       service::MaintenanceOptions{.duration_ms = options_.faults.maintenance_duration_ms},
       on_fault);
   const int engine_threads = options_.engine_threads > 0
@@ -267,10 +271,10 @@ Status App::Build() {
         qr->OnNodeStateChanged(node, previous);
       });
   // Events, utilization history, Prometheus and the torch_xla-style reports (hooks observers).
-  // It becomes the nodes' and jobs' EventSink; queued resources and faults write through the
-  // nodes'.
+  // It becomes the jobs' EventSink and the write path's (nodes, queued resources and faults).
   g.obs = std::make_unique<service::Observability>(*g.store, *g.nodes, *g.jobs, *g.pool,
                                                    g.compile_cache, options_.observability);
+  g.writes->SetEventSink(&g.obs->events());
   g.capacity->SetEventSink(&g.obs->events());
   g.pruner = std::make_unique<service::RetentionPruner>(*g.store, options_.retention);
 
@@ -321,7 +325,7 @@ Status App::Build() {
   api::RegisterComputeRoutes(g.router, *g.projects, *g.writers);
   api::RegisterQueuedResourceRoutes(g.router, *g.queued_resources, *g.maintenance, *g.reservations,
                                     *g.writers);
-  api::RegisterOperationRoutes(g.router, g.nodes->operations(), *g.writers);
+  api::RegisterOperationRoutes(g.router, g.writes->operations(), *g.writers);
   api::RegisterCatalogRoutes(g.router, catalog);
   api::RegisterDiscoveryRoutes(g.router);
   api::RegisterFaultRoutes(g.router, {.preempter = g.preempter.get(),
@@ -427,7 +431,7 @@ Status App::Stop(std::chrono::milliseconds drain) {
   if (g.replicas) g.replicas->Leave();
   // The node writes' thread calls every state observer (jobs, queued resources, workers): it ends
   // before any of them is destroyed with the graph.
-  if (g.nodes) g.nodes->batcher().Stop();
+  if (g.writes) g.writes->batcher().Stop();
   return g.store ? g.store->Close() : Status::Ok();
 }
 
@@ -451,6 +455,7 @@ api::HttpResponse App::Handle(const api::HttpRequest& request) const {
   return response.get();
 }
 
+service::WritePath& App::write_path() { return *graph_->writes; }
 service::NodeManager& App::nodes() { return *graph_->nodes; }
 service::QueuedResourceManager& App::queued_resources() { return *graph_->queued_resources; }
 service::Preempter& App::preempter() { return *graph_->preempter; }
