@@ -3,9 +3,7 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <future>
-#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -18,6 +16,7 @@
 #include "api/routes.h"
 #include "api/static_files.h"
 #include "api/worker_threads.h"
+#include "db/change_payloads.h"
 #include "db/store.h"
 #include "engine/compile_cache.h"
 #include "engine/pool.h"
@@ -83,50 +82,24 @@ void ForgetAfterReset(App::Graph& g) {
   g.preempter->Start();  // the scheduler was cleared
 }
 
-// "projects/P/locations/Z/nodes/N" as a NodeKey; nullopt for anything else.
-std::optional<service::NodeKey> NodeKeyOf(const std::string& name) {
-  std::vector<std::string> parts;
-  for (size_t at = 0;;) {
-    const size_t slash = name.find('/', at);
-    parts.push_back(name.substr(at, slash - at));
-    if (slash == std::string::npos) break;
-    at = slash + 1;
-  }
-  if (parts.size() != 6 || parts[0] != "projects" || parts[2] != "locations" ||
-      parts[4] != "nodes") {
-    return std::nullopt;
-  }
-  return service::NodeKey{parts[1], parts[3], parts[5]};
-}
-
-// "a b c" split at spaces (a change feed payload); missing words are empty.
-std::vector<std::string> Words(const std::string& payload, size_t count) {
-  std::vector<std::string> words(count);
-  size_t at = 0;
-  for (size_t i = 0; i < count && at <= payload.size(); ++i) {
-    const size_t space = i + 1 == count ? std::string::npos : payload.find(' ', at);
-    words[i] = payload.substr(at, space == std::string::npos ? std::string::npos : space - at);
-    if (space == std::string::npos) break;
-    at = space + 1;
-  }
-  return words;
-}
-
-// What the other replicas' commits mean here (service/replicas/replica_set.h).
+// What the other replicas' commits mean here (service/replicas/replica_set.h). The payloads are
+// parsed in db/ (db/change_payloads.h); one that does not parse is not a trigger's and is ignored.
 void OnRemoteChange(App::Graph& g, const db::Change& change) {
-  if (change.channel == "tpuemu_events") {
-    std::vector<std::string> w = Words(change.payload, 2);
+  if (change.channel == db::kEventsChannel) {
+    Result<db::EventChange> e = db::ParseEventChange(change.payload);
+    if (!e.ok()) return;
     db::EventRow event;
-    event.project = w[0];
-    event.seq = std::atoll(w[1].c_str());
+    event.project = e->project;
+    event.seq = e->seq;
     g.obs->events().Published(event);  // wakes the long-polls waiting here
-  } else if (change.channel == "tpuemu_jobs") {
-    std::vector<std::string> w = Words(change.payload, 3);
-    g.jobs->OnRemoteChange(w[0], w[1], w[2]);
+  } else if (change.channel == db::kJobsChannel) {
+    Result<db::JobChange> c = db::ParseJobChange(change.payload);
+    if (!c.ok()) return;
+    g.jobs->OnRemoteChange(c->name, c->state, c->owner);
     // The utilization history counts every replica's jobs (one replica writes it).
-    if (w[2] != g.replicas->id() && g.replicas->leads()) {
-      Result<service::Job> job = g.jobs->Get(w[0]);
-      Result<service::JobState> state = service::ParseJobState(w[1]);
+    if (c->owner != g.replicas->id() && g.replicas->leads()) {
+      Result<service::Job> job = g.jobs->Get(c->name);
+      Result<service::JobState> state = service::ParseJobState(c->state);
       if (job.ok() && state.ok()) {
         job->state = *state;  // as of this change (the row may have moved on)
         g.obs->utilization().OnJobStateChanged(*job, *state == service::JobState::kRunning
@@ -134,30 +107,29 @@ void OnRemoteChange(App::Graph& g, const db::Change& change) {
                                                          : service::JobState::kRunning);
       }
     }
-  } else if (change.channel == "tpuemu_nodes") {
-    std::vector<std::string> w = Words(change.payload, 3);
-    if (w[2] == g.replicas->id()) return;  // this replica's own write
-    g.nodes->Forget(w[0]);
-    std::optional<service::NodeKey> key = NodeKeyOf(w[0]);
-    if (!key) return;
-    if (w[1] == "DELETED") {
-      g.workers->OnRemoteNodeChange(w[0], nullptr);
+  } else if (change.channel == db::kNodesChannel) {
+    Result<db::NodeChange> c = db::ParseNodeChange(change.payload);
+    if (!c.ok() || c->owner == g.replicas->id()) return;  // this replica's own write
+    g.nodes->Forget(c->name);
+    if (!c->has_key()) return;
+    if (c->deleted()) {
+      g.workers->OnRemoteNodeChange(c->name, nullptr);
       return;
     }
-    Result<service::Node> node = g.nodes->Get(*key);
+    Result<service::Node> node = g.nodes->Get(service::NodeKey{c->project, c->zone, c->node_id});
     if (node.ok()) {
       g.jobs->OnRemoteNodeChange(*node);
-      g.workers->OnRemoteNodeChange(w[0], &*node);
+      g.workers->OnRemoteNodeChange(c->name, &*node);
     }
-  } else if (change.channel == "tpuemu_settings") {
-    if (change.payload == "reset " + g.replicas->id()) return;  // this replica's own reset
-    if (change.payload.starts_with("reset ")) {
+  } else if (change.channel == db::kSettingsChannel) {
+    Result<db::SettingsChange> c = db::ParseSettingsChange(change.payload);
+    if (!c.ok() || c->replica == g.replicas->id()) return;  // this replica's own write or reset
+    if (c->reset) {
       g.scheduler.Clear();
       g.nodes->ForgetAll();
       ForgetAfterReset(g);
       return;
     }
-    if (Words(change.payload, 2)[1] == g.replicas->id()) return;  // this replica's own write
     (void)g.capacity->Load();
     (void)g.chaos->Load();
   }
