@@ -10,14 +10,15 @@
 #include "base/status.h"
 #include "db/statement.h"
 
-// Declares `Statement& name`, the statement `prepared` (a Result<Statement*>, e.g.
-// txn.Prepare(sql)) holds, or returns its error from the enclosing function (which returns a
-// Status or a Result):
+// Declares `Statement& name`, the statement `prepared` holds — a Result<Statement*> (e.g.
+// txn.Prepare(sql)) or a Result<std::unique_ptr<Statement>> (a connection's own Prepare; the
+// statement then lives until the end of the enclosing scope) — or returns its error from the
+// enclosing function (which returns a Status or a Result):
 //   TPUEMU_PREPARE_OR_RETURN(s, txn.Prepare("DELETE FROM nodes WHERE name = ?1"));
 //   s.Bind(1, name);
-#define TPUEMU_PREPARE_OR_RETURN(name, prepared)                            \
-  ::tpuemu::Result<::tpuemu::db::Statement*> name##_prepared_ = (prepared); \
-  if (!name##_prepared_.ok()) return name##_prepared_.status();             \
+#define TPUEMU_PREPARE_OR_RETURN(name, prepared)                \
+  auto name##_prepared_ = (prepared);                           \
+  if (!name##_prepared_.ok()) return name##_prepared_.status(); \
   ::tpuemu::db::Statement& name = **name##_prepared_
 
 namespace tpuemu::db {
