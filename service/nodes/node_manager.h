@@ -55,8 +55,8 @@ namespace tpuemu::service {
 struct NodeManagerOptions {
   int64_t provisioning_delay_ms = 1000;  // CREATING -> READY
   int64_t transition_delay_ms = 500;     // STARTING, STOPPING, DELETING, update
-  // The next two are the write path's quota (WritePathOptionsOf below):
-  // NodeManager itself does not read them; they sit here as the daemon's node settings.
+  // The next two are the write path's quota limits (WritePathOptionsOf below), not read by
+  // NodeManager itself: they sit here with the daemon's other node settings.
   // TensorCores one zone can hold across all projects; a create past it fails its Operation with
   // RESOURCE_EXHAUSTED (code 8) like the real service.
   int64_t zone_capacity_tensorcores = QuotaLimits{}.zone_capacity_tensorcores;
@@ -148,12 +148,12 @@ class NodeManager {
   // Changes a node in place, outside the verb transitions: the faults (preemption, maintenance;
   // service/faults/) use it. `change` runs inside a write batch with the node as stored and that
   // batch's Txn (so it may write Operations through the write path's operations() in the same
-  // transaction); a
-  // non-OK return leaves everything as it was. The zone's count follows
+  // transaction); a non-OK return leaves everything as it was. The zone's count follows
   // Node::ZoneTensorCores(); a state change gets its event and observers hear of it; `fault`, if
   // given, returns the fault's event for the node as changed, written after the node's own in the
   // same transaction. If `change` leaves a pending transition with a due time, its completion is
-  // scheduled. Returns the node as written.
+  // scheduled.
+  // Returns the node as written.
   using FaultEventFn = std::function<db::EventRow(const Node&)>;
   Result<Node> Amend(const NodeKey& key, const std::function<Status(Node&, db::Txn&)>& change,
                      const FaultEventFn& fault = nullptr);
