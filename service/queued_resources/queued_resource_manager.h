@@ -111,7 +111,7 @@ class QueuedResourceManager {
   using StateObserver = std::function<void(const QueuedResource& qr, QrState previous)>;
   void AddStateObserver(StateObserver observer);
 
-  // The node manager its nodes and writes go through (borrowed).
+  // The node manager that makes and deletes its nodes (borrowed; api/ asks it for WriteBacklog).
   const NodeManager& nodes() const { return nodes_; }
 
  private:
