@@ -3,9 +3,7 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <future>
-#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -18,6 +16,7 @@
 #include "api/routes.h"
 #include "api/static_files.h"
 #include "api/worker_threads.h"
+#include "db/change_payloads.h"
 #include "db/store.h"
 #include "engine/compile_cache.h"
 #include "engine/pool.h"
@@ -39,6 +38,7 @@ struct App::Graph {
   std::unique_ptr<db::Store> store;
   std::unique_ptr<service::ReplicaSet> replicas;
   service::Scheduler scheduler;
+  std::unique_ptr<service::WritePath> writes;  // lent to the managers below
   std::unique_ptr<service::NodeManager> nodes;
   std::unique_ptr<service::ReservationBook> reservations;
   std::unique_ptr<service::QueuedResourceManager> queued_resources;
@@ -82,50 +82,24 @@ void ForgetAfterReset(App::Graph& g) {
   g.preempter->Start();  // the scheduler was cleared
 }
 
-// "projects/P/locations/Z/nodes/N" as a NodeKey; nullopt for anything else.
-std::optional<service::NodeKey> NodeKeyOf(const std::string& name) {
-  std::vector<std::string> parts;
-  for (size_t at = 0;;) {
-    const size_t slash = name.find('/', at);
-    parts.push_back(name.substr(at, slash - at));
-    if (slash == std::string::npos) break;
-    at = slash + 1;
-  }
-  if (parts.size() != 6 || parts[0] != "projects" || parts[2] != "locations" ||
-      parts[4] != "nodes") {
-    return std::nullopt;
-  }
-  return service::NodeKey{parts[1], parts[3], parts[5]};
-}
-
-// "a b c" split at spaces (a change feed payload); missing words are empty.
-std::vector<std::string> Words(const std::string& payload, size_t count) {
-  std::vector<std::string> words(count);
-  size_t at = 0;
-  for (size_t i = 0; i < count && at <= payload.size(); ++i) {
-    const size_t space = i + 1 == count ? std::string::npos : payload.find(' ', at);
-    words[i] = payload.substr(at, space == std::string::npos ? std::string::npos : space - at);
-    if (space == std::string::npos) break;
-    at = space + 1;
-  }
-  return words;
-}
-
-// What the other replicas' commits mean here (service/replicas/replica_set.h).
+// What the other replicas' commits mean here (service/replicas/replica_set.h). The payloads are
+// parsed in db/ (db/change_payloads.h); one that does not parse is not a trigger's and is ignored.
 void OnRemoteChange(App::Graph& g, const db::Change& change) {
-  if (change.channel == "tpuemu_events") {
-    std::vector<std::string> w = Words(change.payload, 2);
+  if (change.channel == db::kEventsChannel) {
+    Result<db::EventChange> e = db::ParseEventChange(change.payload);
+    if (!e.ok()) return;
     db::EventRow event;
-    event.project = w[0];
-    event.seq = std::atoll(w[1].c_str());
+    event.project = e->project;
+    event.seq = e->seq;
     g.obs->events().Published(event);  // wakes the long-polls waiting here
-  } else if (change.channel == "tpuemu_jobs") {
-    std::vector<std::string> w = Words(change.payload, 3);
-    g.jobs->OnRemoteChange(w[0], w[1], w[2]);
+  } else if (change.channel == db::kJobsChannel) {
+    Result<db::JobChange> c = db::ParseJobChange(change.payload);
+    if (!c.ok()) return;
+    g.jobs->OnRemoteChange(c->name, c->state, c->owner);
     // The utilization history counts every replica's jobs (one replica writes it).
-    if (w[2] != g.replicas->id() && g.replicas->leads()) {
-      Result<service::Job> job = g.jobs->Get(w[0]);
-      Result<service::JobState> state = service::ParseJobState(w[1]);
+    if (c->owner != g.replicas->id() && g.replicas->leads()) {
+      Result<service::Job> job = g.jobs->Get(c->name);
+      Result<service::JobState> state = service::ParseJobState(c->state);
       if (job.ok() && state.ok()) {
         job->state = *state;  // as of this change (the row may have moved on)
         g.obs->utilization().OnJobStateChanged(*job, *state == service::JobState::kRunning
@@ -133,30 +107,29 @@ void OnRemoteChange(App::Graph& g, const db::Change& change) {
                                                          : service::JobState::kRunning);
       }
     }
-  } else if (change.channel == "tpuemu_nodes") {
-    std::vector<std::string> w = Words(change.payload, 3);
-    if (w[2] == g.replicas->id()) return;  // this replica's own write
-    g.nodes->Forget(w[0]);
-    std::optional<service::NodeKey> key = NodeKeyOf(w[0]);
-    if (!key) return;
-    if (w[1] == "DELETED") {
-      g.workers->OnRemoteNodeChange(w[0], nullptr);
+  } else if (change.channel == db::kNodesChannel) {
+    Result<db::NodeChange> c = db::ParseNodeChange(change.payload);
+    if (!c.ok() || c->owner == g.replicas->id()) return;  // this replica's own write
+    g.nodes->Forget(c->name);
+    if (!c->has_key()) return;
+    if (c->deleted()) {
+      g.workers->OnRemoteNodeChange(c->name, nullptr);
       return;
     }
-    Result<service::Node> node = g.nodes->Get(*key);
+    Result<service::Node> node = g.nodes->Get(service::NodeKey{c->project, c->zone, c->node_id});
     if (node.ok()) {
       g.jobs->OnRemoteNodeChange(*node);
-      g.workers->OnRemoteNodeChange(w[0], &*node);
+      g.workers->OnRemoteNodeChange(c->name, &*node);
     }
-  } else if (change.channel == "tpuemu_settings") {
-    if (change.payload == "reset " + g.replicas->id()) return;  // this replica's own reset
-    if (change.payload.starts_with("reset ")) {
+  } else if (change.channel == db::kSettingsChannel) {
+    Result<db::SettingsChange> c = db::ParseSettingsChange(change.payload);
+    if (!c.ok() || c->replica == g.replicas->id()) return;  // this replica's own write or reset
+    if (c->reset) {
       g.scheduler.Clear();
       g.nodes->ForgetAll();
       ForgetAfterReset(g);
       return;
     }
-    if (Words(change.payload, 2)[1] == g.replicas->id()) return;  // this replica's own write
     (void)g.capacity->Load();
     (void)g.chaos->Load();
   }
@@ -218,7 +191,10 @@ Status App::Build() {
   service::NodeManagerOptions node_options = options_.nodes;
   node_options.replica_id = g.replicas->id();
   node_options.shared_store = shared;
-  g.nodes = std::make_unique<service::NodeManager>(*g.store, g.scheduler, catalog, node_options);
+  g.writes = std::make_unique<service::WritePath>(*g.store, catalog,
+                                                  service::WritePathOptionsOf(node_options));
+  g.nodes = std::make_unique<service::NodeManager>(*g.store, *g.writes, g.scheduler, catalog,
+                                                   node_options);
   // Each injector wrote the fault's event with its change (service/faults/fault_event.h).
   // A maintenance event interrupts the job running on the node and holds its queue until it ends
   // (a job with maxRetries left runs again then; docs/faults.md); preemption reaches the jobs
@@ -233,12 +209,12 @@ Status App::Build() {
     }
   };
   g.reservations =
-      std::make_unique<service::ReservationBook>(*g.store, g.nodes->batcher(), catalog);
+      std::make_unique<service::ReservationBook>(*g.store, g.writes->batcher(), catalog);
   g.queued_resources = std::make_unique<service::QueuedResourceManager>(
-      *g.store, *g.nodes, *g.reservations, catalog, options_.queued_resources);
+      *g.store, *g.writes, *g.nodes, *g.reservations, catalog, options_.queued_resources);
   g.chaos = std::make_unique<service::ChaosRules>(*g.store, options_.faults.seed);
   g.capacity = std::make_unique<service::ZoneCapacity>(
-      *g.store, g.nodes->quota(), catalog,
+      *g.store, g.writes->quota(), catalog,
       [qr = g.queued_resources.get()](const std::string& zone) { qr->OnCapacityChanged(zone); },
       on_fault);
   g.preempter = std::make_unique<service::Preempter>(
@@ -248,7 +224,7 @@ Status App::Build() {
                                  .seed = options_.faults.seed},
       on_fault);
   g.maintenance = std::make_unique<service::MaintenanceManager>(
-      *g.nodes, *g.queued_resources, g.scheduler,
+      *g.writes, *g.nodes, *g.queued_resources, g.scheduler,
       service::MaintenanceOptions{.duration_ms = options_.faults.maintenance_duration_ms},
       on_fault);
   const int engine_threads = options_.engine_threads > 0
@@ -267,10 +243,10 @@ Status App::Build() {
         qr->OnNodeStateChanged(node, previous);
       });
   // Events, utilization history, Prometheus and the torch_xla-style reports (hooks observers).
-  // It becomes the nodes' and jobs' EventSink; queued resources and faults write through the
-  // nodes'.
+  // It becomes the jobs' EventSink and the write path's (nodes, queued resources and faults).
   g.obs = std::make_unique<service::Observability>(*g.store, *g.nodes, *g.jobs, *g.pool,
                                                    g.compile_cache, options_.observability);
+  g.writes->SetEventSink(&g.obs->events());
   g.capacity->SetEventSink(&g.obs->events());
   g.pruner = std::make_unique<service::RetentionPruner>(*g.store, options_.retention);
 
@@ -321,7 +297,7 @@ Status App::Build() {
   api::RegisterComputeRoutes(g.router, *g.projects, *g.writers);
   api::RegisterQueuedResourceRoutes(g.router, *g.queued_resources, *g.maintenance, *g.reservations,
                                     *g.writers);
-  api::RegisterOperationRoutes(g.router, g.nodes->operations(), *g.writers);
+  api::RegisterOperationRoutes(g.router, g.writes->operations(), *g.writers);
   api::RegisterCatalogRoutes(g.router, catalog);
   api::RegisterDiscoveryRoutes(g.router);
   api::RegisterFaultRoutes(g.router, {.preempter = g.preempter.get(),
@@ -427,7 +403,7 @@ Status App::Stop(std::chrono::milliseconds drain) {
   if (g.replicas) g.replicas->Leave();
   // The node writes' thread calls every state observer (jobs, queued resources, workers): it ends
   // before any of them is destroyed with the graph.
-  if (g.nodes) g.nodes->batcher().Stop();
+  if (g.writes) g.writes->batcher().Stop();
   return g.store ? g.store->Close() : Status::Ok();
 }
 
@@ -451,6 +427,7 @@ api::HttpResponse App::Handle(const api::HttpRequest& request) const {
   return response.get();
 }
 
+service::WritePath& App::write_path() { return *graph_->writes; }
 service::NodeManager& App::nodes() { return *graph_->nodes; }
 service::QueuedResourceManager& App::queued_resources() { return *graph_->queued_resources; }
 service::Preempter& App::preempter() { return *graph_->preempter; }

@@ -112,6 +112,8 @@ class App {
   // a socket; waits for async routes.
   api::HttpResponse Handle(const api::HttpRequest& request) const;
 
+  // The batcher, Operations, quota and event sink every node and queued resource write shares.
+  service::WritePath& write_path();
   service::NodeManager& nodes();
   service::QueuedResourceManager& queued_resources();
   service::Preempter& preempter();

@@ -1,14 +1,16 @@
 #include "db/event_repository.h"
 
+#include "db/statement_helpers.h"
+
 namespace tpuemu::db {
 
 Result<int64_t> EventRepository::Append(Txn& txn, const EventRow& row) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "INSERT INTO events (project, time, time_unix_ms, kind, resource, zone, state, "
-      "previous_state, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING seq");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)
-      ->Bind(1, row.project)
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt,
+      txn.Prepare(
+          "INSERT INTO events (project, time, time_unix_ms, kind, resource, zone, state, "
+          "previous_state, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING seq"));
+  stmt.Bind(1, row.project)
       .Bind(2, row.time)
       .Bind(3, row.time_unix_ms)
       .Bind(4, row.kind)
@@ -17,30 +19,24 @@ Result<int64_t> EventRepository::Append(Txn& txn, const EventRow& row) const {
       .Bind(7, row.state)
       .Bind(8, row.previous_state)
       .Bind(9, row.message);
-  Result<bool> got = (*stmt)->Step();
-  if (!got.ok()) return got.status();
-  if (!*got) return Status::Internal("INSERT INTO events returned no seq");
-  int64_t seq = (*stmt)->ColumnInt64(0);
-  // Finish the statement so the insert is complete before the transaction commits.
-  Result<bool> done = (*stmt)->Step();
-  if (!done.ok()) return done.status();
-  return seq;
+  return InsertReturningSeq(stmt, /*kind=*/"", row.project, "INSERT INTO events returned no seq");
 }
 
 Result<std::vector<EventRow>> EventRepository::List(std::string_view project, int64_t after_seq,
                                                     int limit) const {
   return store_.ReadResult<std::vector<EventRow>>([&](Txn& txn) -> Result<std::vector<EventRow>> {
-    Result<Statement*> stmt = txn.Prepare(
-        "SELECT seq, project, time, time_unix_ms, kind, resource, zone, state, previous_state, "
-        "message FROM events WHERE project IN (?1, '*') AND seq > ?2 ORDER BY seq LIMIT ?3");
-    if (!stmt.ok()) return stmt.status();
-    (*stmt)->Bind(1, project).Bind(2, after_seq).Bind(3, static_cast<int64_t>(limit));
+    TPUEMU_PREPARE_OR_RETURN(
+        stmt,
+        txn.Prepare(
+            "SELECT seq, project, time, time_unix_ms, kind, resource, zone, state, previous_state, "
+            "message FROM events WHERE project IN (?1, '*') AND seq > ?2 ORDER BY seq LIMIT ?3"));
+    stmt.Bind(1, project).Bind(2, after_seq).Bind(3, static_cast<int64_t>(limit));
     std::vector<EventRow> rows;
     for (;;) {
-      Result<bool> more = (*stmt)->Step();
+      Result<bool> more = stmt.Step();
       if (!more.ok()) return more.status();
       if (!*more) return rows;
-      const Statement& s = **stmt;
+      const Statement& s = stmt;
       EventRow row;
       row.seq = s.ColumnInt64(0);
       row.project = s.ColumnText(1);
@@ -60,18 +56,17 @@ Result<std::vector<EventRow>> EventRepository::List(std::string_view project, in
 Result<int64_t> EventRepository::Prune(Txn& txn, int64_t max_rows, int64_t min_time_unix_ms) const {
   int64_t removed = 0;
   {
-    Result<Statement*> stmt = txn.Prepare(
-        "DELETE FROM events WHERE seq <= (SELECT seq FROM events ORDER BY seq DESC "
-        "LIMIT 1 OFFSET ?1)");
-    if (!stmt.ok()) return stmt.status();
-    (*stmt)->Bind(1, max_rows);
-    TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+    TPUEMU_PREPARE_OR_RETURN(
+        stmt,
+        txn.Prepare("DELETE FROM events WHERE seq <= (SELECT seq FROM events ORDER BY seq DESC "
+                    "LIMIT 1 OFFSET ?1)"));
+    stmt.Bind(1, max_rows);
+    TPUEMU_RETURN_IF_ERROR(stmt.Run());
     removed += txn.Changes();
   }
-  Result<Statement*> stmt = txn.Prepare("DELETE FROM events WHERE time_unix_ms < ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, min_time_unix_ms);
-  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("DELETE FROM events WHERE time_unix_ms < ?1"));
+  stmt.Bind(1, min_time_unix_ms);
+  TPUEMU_RETURN_IF_ERROR(stmt.Run());
   removed += txn.Changes();
   return removed;
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "db/list_queries.h"
+#include "db/statement_helpers.h"
 
 namespace tpuemu::db {
 namespace {
@@ -77,13 +78,12 @@ Result<std::vector<JobRow>> CollectJobRows(Statement& s) {
 Result<std::optional<std::string>> FirstNameOnNode(Txn& txn, const char* sql,
                                                    std::string_view project, std::string_view zone,
                                                    std::string_view node_id) {
-  Result<Statement*> stmt = txn.Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, project).Bind(2, zone).Bind(3, node_id);
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare(sql));
+  stmt.Bind(1, project).Bind(2, zone).Bind(3, node_id);
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<std::string>();
-  return std::optional<std::string>((*stmt)->ColumnText(0));
+  return std::optional<std::string>(stmt.ColumnText(0));
 }
 
 Status NotFound(std::string_view name) {
@@ -93,57 +93,45 @@ Status NotFound(std::string_view name) {
 }  // namespace
 
 Result<int64_t> JobRepository::Insert(Txn& txn, const JobRow& row) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "INSERT INTO jobs (" TPUEMU_JOB_INSERT_COLUMNS
-      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-      "?19, ?20) RETURNING seq");
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(s, txn.Prepare("INSERT INTO jobs (" TPUEMU_JOB_INSERT_COLUMNS
+                                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                                          "?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+                                          "?19, ?20) RETURNING seq"));
   BindRow(s, row);
-  Result<bool> inserted = s.Step();
-  if (!inserted.ok()) {
-    if (inserted.status().code() == StatusCode::kAlreadyExists) {
-      return Status::AlreadyExists("job '" + row.name + "' already exists");
-    }
-    return inserted.status();
-  }
-  if (!*inserted) return Status::Internal("insert job: RETURNING produced no row");
-  int64_t seq = s.ColumnInt64(0);
-  TPUEMU_RETURN_IF_ERROR(s.Run());
-  return seq;
+  return InsertReturningSeq(s, "job", row.name, "insert job: RETURNING produced no row");
 }
 
 Status JobRepository::Update(Txn& txn, const JobRow& row) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "UPDATE jobs SET project = ?2, zone = ?3, node_id = ?4, job_id = ?5, state = ?6, "
-      "priority = ?7, labels_json = ?8, spec_json = ?9, request_id = ?10, spec_hash = ?11, "
-      "create_time = ?12, start_time = ?13, end_time = ?14, exit_code = ?15, reason = ?16, "
-      "result_json = ?17, attempt = ?18, max_retries = ?19, owner = ?20 WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  BindRow(**stmt, row);
-  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt,
+      txn.Prepare(
+          "UPDATE jobs SET project = ?2, zone = ?3, node_id = ?4, job_id = ?5, state = ?6, "
+          "priority = ?7, labels_json = ?8, spec_json = ?9, request_id = ?10, spec_hash = ?11, "
+          "create_time = ?12, start_time = ?13, end_time = ?14, exit_code = ?15, reason = ?16, "
+          "result_json = ?17, attempt = ?18, max_retries = ?19, owner = ?20 WHERE name = ?1"));
+  BindRow(stmt, row);
+  TPUEMU_RETURN_IF_ERROR(stmt.Run());
   if (txn.Changes() == 0) return NotFound(row.name);
   return Status::Ok();
 }
 
 Status JobRepository::Delete(Txn& txn, std::string_view name) const {
   TPUEMU_RETURN_IF_ERROR(ClearOutputs(txn, name));
-  Result<Statement*> stmt = txn.Prepare("DELETE FROM jobs WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("DELETE FROM jobs WHERE name = ?1"));
+  stmt.Bind(1, name);
+  TPUEMU_RETURN_IF_ERROR(stmt.Run());
   if (txn.Changes() == 0) return NotFound(name);
   return Status::Ok();
 }
 
 Result<JobRow> JobRepository::Get(Txn& txn, std::string_view name) const {
-  Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_JOB_COLUMNS " FROM jobs WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(stmt,
+                           txn.Prepare("SELECT " TPUEMU_JOB_COLUMNS " FROM jobs WHERE name = ?1"));
+  stmt.Bind(1, name);
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
   if (!*row) return NotFound(name);
-  return ReadJobRow(**stmt);
+  return ReadJobRow(stmt);
 }
 
 Result<JobRow> JobRepository::Get(std::string_view name) const {
@@ -153,15 +141,16 @@ Result<JobRow> JobRepository::Get(std::string_view name) const {
 Result<JobRow> JobRepository::GetByRequestId(Txn& txn, std::string_view project,
                                              std::string_view zone, std::string_view node_id,
                                              std::string_view request_id) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "SELECT " TPUEMU_JOB_COLUMNS
-      " FROM jobs WHERE project = ?1 AND zone = ?2 AND node_id = ?3 AND request_id = ?4");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, project).Bind(2, zone).Bind(3, node_id).Bind(4, request_id);
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt,
+      txn.Prepare(
+          "SELECT " TPUEMU_JOB_COLUMNS
+          " FROM jobs WHERE project = ?1 AND zone = ?2 AND node_id = ?3 AND request_id = ?4"));
+  stmt.Bind(1, project).Bind(2, zone).Bind(3, node_id).Bind(4, request_id);
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
   if (!*row) return Status::NotFound("no job with request id '" + std::string(request_id) + "'");
-  return ReadJobRow(**stmt);
+  return ReadJobRow(stmt);
 }
 
 std::string JobRepository::ListSql(const JobFilter& filter) {
@@ -180,9 +169,7 @@ Result<std::vector<JobRow>> JobRepository::List(const JobFilter& filter, int64_t
     // matches them (jobs_by_node, jobs_by_location, jobs_by_project, jobs_by_state) in seq order
     // from the page token: "?x = '' OR column = ?x" would defeat every index.
     const bool all_zones = filter.zone.empty() || filter.zone == "-";
-    Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_JOB_COLUMNS + ListSql(filter));
-    if (!stmt.ok()) return stmt.status();
-    Statement& s = **stmt;
+    TPUEMU_PREPARE_OR_RETURN(s, txn.Prepare("SELECT " TPUEMU_JOB_COLUMNS + ListSql(filter)));
     if (!filter.project.empty()) s.Bind(1, filter.project);
     if (!all_zones) s.Bind(2, filter.zone);
     if (!filter.node_id.empty()) s.Bind(3, filter.node_id);
@@ -198,28 +185,30 @@ Result<std::vector<JobRow>> JobRepository::AdoptOrphans(
   if (previous_owner != nullptr) {
     // The owners before the UPDATE (RETURNING shows only the new one); on PostgreSQL the rows
     // are locked, so the UPDATE below takes exactly these.
-    Result<Statement*> before = txn.Prepare(
-        std::string("SELECT name, owner FROM jobs WHERE state IN ('QUEUED', 'RUNNING') AND "
-                    "(owner IS NULL OR owner NOT IN (SELECT id FROM replicas)) AND "
-                    "(owner IS NULL OR owner <> ?1)") +
-        (store_.backend() == Backend::kPostgres ? " FOR UPDATE" : ""));
-    if (!before.ok()) return before.status();
-    (*before)->Bind(1, owner);
+    TPUEMU_PREPARE_OR_RETURN(
+        before,
+        txn.Prepare(
+            std::string("SELECT name, owner FROM jobs WHERE state IN ('QUEUED', 'RUNNING') AND "
+                        "(owner IS NULL OR owner NOT IN (SELECT id FROM replicas)) AND "
+                        "(owner IS NULL OR owner <> ?1)") +
+            (store_.backend() == Backend::kPostgres ? " FOR UPDATE" : "")));
+    before.Bind(1, owner);
     for (;;) {
-      Result<bool> row = (*before)->Step();
+      Result<bool> row = before.Step();
       if (!row.ok()) return row.status();
       if (!*row) break;
-      (*previous_owner)[(*before)->ColumnText(0)] =
-          (*before)->IsNull(1) ? std::string() : (*before)->ColumnText(1);
+      (*previous_owner)[before.ColumnText(0)] =
+          before.IsNull(1) ? std::string() : before.ColumnText(1);
     }
   }
-  Result<Statement*> stmt = txn.Prepare(
-      "UPDATE jobs SET owner = ?1 WHERE state IN ('QUEUED', 'RUNNING') AND (owner IS NULL OR "
-      "owner NOT IN (SELECT id FROM replicas)) AND (owner IS NULL OR owner <> ?1) "
-      "RETURNING " TPUEMU_JOB_COLUMNS);
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, owner);
-  Result<std::vector<JobRow>> rows = CollectJobRows(**stmt);
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt,
+      txn.Prepare(
+          "UPDATE jobs SET owner = ?1 WHERE state IN ('QUEUED', 'RUNNING') AND (owner IS NULL OR "
+          "owner NOT IN (SELECT id FROM replicas)) AND (owner IS NULL OR owner <> ?1) "
+          "RETURNING " TPUEMU_JOB_COLUMNS));
+  stmt.Bind(1, owner);
+  Result<std::vector<JobRow>> rows = CollectJobRows(stmt);
   if (!rows.ok() || !include_own) {
     if (rows.ok()) {
       std::sort(rows->begin(), rows->end(),
@@ -227,12 +216,12 @@ Result<std::vector<JobRow>> JobRepository::AdoptOrphans(
     }
     return rows;
   }
-  Result<Statement*> own =
+  TPUEMU_PREPARE_OR_RETURN(
+      own,
       txn.Prepare("SELECT " TPUEMU_JOB_COLUMNS
-                  " FROM jobs WHERE state IN ('QUEUED', 'RUNNING') AND owner = ?1 ORDER BY seq");
-  if (!own.ok()) return own.status();
-  (*own)->Bind(1, owner);
-  return CollectJobRows(**own);  // the adopted jobs are among them now
+                  " FROM jobs WHERE state IN ('QUEUED', 'RUNNING') AND owner = ?1 ORDER BY seq"));
+  own.Bind(1, owner);
+  return CollectJobRows(own);  // the adopted jobs are among them now
 }
 
 Result<std::optional<std::string>> JobRepository::RunningOnNode(Txn& txn, std::string_view project,
@@ -256,29 +245,29 @@ Result<std::optional<std::string>> JobRepository::NextQueuedOnNode(Txn& txn,
 
 Result<std::pair<std::string, std::optional<std::string>>> JobRepository::StateAndOwner(
     Txn& txn, std::string_view name) const {
-  Result<Statement*> stmt = txn.Prepare("SELECT state, owner FROM jobs WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("SELECT state, owner FROM jobs WHERE name = ?1"));
+  stmt.Bind(1, name);
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
   if (!*row) return NotFound(name);
-  return std::make_pair((*stmt)->ColumnText(0), (*stmt)->ColumnOptionalText(1));
+  return std::make_pair(stmt.ColumnText(0), stmt.ColumnOptionalText(1));
 }
 
 Result<JobRow> JobRepository::LockQueued(Txn& txn, std::string_view name) const {
   // On PostgreSQL the row is locked until the transaction ends and a replica that finds it locked
   // skips it at once instead of waiting; SQLite has one writer, so its plain read is the same.
-  Result<Statement*> stmt = txn.Prepare(
-      store_.backend() == Backend::kPostgres
-          ? "SELECT " TPUEMU_JOB_COLUMNS
-            " FROM jobs WHERE name = ?1 AND state = 'QUEUED' FOR UPDATE SKIP LOCKED"
-          : "SELECT " TPUEMU_JOB_COLUMNS " FROM jobs WHERE name = ?1 AND state = 'QUEUED'");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt,
+      txn.Prepare(store_.backend() == Backend::kPostgres
+                      ? "SELECT " TPUEMU_JOB_COLUMNS
+                        " FROM jobs WHERE name = ?1 AND state = 'QUEUED' FOR UPDATE SKIP LOCKED"
+                      : "SELECT " TPUEMU_JOB_COLUMNS
+                        " FROM jobs WHERE name = ?1 AND state = 'QUEUED'"));
+  stmt.Bind(1, name);
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
   if (!*row) return NotFound(name);
-  return ReadJobRow(**stmt);
+  return ReadJobRow(stmt);
 }
 
 Result<std::vector<JobRow>> JobRepository::ListInState(std::string_view state) const {
@@ -288,23 +277,24 @@ Result<std::vector<JobRow>> JobRepository::ListInState(std::string_view state) c
 }
 
 Status JobRepository::AppendLog(Txn& txn, std::string_view job, std::string_view text) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "INSERT INTO job_logs (job, line_no, text) VALUES (?1, "
-      "(SELECT COUNT(*) FROM job_logs WHERE job = ?1), ?2)");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, job).Bind(2, text);
-  return (*stmt)->Run();
+  TPUEMU_PREPARE_OR_RETURN(stmt,
+                           txn.Prepare("INSERT INTO job_logs (job, line_no, text) VALUES (?1, "
+                                       "(SELECT COUNT(*) FROM job_logs WHERE job = ?1), ?2)"));
+  stmt.Bind(1, job).Bind(2, text);
+  return stmt.Run();
 }
 
 Status JobRepository::AppendStep(Txn& txn, std::string_view job, const JobStepRow& step) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "INSERT INTO job_steps (job, step, loss, cycles, emulated_seconds, mxu_utilization, flops, "
-      "host_seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (job, step) DO UPDATE "
-      "SET loss = excluded.loss, cycles = excluded.cycles, "
-      "emulated_seconds = excluded.emulated_seconds, mxu_utilization = excluded.mxu_utilization, "
-      "flops = excluded.flops, host_seconds = excluded.host_seconds");
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(
+      s,
+      txn.Prepare(
+          "INSERT INTO job_steps (job, step, loss, cycles, emulated_seconds, mxu_utilization, "
+          "flops, "
+          "host_seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (job, step) DO UPDATE "
+          "SET loss = excluded.loss, cycles = excluded.cycles, "
+          "emulated_seconds = excluded.emulated_seconds, mxu_utilization = "
+          "excluded.mxu_utilization, "
+          "flops = excluded.flops, host_seconds = excluded.host_seconds"));
   s.Bind(1, job).Bind(2, step.step).Bind(4, step.cycles);
   if (step.loss) {
     s.BindReal(3, *step.loss);
@@ -321,45 +311,45 @@ Status JobRepository::AppendStep(Txn& txn, std::string_view job, const JobStepRo
 Status JobRepository::ClearOutputs(Txn& txn, std::string_view job) const {
   for (const char* sql :
        {"DELETE FROM job_logs WHERE job = ?1", "DELETE FROM job_steps WHERE job = ?1"}) {
-    Result<Statement*> stmt = txn.Prepare(sql);
-    if (!stmt.ok()) return stmt.status();
-    (*stmt)->Bind(1, job);
-    TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+    TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare(sql));
+    stmt.Bind(1, job);
+    TPUEMU_RETURN_IF_ERROR(stmt.Run());
   }
   return Status::Ok();
 }
 
 Result<std::vector<std::string>> JobRepository::Logs(std::string_view job, int64_t offset) const {
-  return store_.ReadResult<std::vector<std::string>>(
-      [&](Txn& txn) -> Result<std::vector<std::string>> {
-        Result<Statement*> stmt = txn.Prepare(
-            "SELECT text FROM job_logs WHERE job = ?1 AND line_no >= ?2 ORDER BY line_no");
-        if (!stmt.ok()) return stmt.status();
-        (*stmt)->Bind(1, job).Bind(2, offset);
-        std::vector<std::string> lines;
-        for (;;) {
-          Result<bool> more = (*stmt)->Step();
-          if (!more.ok()) return more.status();
-          if (!*more) return lines;
-          lines.push_back((*stmt)->ColumnText(0));
-        }
-      });
+  return store_.ReadResult<std::vector<std::string>>([&](Txn& txn)
+                                                         -> Result<std::vector<std::string>> {
+    TPUEMU_PREPARE_OR_RETURN(
+        stmt,
+        txn.Prepare("SELECT text FROM job_logs WHERE job = ?1 AND line_no >= ?2 ORDER BY line_no"));
+    stmt.Bind(1, job).Bind(2, offset);
+    std::vector<std::string> lines;
+    for (;;) {
+      Result<bool> more = stmt.Step();
+      if (!more.ok()) return more.status();
+      if (!*more) return lines;
+      lines.push_back(stmt.ColumnText(0));
+    }
+  });
 }
 
 Result<std::vector<JobStepRow>> JobRepository::Steps(std::string_view job) const {
   return store_.ReadResult<std::vector<JobStepRow>>(
       [&](Txn& txn) -> Result<std::vector<JobStepRow>> {
-        Result<Statement*> stmt = txn.Prepare(
-            "SELECT step, loss, cycles, emulated_seconds, mxu_utilization, flops, host_seconds "
-            "FROM job_steps WHERE job = ?1 ORDER BY step");
-        if (!stmt.ok()) return stmt.status();
-        (*stmt)->Bind(1, job);
+        TPUEMU_PREPARE_OR_RETURN(
+            stmt,
+            txn.Prepare(
+                "SELECT step, loss, cycles, emulated_seconds, mxu_utilization, flops, host_seconds "
+                "FROM job_steps WHERE job = ?1 ORDER BY step"));
+        stmt.Bind(1, job);
         std::vector<JobStepRow> steps;
         for (;;) {
-          Result<bool> more = (*stmt)->Step();
+          Result<bool> more = stmt.Step();
           if (!more.ok()) return more.status();
           if (!*more) return steps;
-          const Statement& s = **stmt;
+          const Statement& s = stmt;
           JobStepRow row;
           row.step = s.ColumnInt64(0);
           if (!s.IsNull(1)) row.loss = s.ColumnReal(1);

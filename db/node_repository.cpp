@@ -1,6 +1,7 @@
 #include "db/node_repository.h"
 
 #include "db/list_queries.h"
+#include "db/statement_helpers.h"
 
 #include <string>
 
@@ -58,12 +59,11 @@ void BindBody(Statement& s, const NodeRow& row) {
 
 // The one integer a SUM query with one text parameter returns.
 Result<int64_t> SumOne(Txn& txn, const char* sql, std::string_view param) {
-  Result<Statement*> stmt = txn.Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, param);
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare(sql));
+  stmt.Bind(1, param);
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
-  return *row ? (*stmt)->ColumnInt64(0) : int64_t{0};
+  return *row ? stmt.ColumnInt64(0) : int64_t{0};
 }
 
 Result<std::vector<NodeRow>> CollectNodeRows(Statement& s) {
@@ -79,33 +79,22 @@ Result<std::vector<NodeRow>> CollectNodeRows(Statement& s) {
 }  // namespace
 
 Result<int64_t> NodeRepository::Insert(Txn& txn, const NodeRow& row) const {
-  Result<Statement*> stmt = txn.Prepare("INSERT INTO nodes (" TPUEMU_NODE_INSERT_COLUMNS
-                                        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                                        "?12, ?13, ?14, ?15, ?16) RETURNING seq");
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(s, txn.Prepare("INSERT INTO nodes (" TPUEMU_NODE_INSERT_COLUMNS
+                                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                                          "?12, ?13, ?14, ?15, ?16) RETURNING seq"));
   s.Bind(1, row.name);
   BindBody(s, row);
-  Result<bool> inserted = s.Step();
-  Status status = inserted.ok() ? Status::Ok() : inserted.status();
-  if (status.code() == StatusCode::kAlreadyExists) {
-    return Status::AlreadyExists("node '" + row.name + "' already exists");
-  }
-  if (!status.ok()) return status;
-  if (!*inserted) return Status::Internal("insert: RETURNING produced no row");
-  int64_t seq = s.ColumnInt64(0);
-  TPUEMU_RETURN_IF_ERROR(s.Run());  // finish the statement
-  return seq;
+  return InsertReturningSeq(s, "node", row.name);
 }
 
 Status NodeRepository::Update(Txn& txn, const NodeRow& row) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "UPDATE nodes SET project = ?2, zone = ?3, node_id = ?4, uid = ?5, state = ?6, "
-      "accelerator_type = ?7, tensorcores = ?8, create_time = ?9, update_time = ?10, "
-      "resource_json = ?11, pending_operation = ?12, pending_due_ms = ?13, queued_resource = ?14, "
-      "zone_tensorcores = ?15, owner = ?16 WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(
+      s,
+      txn.Prepare("UPDATE nodes SET project = ?2, zone = ?3, node_id = ?4, uid = ?5, state = ?6, "
+                  "accelerator_type = ?7, tensorcores = ?8, create_time = ?9, update_time = ?10, "
+                  "resource_json = ?11, pending_operation = ?12, pending_due_ms = ?13, "
+                  "queued_resource = ?14, "
+                  "zone_tensorcores = ?15, owner = ?16 WHERE name = ?1"));
   s.Bind(1, row.name);
   BindBody(s, row);
   TPUEMU_RETURN_IF_ERROR(s.Run());
@@ -114,23 +103,21 @@ Status NodeRepository::Update(Txn& txn, const NodeRow& row) const {
 }
 
 Status NodeRepository::Delete(Txn& txn, std::string_view name) const {
-  Result<Statement*> stmt = txn.Prepare("DELETE FROM nodes WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("DELETE FROM nodes WHERE name = ?1"));
+  stmt.Bind(1, name);
+  TPUEMU_RETURN_IF_ERROR(stmt.Run());
   if (txn.Changes() == 0) return Status::NotFound("node '" + std::string(name) + "' not found");
   return Status::Ok();
 }
 
 Result<NodeRow> NodeRepository::Get(Txn& txn, std::string_view name) const {
-  Result<Statement*> stmt =
-      txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS " FROM nodes WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt, txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS " FROM nodes WHERE name = ?1"));
+  stmt.Bind(1, name);
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
   if (!*row) return Status::NotFound("node '" + std::string(name) + "' not found");
-  return ReadNodeRow(**stmt);
+  return ReadNodeRow(stmt);
 }
 
 Result<NodeRow> NodeRepository::Get(std::string_view name) const {
@@ -143,11 +130,9 @@ Result<std::vector<NodeRow>> NodeRepository::List(Txn& txn, std::string_view pro
   // Two texts rather than "(?2 = '-' OR zone = ?2)" so the one-zone case can seek the
   // (project, zone, seq) index and read rows already in seq order.
   const bool all_zones = zone == kAllZones;
-  Result<Statement*> stmt =
-      all_zones ? txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_IN_PROJECT)
-                : txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_IN_LOCATION);
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(
+      s, all_zones ? txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_IN_PROJECT)
+                   : txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_IN_LOCATION));
   s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : kNoLimit);
   if (!all_zones) s.Bind(2, zone);
   return CollectNodeRows(s);
@@ -160,26 +145,24 @@ Result<std::vector<NodeRow>> NodeRepository::List(std::string_view project, std:
 }
 
 Result<std::vector<NodeRow>> NodeRepository::ListPending(Txn& txn) const {
-  Result<Statement*> stmt = txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_PENDING);
-  if (!stmt.ok()) return stmt.status();
-  return CollectNodeRows(**stmt);
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_PENDING));
+  return CollectNodeRows(stmt);
 }
 
 Result<std::vector<NodeRow>> NodeRepository::AdoptOrphans(Txn& txn, std::string_view owner,
                                                           bool include_own) const {
   // Only orphans are written: a restart under the same id rewrites nothing.
-  Result<Statement*> stmt = txn.Prepare(
-      "UPDATE nodes SET owner = ?1 WHERE (owner IS NULL OR owner NOT IN (SELECT id FROM replicas)) "
-      "AND (owner IS NULL OR owner <> ?1) RETURNING " TPUEMU_NODE_COLUMNS);
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, owner);
-  Result<std::vector<NodeRow>> rows = CollectNodeRows(**stmt);
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt, txn.Prepare("UPDATE nodes SET owner = ?1 WHERE (owner IS NULL OR owner NOT IN (SELECT "
+                        "id FROM replicas)) "
+                        "AND (owner IS NULL OR owner <> ?1) RETURNING " TPUEMU_NODE_COLUMNS));
+  stmt.Bind(1, owner);
+  Result<std::vector<NodeRow>> rows = CollectNodeRows(stmt);
   if (!rows.ok() || !include_own) return rows;
-  Result<Statement*> own =
-      txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS " FROM nodes WHERE owner = ?1 ORDER BY seq");
-  if (!own.ok()) return own.status();
-  (*own)->Bind(1, owner);
-  Result<std::vector<NodeRow>> owned = CollectNodeRows(**own);
+  TPUEMU_PREPARE_OR_RETURN(
+      own, txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS " FROM nodes WHERE owner = ?1 ORDER BY seq"));
+  own.Bind(1, owner);
+  Result<std::vector<NodeRow>> owned = CollectNodeRows(own);
   if (!owned.ok()) return owned.status();
   // The adopted rows are among `owned` now (same transaction): that list is the answer.
   return owned;
@@ -192,13 +175,11 @@ Result<std::vector<NodeRow>> NodeRepository::ListPending() const {
 Result<int64_t> NodeRepository::SumTensorCores(Txn& txn, std::string_view project,
                                                std::string_view zone) const {
   const bool all_zones = zone == kAllZones;
-  Result<Statement*> stmt =
-      all_zones
-          ? txn.Prepare("SELECT COALESCE(SUM(tensorcores), 0) FROM nodes WHERE project = ?1")
-          : txn.Prepare(
-                "SELECT COALESCE(SUM(tensorcores), 0) FROM nodes WHERE project = ?1 AND zone = ?2");
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(
+      s, all_zones
+             ? txn.Prepare("SELECT COALESCE(SUM(tensorcores), 0) FROM nodes WHERE project = ?1")
+             : txn.Prepare("SELECT COALESCE(SUM(tensorcores), 0) FROM nodes WHERE project = ?1 AND "
+                           "zone = ?2"));
   s.Bind(1, project);
   if (!all_zones) s.Bind(2, zone);
   Result<bool> row = s.Step();
@@ -222,11 +203,10 @@ Result<int64_t> NodeRepository::SumStandaloneTensorCores(Txn& txn, std::string_v
 
 Result<std::vector<NodeRow>> NodeRepository::ListByQueuedResource(
     Txn& txn, std::string_view queued_resource) const {
-  Result<Statement*> stmt =
-      txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_OF_QUEUED_RESOURCE);
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, queued_resource);
-  return CollectNodeRows(**stmt);
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt, txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_OF_QUEUED_RESOURCE));
+  stmt.Bind(1, queued_resource);
+  return CollectNodeRows(stmt);
 }
 
 Result<std::vector<NodeRow>> NodeRepository::ListByQueuedResource(
@@ -238,28 +218,27 @@ Result<std::vector<NodeRow>> NodeRepository::ListByQueuedResource(
 Result<std::vector<NodeRow>> NodeRepository::ListAll(int64_t after_seq, int limit,
                                                      std::optional<std::string_view> owner) const {
   return store_.ReadResult<std::vector<NodeRow>>([&](Txn& txn) -> Result<std::vector<NodeRow>> {
-    Result<Statement*> stmt =
-        owner ? txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
-                            " FROM nodes WHERE seq > ?1 AND owner = ?3 ORDER BY seq LIMIT ?2")
-              : txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
-                            " FROM nodes WHERE seq > ?1 ORDER BY seq LIMIT ?2");
-    if (!stmt.ok()) return stmt.status();
-    (*stmt)->Bind(1, after_seq).Bind(2, limit > 0 ? int64_t{limit} : kNoLimit);
-    if (owner) (*stmt)->Bind(3, *owner);
-    return CollectNodeRows(**stmt);
+    TPUEMU_PREPARE_OR_RETURN(
+        stmt, owner ? txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
+                                  " FROM nodes WHERE seq > ?1 AND owner = ?3 ORDER BY seq LIMIT ?2")
+                    : txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS
+                                  " FROM nodes WHERE seq > ?1 ORDER BY seq LIMIT ?2"));
+    stmt.Bind(1, after_seq).Bind(2, limit > 0 ? int64_t{limit} : kNoLimit);
+    if (owner) stmt.Bind(3, *owner);
+    return CollectNodeRows(stmt);
   });
 }
 
 Result<std::map<std::string, int64_t>> NodeRepository::CountByState(Txn& txn) const {
-  Result<Statement*> stmt =
-      txn.Prepare("SELECT state, SUM(n) FROM node_state_counts GROUP BY state HAVING SUM(n) > 0");
-  if (!stmt.ok()) return stmt.status();
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt,
+      txn.Prepare("SELECT state, SUM(n) FROM node_state_counts GROUP BY state HAVING SUM(n) > 0"));
   std::map<std::string, int64_t> counts;
   for (;;) {
-    Result<bool> row = (*stmt)->Step();
+    Result<bool> row = stmt.Step();
     if (!row.ok()) return row.status();
     if (!*row) return counts;
-    counts[(*stmt)->ColumnText(0)] = (*stmt)->ColumnInt64(1);
+    counts[stmt.ColumnText(0)] = stmt.ColumnInt64(1);
   }
 }
 

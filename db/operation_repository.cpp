@@ -1,6 +1,7 @@
 #include "db/operation_repository.h"
 
 #include "db/list_queries.h"
+#include "db/statement_helpers.h"
 
 #include <string>
 
@@ -52,32 +53,22 @@ void BindBody(Statement& s, const OperationRow& row) {
 }  // namespace
 
 Result<int64_t> OperationRepository::Insert(Txn& txn, const OperationRow& row) const {
-  Result<Statement*> stmt =
-      txn.Prepare("INSERT INTO operations (" TPUEMU_OPERATION_INSERT_COLUMNS
-                  ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING seq");
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(
+      s, txn.Prepare("INSERT INTO operations (" TPUEMU_OPERATION_INSERT_COLUMNS
+                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING seq"));
   s.Bind(1, row.name);
   BindBody(s, row);
-  Result<bool> inserted = s.Step();
-  Status status = inserted.ok() ? Status::Ok() : inserted.status();
-  if (status.code() == StatusCode::kAlreadyExists) {
-    return Status::AlreadyExists("operation '" + row.name + "' already exists");
-  }
-  if (!status.ok()) return status;
-  if (!*inserted) return Status::Internal("insert: RETURNING produced no row");
-  int64_t seq = s.ColumnInt64(0);
-  TPUEMU_RETURN_IF_ERROR(s.Run());  // finish the statement
-  return seq;
+  return InsertReturningSeq(s, "operation", row.name);
 }
 
 Status OperationRepository::Update(Txn& txn, const OperationRow& row) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "UPDATE operations SET project = ?2, zone = ?3, target = ?4, verb = ?5, create_time = ?6, "
-      "end_time = ?7, done = ?8, cancel_requested = ?9, error_code = ?10, error_message = ?11, "
-      "response_json = ?12 WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(
+      s,
+      txn.Prepare(
+          "UPDATE operations SET project = ?2, zone = ?3, target = ?4, verb = ?5, create_time = "
+          "?6, "
+          "end_time = ?7, done = ?8, cancel_requested = ?9, error_code = ?10, error_message = ?11, "
+          "response_json = ?12 WHERE name = ?1"));
   s.Bind(1, row.name);
   BindBody(s, row);
   TPUEMU_RETURN_IF_ERROR(s.Run());
@@ -86,10 +77,9 @@ Status OperationRepository::Update(Txn& txn, const OperationRow& row) const {
 }
 
 Status OperationRepository::Delete(Txn& txn, std::string_view name) const {
-  Result<Statement*> stmt = txn.Prepare("DELETE FROM operations WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("DELETE FROM operations WHERE name = ?1"));
+  stmt.Bind(1, name);
+  TPUEMU_RETURN_IF_ERROR(stmt.Run());
   if (txn.Changes() == 0) {
     return Status::NotFound("operation '" + std::string(name) + "' not found");
   }
@@ -97,14 +87,13 @@ Status OperationRepository::Delete(Txn& txn, std::string_view name) const {
 }
 
 Result<OperationRow> OperationRepository::Get(Txn& txn, std::string_view name) const {
-  Result<Statement*> stmt =
-      txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS " FROM operations WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt, txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS " FROM operations WHERE name = ?1"));
+  stmt.Bind(1, name);
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
   if (!*row) return Status::NotFound("operation '" + std::string(name) + "' not found");
-  return ReadOperationRow(**stmt);
+  return ReadOperationRow(stmt);
 }
 
 Result<OperationRow> OperationRepository::Get(std::string_view name) const {
@@ -116,11 +105,9 @@ Result<std::vector<OperationRow>> OperationRepository::List(Txn& txn, std::strin
                                                             int64_t after_seq, int limit) const {
   // Two texts so the one-zone case seeks the (project, zone, seq) index in seq order.
   const bool all_zones = zone == kAllZones;
-  Result<Statement*> stmt =
-      all_zones ? txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS TPUEMU_OPERATIONS_IN_PROJECT)
-                : txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS TPUEMU_OPERATIONS_IN_LOCATION);
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(
+      s, all_zones ? txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS TPUEMU_OPERATIONS_IN_PROJECT)
+                   : txn.Prepare("SELECT " TPUEMU_OPERATION_COLUMNS TPUEMU_OPERATIONS_IN_LOCATION));
   s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : kNoLimit);
   if (!all_zones) s.Bind(2, zone);
   std::vector<OperationRow> rows;

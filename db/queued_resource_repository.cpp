@@ -1,6 +1,7 @@
 #include "db/queued_resource_repository.h"
 
 #include "db/list_queries.h"
+#include "db/statement_helpers.h"
 
 namespace tpuemu::db {
 namespace {
@@ -56,12 +57,11 @@ Result<std::vector<QueuedResourceRow>> CollectQueuedResourceRows(Statement& s) {
 }
 
 Result<int64_t> SumOne(Txn& txn, const char* sql, std::string_view param) {
-  Result<Statement*> stmt = txn.Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, param);
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare(sql));
+  stmt.Bind(1, param);
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
-  return *row ? (*stmt)->ColumnInt64(0) : int64_t{0};
+  return *row ? stmt.ColumnInt64(0) : int64_t{0};
 }
 
 Status MissingQueuedResource(std::string_view name) {
@@ -71,34 +71,23 @@ Status MissingQueuedResource(std::string_view name) {
 }  // namespace
 
 Result<int64_t> QueuedResourceRepository::Insert(Txn& txn, const QueuedResourceRow& row) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "INSERT INTO queued_resources (" TPUEMU_QR_INSERT_COLUMNS
-      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING seq");
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(
+      s, txn.Prepare(
+             "INSERT INTO queued_resources (" TPUEMU_QR_INSERT_COLUMNS
+             ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING seq"));
   s.Bind(1, row.name);
   BindBody(s, row);
-  Result<bool> inserted = s.Step();
-  if (!inserted.ok()) {
-    if (inserted.status().code() == StatusCode::kAlreadyExists) {
-      return Status::AlreadyExists("queued resource '" + row.name + "' already exists");
-    }
-    return inserted.status();
-  }
-  if (!*inserted) return Status::Internal("insert: RETURNING produced no row");
-  int64_t seq = s.ColumnInt64(0);
-  TPUEMU_RETURN_IF_ERROR(s.Run());
-  return seq;
+  return InsertReturningSeq(s, "queued resource", row.name);
 }
 
 Status QueuedResourceRepository::Update(Txn& txn, const QueuedResourceRow& row) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "UPDATE queued_resources SET project = ?2, zone = ?3, queued_resource_id = ?4, state = ?5, "
-      "tensorcores = ?6, reservation = ?7, create_time = ?8, update_time = ?9, "
-      "resource_json = ?10, pending_operation = ?11, due_ms = ?12, held_tensorcores = ?13 "
-      "WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(
+      s, txn.Prepare(
+             "UPDATE queued_resources SET project = ?2, zone = ?3, queued_resource_id = ?4, state "
+             "= ?5, "
+             "tensorcores = ?6, reservation = ?7, create_time = ?8, update_time = ?9, "
+             "resource_json = ?10, pending_operation = ?11, due_ms = ?12, held_tensorcores = ?13 "
+             "WHERE name = ?1"));
   s.Bind(1, row.name);
   BindBody(s, row);
   TPUEMU_RETURN_IF_ERROR(s.Run());
@@ -107,23 +96,21 @@ Status QueuedResourceRepository::Update(Txn& txn, const QueuedResourceRow& row) 
 }
 
 Status QueuedResourceRepository::Delete(Txn& txn, std::string_view name) const {
-  Result<Statement*> stmt = txn.Prepare("DELETE FROM queued_resources WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("DELETE FROM queued_resources WHERE name = ?1"));
+  stmt.Bind(1, name);
+  TPUEMU_RETURN_IF_ERROR(stmt.Run());
   if (txn.Changes() == 0) return MissingQueuedResource(name);
   return Status::Ok();
 }
 
 Result<QueuedResourceRow> QueuedResourceRepository::Get(Txn& txn, std::string_view name) const {
-  Result<Statement*> stmt =
-      txn.Prepare("SELECT " TPUEMU_QR_COLUMNS " FROM queued_resources WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt, txn.Prepare("SELECT " TPUEMU_QR_COLUMNS " FROM queued_resources WHERE name = ?1"));
+  stmt.Bind(1, name);
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
   if (!*row) return MissingQueuedResource(name);
-  return ReadQueuedResourceRow(**stmt);
+  return ReadQueuedResourceRow(stmt);
 }
 
 Result<QueuedResourceRow> QueuedResourceRepository::Get(std::string_view name) const {
@@ -137,12 +124,10 @@ Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::List(std::strin
   return store_.ReadResult<std::vector<QueuedResourceRow>>(
       [&](Txn& txn) -> Result<std::vector<QueuedResourceRow>> {
         const bool all_zones = zone == kAllZones;
-        Result<Statement*> stmt =
-            all_zones
-                ? txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_PROJECT)
-                : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_LOCATION);
-        if (!stmt.ok()) return stmt.status();
-        Statement& s = **stmt;
+        TPUEMU_PREPARE_OR_RETURN(
+            s, all_zones
+                   ? txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_PROJECT)
+                   : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_LOCATION));
         s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : kNoLimit);
         if (!all_zones) s.Bind(2, zone);
         return CollectQueuedResourceRows(s);
@@ -152,12 +137,12 @@ Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::List(std::strin
 Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInZone(
     Txn& txn, std::string_view zone) const {
   const bool all_zones = zone == kAllZones;
-  Result<Statement*> stmt =
-      all_zones ? txn.Prepare("SELECT " TPUEMU_QR_COLUMNS " FROM queued_resources ORDER BY seq")
-                : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_ZONE);
-  if (!stmt.ok()) return stmt.status();
-  if (!all_zones) (*stmt)->Bind(1, zone);
-  return CollectQueuedResourceRows(**stmt);
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt, all_zones
+                ? txn.Prepare("SELECT " TPUEMU_QR_COLUMNS " FROM queued_resources ORDER BY seq")
+                : txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_ZONE));
+  if (!all_zones) stmt.Bind(1, zone);
+  return CollectQueuedResourceRows(stmt);
 }
 
 Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInZone(
@@ -168,11 +153,10 @@ Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInZone(
 
 Result<std::vector<QueuedResourceRow>> QueuedResourceRepository::ListInReservation(
     Txn& txn, std::string_view reservation) const {
-  Result<Statement*> stmt =
-      txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_RESERVATION);
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, reservation);
-  return CollectQueuedResourceRows(**stmt);
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt, txn.Prepare("SELECT " TPUEMU_QR_COLUMNS TPUEMU_QUEUED_RESOURCES_IN_RESERVATION));
+  stmt.Bind(1, reservation);
+  return CollectQueuedResourceRows(stmt);
 }
 
 Result<int64_t> QueuedResourceRepository::SumTensorCores(Txn& txn, std::string_view project) const {

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "db/statement_helpers.h"
+
 namespace tpuemu::db {
 
 std::string_view ReplicaRepository::NowMs() const {
@@ -13,55 +15,53 @@ std::string_view ReplicaRepository::NowMs() const {
 Status ReplicaRepository::Beat(Txn& txn, std::string_view id, std::string_view address,
                                bool starting) const {
   const std::string now(NowMs());
-  Result<Statement*> stmt = txn.Prepare(
-      "INSERT INTO replicas (id, address, started_ms, heartbeat_ms) VALUES (?1, ?2, " + now + ", " +
-      now +
-      ") ON CONFLICT (id) DO UPDATE SET address = excluded.address, heartbeat_ms = "
-      "excluded.heartbeat_ms, started_ms = CASE WHEN ?3 = 1 THEN excluded.started_ms ELSE "
-      "replicas.started_ms END");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, id).Bind(2, address).Bind(3, starting);
-  return (*stmt)->Run();
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt,
+      txn.Prepare(
+          "INSERT INTO replicas (id, address, started_ms, heartbeat_ms) VALUES (?1, ?2, " + now +
+          ", " + now +
+          ") ON CONFLICT (id) DO UPDATE SET address = excluded.address, heartbeat_ms = "
+          "excluded.heartbeat_ms, started_ms = CASE WHEN ?3 = 1 THEN excluded.started_ms ELSE "
+          "replicas.started_ms END"));
+  stmt.Bind(1, id).Bind(2, address).Bind(3, starting);
+  return stmt.Run();
 }
 
 Result<std::vector<std::string>> ReplicaRepository::Expire(Txn& txn, int64_t lease_ms) const {
-  Result<Statement*> stmt = txn.Prepare("DELETE FROM replicas WHERE heartbeat_ms < " +
-                                        std::string(NowMs()) + " - ?1 RETURNING id");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, lease_ms);
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("DELETE FROM replicas WHERE heartbeat_ms < " +
+                                             std::string(NowMs()) + " - ?1 RETURNING id"));
+  stmt.Bind(1, lease_ms);
   std::vector<std::string> ids;
   for (;;) {
-    Result<bool> row = (*stmt)->Step();
+    Result<bool> row = stmt.Step();
     if (!row.ok()) return row.status();
     if (!*row) return ids;
-    ids.push_back((*stmt)->ColumnText(0));
+    ids.push_back(stmt.ColumnText(0));
   }
 }
 
 Status ReplicaRepository::RemoveOthers(Txn& txn, std::string_view id) const {
-  Result<Statement*> stmt = txn.Prepare("DELETE FROM replicas WHERE id <> ?1");
-  if (!stmt.ok()) return stmt.status();
-  return (*stmt)->Bind(1, id).Run();
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("DELETE FROM replicas WHERE id <> ?1"));
+  return stmt.Bind(1, id).Run();
 }
 
 Status ReplicaRepository::Remove(Txn& txn, std::string_view id) const {
-  Result<Statement*> stmt = txn.Prepare("DELETE FROM replicas WHERE id = ?1");
-  if (!stmt.ok()) return stmt.status();
-  return (*stmt)->Bind(1, id).Run();
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("DELETE FROM replicas WHERE id = ?1"));
+  return stmt.Bind(1, id).Run();
 }
 
 Result<std::vector<ReplicaRow>> ReplicaRepository::List(int64_t* now_ms) const {
   return store_.ReadResult<std::vector<ReplicaRow>>(
       [&](Txn& txn) -> Result<std::vector<ReplicaRow>> {
-        Result<Statement*> stmt = txn.Prepare("SELECT id, address, started_ms, heartbeat_ms, " +
-                                              std::string(NowMs()) + " FROM replicas ORDER BY id");
-        if (!stmt.ok()) return stmt.status();
+        TPUEMU_PREPARE_OR_RETURN(stmt,
+                                 txn.Prepare("SELECT id, address, started_ms, heartbeat_ms, " +
+                                             std::string(NowMs()) + " FROM replicas ORDER BY id"));
         std::vector<ReplicaRow> rows;
         for (;;) {
-          Result<bool> row = (*stmt)->Step();
+          Result<bool> row = stmt.Step();
           if (!row.ok()) return row.status();
           if (!*row) return rows;
-          Statement& s = **stmt;
+          Statement& s = stmt;
           rows.push_back({s.ColumnText(0), s.ColumnText(1), s.ColumnInt64(2), s.ColumnInt64(3)});
           if (now_ms) *now_ms = s.ColumnInt64(4);
         }

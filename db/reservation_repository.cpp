@@ -1,6 +1,7 @@
 #include "db/reservation_repository.h"
 
 #include "db/list_queries.h"
+#include "db/statement_helpers.h"
 
 namespace tpuemu::db {
 namespace {
@@ -20,11 +21,10 @@ Status MissingReservation(std::string_view name) {
 }  // namespace
 
 Result<int64_t> ReservationRepository::Insert(Txn& txn, const ReservationRow& row) const {
-  Result<Statement*> stmt = txn.Prepare(
-      "INSERT INTO reservations (name, project, zone, size, capacity_units, resource_type, "
-      "create_time) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING seq");
-  if (!stmt.ok()) return stmt.status();
-  Statement& s = **stmt;
+  TPUEMU_PREPARE_OR_RETURN(
+      s, txn.Prepare(
+             "INSERT INTO reservations (name, project, zone, size, capacity_units, resource_type, "
+             "create_time) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING seq"));
   s.Bind(1, row.name)
       .Bind(2, row.project)
       .Bind(3, row.zone)
@@ -32,51 +32,38 @@ Result<int64_t> ReservationRepository::Insert(Txn& txn, const ReservationRow& ro
       .Bind(5, row.capacity_units)
       .Bind(6, row.resource_type)
       .Bind(7, row.create_time);
-  Result<bool> inserted = s.Step();
-  if (!inserted.ok()) {
-    if (inserted.status().code() == StatusCode::kAlreadyExists) {
-      return Status::AlreadyExists("reservation '" + row.name + "' already exists");
-    }
-    return inserted.status();
-  }
-  if (!*inserted) return Status::Internal("insert: RETURNING produced no row");
-  int64_t seq = s.ColumnInt64(0);
-  TPUEMU_RETURN_IF_ERROR(s.Run());
-  return seq;
+  return InsertReturningSeq(s, "reservation", row.name);
 }
 
 Status ReservationRepository::Delete(Txn& txn, std::string_view name) const {
-  Result<Statement*> stmt = txn.Prepare("DELETE FROM reservations WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("DELETE FROM reservations WHERE name = ?1"));
+  stmt.Bind(1, name);
+  TPUEMU_RETURN_IF_ERROR(stmt.Run());
   if (txn.Changes() == 0) return MissingReservation(name);
   return Status::Ok();
 }
 
 Result<ReservationRow> ReservationRepository::Get(Txn& txn, std::string_view name) const {
-  Result<Statement*> stmt =
-      txn.Prepare("SELECT " TPUEMU_RESERVATION_COLUMNS " FROM reservations WHERE name = ?1");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, name);
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt, txn.Prepare("SELECT " TPUEMU_RESERVATION_COLUMNS " FROM reservations WHERE name = ?1"));
+  stmt.Bind(1, name);
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
   if (!*row) return MissingReservation(name);
-  return ReadReservationRow(**stmt);
+  return ReadReservationRow(stmt);
 }
 
 Result<std::vector<ReservationRow>> ReservationRepository::List(Txn& txn, std::string_view project,
                                                                 std::string_view zone) const {
-  Result<Statement*> stmt =
-      txn.Prepare("SELECT " TPUEMU_RESERVATION_COLUMNS TPUEMU_RESERVATIONS_IN_LOCATION);
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, project).Bind(2, zone);
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt, txn.Prepare("SELECT " TPUEMU_RESERVATION_COLUMNS TPUEMU_RESERVATIONS_IN_LOCATION));
+  stmt.Bind(1, project).Bind(2, zone);
   std::vector<ReservationRow> rows;
   for (;;) {
-    Result<bool> more = (*stmt)->Step();
+    Result<bool> more = stmt.Step();
     if (!more.ok()) return more.status();
     if (!*more) return rows;
-    rows.push_back(ReadReservationRow(**stmt));
+    rows.push_back(ReadReservationRow(stmt));
   }
 }
 

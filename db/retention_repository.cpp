@@ -3,14 +3,15 @@
 #include <functional>
 #include <string_view>
 
+#include "db/statement_helpers.h"
+
 namespace tpuemu::db {
 namespace {
 
 Result<int64_t> Run(Txn& txn, std::string_view sql, const std::function<void(Statement&)>& bind) {
-  Result<Statement*> stmt = txn.Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  bind(**stmt);
-  TPUEMU_RETURN_IF_ERROR((*stmt)->Run());
+  TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare(sql));
+  bind(stmt);
+  TPUEMU_RETURN_IF_ERROR(stmt.Run());
   return txn.Changes();
 }
 

@@ -10,6 +10,7 @@
 #include "db/migrations.h"
 #include "db/sqlite_error.h"
 #include "db/sqlite_statement.h"
+#include "db/statement_helpers.h"
 
 namespace tpuemu::db {
 namespace {
@@ -112,11 +113,10 @@ Status SqliteConnection::Rollback() { return ExecRaw(db_, "ROLLBACK", "rollback"
 bool SqliteConnection::InTransaction() const { return !sqlite3_get_autocommit(db_); }
 
 Result<int64_t> SqliteConnection::Pragma(const char* sql) {
-  Result<std::unique_ptr<Statement>> stmt = Prepare(sql);
-  if (!stmt.ok()) return stmt.status();
-  Result<bool> row = (*stmt)->Step();
+  TPUEMU_PREPARE_OR_RETURN(stmt, Prepare(sql));
+  Result<bool> row = stmt.Step();
   if (!row.ok()) return row.status();
-  return *row ? (*stmt)->ColumnInt64(0) : 0;
+  return *row ? stmt.ColumnInt64(0) : 0;
 }
 
 Result<int> SqliteConnection::SchemaVersion() {
@@ -144,15 +144,14 @@ Status SqliteConnection::WipeAll() {
   TPUEMU_RETURN_IF_ERROR(Exec("PRAGMA defer_foreign_keys = ON"));
   std::vector<std::string> tables;
   {
-    Result<std::unique_ptr<Statement>> stmt = Prepare(
-        "SELECT name FROM sqlite_schema WHERE type = 'table' "
-        "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'replicas'");
-    if (!stmt.ok()) return stmt.status();
+    TPUEMU_PREPARE_OR_RETURN(
+        stmt, Prepare("SELECT name FROM sqlite_schema WHERE type = 'table' "
+                      "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'replicas'"));
     for (;;) {
-      Result<bool> row = (*stmt)->Step();
+      Result<bool> row = stmt.Step();
       if (!row.ok()) return row.status();
       if (!*row) break;
-      tables.push_back((*stmt)->ColumnText(0));
+      tables.push_back(stmt.ColumnText(0));
     }
   }
   // Twice: the first pass empties every table, but the triggers that keep the counter tables

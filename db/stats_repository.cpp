@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "db/list_queries.h"
+#include "db/statement_helpers.h"
 
 namespace tpuemu::db {
 
@@ -10,15 +11,14 @@ Result<std::map<std::pair<std::string, std::string>, int64_t>>
 StatsRepository::CountNodesByStateAndType() const {
   using Counts = std::map<std::pair<std::string, std::string>, int64_t>;
   return store_.ReadResult<Counts>([&](Txn& txn) -> Result<Counts> {
-    Result<Statement*> stmt =
-        txn.Prepare("SELECT state, accelerator_type, n FROM node_state_counts WHERE n > 0");
-    if (!stmt.ok()) return stmt.status();
+    TPUEMU_PREPARE_OR_RETURN(
+        stmt, txn.Prepare("SELECT state, accelerator_type, n FROM node_state_counts WHERE n > 0"));
     Counts counts;
     for (;;) {
-      Result<bool> more = (*stmt)->Step();
+      Result<bool> more = stmt.Step();
       if (!more.ok()) return more.status();
       if (!*more) return counts;
-      counts[{(*stmt)->ColumnText(0), (*stmt)->ColumnText(1)}] = (*stmt)->ColumnInt64(2);
+      counts[{stmt.ColumnText(0), stmt.ColumnText(1)}] = stmt.ColumnInt64(2);
     }
   });
 }
@@ -26,32 +26,32 @@ StatsRepository::CountNodesByStateAndType() const {
 Result<std::map<std::string, int64_t>> StatsRepository::CountJobsByState() const {
   using Counts = std::map<std::string, int64_t>;
   return store_.ReadResult<Counts>([&](Txn& txn) -> Result<Counts> {
-    Result<Statement*> stmt = txn.Prepare("SELECT state, n FROM job_state_counts WHERE n > 0");
-    if (!stmt.ok()) return stmt.status();
+    TPUEMU_PREPARE_OR_RETURN(stmt,
+                             txn.Prepare("SELECT state, n FROM job_state_counts WHERE n > 0"));
     Counts counts;
     for (;;) {
-      Result<bool> more = (*stmt)->Step();
+      Result<bool> more = stmt.Step();
       if (!more.ok()) return more.status();
       if (!*more) return counts;
-      counts[(*stmt)->ColumnText(0)] = (*stmt)->ColumnInt64(1);
+      counts[stmt.ColumnText(0)] = stmt.ColumnInt64(1);
     }
   });
 }
 
 namespace {
 Result<std::vector<NodeBrief>> ReadBriefs(Txn& txn, int64_t after_seq, int limit) {
-  Result<Statement*> stmt = txn.Prepare(
-      "SELECT name, state, accelerator_type, tensorcores, seq FROM nodes WHERE seq > ?1 "
-      "ORDER BY seq LIMIT ?2");
-  if (!stmt.ok()) return stmt.status();
-  (*stmt)->Bind(1, after_seq).Bind(2, limit > 0 ? int64_t{limit} : kNoLimit);
+  TPUEMU_PREPARE_OR_RETURN(
+      stmt, txn.Prepare(
+                "SELECT name, state, accelerator_type, tensorcores, seq FROM nodes WHERE seq > ?1 "
+                "ORDER BY seq LIMIT ?2"));
+  stmt.Bind(1, after_seq).Bind(2, limit > 0 ? int64_t{limit} : kNoLimit);
   std::vector<NodeBrief> nodes;
   for (;;) {
-    Result<bool> more = (*stmt)->Step();
+    Result<bool> more = stmt.Step();
     if (!more.ok()) return more.status();
     if (!*more) return nodes;
-    nodes.push_back({(*stmt)->ColumnText(0), (*stmt)->ColumnText(1), (*stmt)->ColumnText(2),
-                     (*stmt)->ColumnInt64(3), (*stmt)->ColumnInt64(4)});
+    nodes.push_back({stmt.ColumnText(0), stmt.ColumnText(1), stmt.ColumnText(2),
+                     stmt.ColumnInt64(3), stmt.ColumnInt64(4)});
   }
 }
 }  // namespace
@@ -64,12 +64,12 @@ Result<StatsRepository::NodesAfter> StatsRepository::ListNodesAfter(int64_t afte
                                                                     int limit) const {
   return store_.ReadResult<NodesAfter>([&](Txn& txn) -> Result<NodesAfter> {
     // Both reads under one lease: no write of this process falls between them.
-    Result<Statement*> count = txn.Prepare("SELECT COALESCE(SUM(n), 0) FROM node_state_counts");
-    if (!count.ok()) return count.status();
-    Result<bool> row = (*count)->Step();
+    TPUEMU_PREPARE_OR_RETURN(count,
+                             txn.Prepare("SELECT COALESCE(SUM(n), 0) FROM node_state_counts"));
+    Result<bool> row = count.Step();
     if (!row.ok()) return row.status();
     NodesAfter out;
-    out.total = *row ? (*count)->ColumnInt64(0) : 0;
+    out.total = *row ? count.ColumnInt64(0) : 0;
     Result<std::vector<NodeBrief>> nodes = ReadBriefs(txn, after_seq, limit);
     if (!nodes.ok()) return nodes.status();
     out.nodes = std::move(nodes).value();
@@ -79,14 +79,14 @@ Result<StatsRepository::NodesAfter> StatsRepository::ListNodesAfter(int64_t afte
 
 Result<double> StatsRepository::MeanStepMxuUtilization(std::string_view job) const {
   return store_.ReadResult<double>([&](Txn& txn) -> Result<double> {
-    Result<Statement*> stmt =
-        txn.Prepare("SELECT COALESCE(AVG(mxu_utilization), 0) FROM job_steps WHERE job = ?1");
-    if (!stmt.ok()) return stmt.status();
-    (*stmt)->Bind(1, job);
-    Result<bool> row = (*stmt)->Step();
+    TPUEMU_PREPARE_OR_RETURN(
+        stmt,
+        txn.Prepare("SELECT COALESCE(AVG(mxu_utilization), 0) FROM job_steps WHERE job = ?1"));
+    stmt.Bind(1, job);
+    Result<bool> row = stmt.Step();
     if (!row.ok()) return row.status();
     if (!*row) return 0.0;
-    return std::strtod((*stmt)->ColumnText(0).c_str(), nullptr);
+    return std::strtod(stmt.ColumnText(0).c_str(), nullptr);
   });
 }
 

@@ -374,6 +374,7 @@ ALTER TABLE jobs ADD COLUMN max_retries BIGINT NOT NULL DEFAULT 0;
 // event on channel tpuemu_events ("project seq"), every job state or owner change on tpuemu_jobs
 // ("name state owner"), every node change on tpuemu_nodes ("name state owner") and every change
 // of the fault settings on tpuemu_settings ("table replica", the writer's tpuemu.replica setting).
+// db/change_payloads.h parses these payloads; a change to their format changes it too.
 constexpr std::string_view kV8 = R"sql(
 CREATE TABLE replicas (
   id           TEXT COLLATE "C" PRIMARY KEY,

@@ -54,10 +54,12 @@ db::EventRow StartedEvent(const Node& node) { return FaultEventRow(StartedFault(
 
 }  // namespace
 
-MaintenanceManager::MaintenanceManager(NodeManager& nodes, QueuedResourceManager& queued_resources,
+MaintenanceManager::MaintenanceManager(WritePath& writes, NodeManager& nodes,
+                                       QueuedResourceManager& queued_resources,
                                        Scheduler& scheduler, MaintenanceOptions options,
                                        FaultListener listener)
-    : nodes_(nodes),
+    : writes_(writes),
+      nodes_(nodes),
       queued_resources_(queued_resources),
       scheduler_(scheduler),
       options_(options),
@@ -125,7 +127,7 @@ Result<Operation> MaintenanceManager::Simulate(const NodeKey& key,
         Result<std::vector<int>> workers = ParseWorkers(n, worker_ids);
         if (!workers.ok()) return workers.status();
         TPUEMU_RETURN_IF_ERROR(Begin(n, *workers, "simulateMaintenanceEvent", op.name));
-        return nodes_.operations().Insert(txn, op);
+        return writes_.operations().Insert(txn, op);
       },
       StartedEvent);
   if (!node.ok()) return node.status();
@@ -139,7 +141,7 @@ Result<Operation> MaintenanceManager::Perform(const NodeKey& key) {
       key,
       [&](Node& n, db::Txn& txn) -> Status {
         TPUEMU_RETURN_IF_ERROR(Begin(n, AllWorkers(n), "performMaintenance", op.name));
-        return nodes_.operations().Insert(txn, op);
+        return writes_.operations().Insert(txn, op);
       },
       StartedEvent);
   if (!node.ok()) return node.status();
@@ -176,7 +178,7 @@ Result<Operation> MaintenanceManager::PerformOnQueuedResource(
   Operation op =
       NewOperation(key.project, key.zone, key.Name(), "performMaintenanceQueuedResource");
   Status inserted =
-      nodes_.batcher().Run([&](db::Txn& txn) { return nodes_.operations().Insert(txn, op); });
+      writes_.batcher().Run([&](db::Txn& txn) { return writes_.operations().Insert(txn, op); });
   if (!inserted.ok()) return inserted;
   std::vector<Node> started;
   for (const NodeKey& target : targets) {
@@ -189,9 +191,9 @@ Result<Operation> MaintenanceManager::PerformOnQueuedResource(
     if (!node.ok()) {
       if (started.empty()) {
         // Nothing started: the Operation reports why.
-        (void)nodes_.batcher().Run([&](db::Txn& txn) {
+        (void)writes_.batcher().Run([&](db::Txn& txn) {
           FailOperation(op, node.status());
-          return nodes_.operations().Update(txn, op);
+          return writes_.operations().Update(txn, op);
         });
         return op;
       }
@@ -273,13 +275,13 @@ void MaintenanceManager::End(const NodeKey& key) {
         n.maintenance = nullptr;
         n.upcoming_maintenance = nullptr;
         if (operation.empty()) return Status::Ok();
-        Result<Operation> op = nodes_.operations().Load(txn, operation);
+        Result<Operation> op = writes_.operations().Load(txn, operation);
         if (!op.ok() || op->done) return Status::Ok();
         if (op->target == key.Name()) {
           json response = RenderNode(n, {.for_operation = true, .v2alpha1 = true});
           response["@type"] = kNodeType;
           CompleteOperation(*op, std::move(response));
-          return nodes_.operations().Update(txn, *op);
+          return writes_.operations().Update(txn, *op);
         }
         return Status::Ok();
       },
@@ -299,13 +301,13 @@ void MaintenanceManager::End(const NodeKey& key) {
       Result<QueuedResource> qr = queued_resources_.Get(
           {node->key.project, node->key.zone,
            node->queued_resource.substr(node->queued_resource.rfind('/') + 1)});
-      (void)nodes_.batcher().Run([&](db::Txn& txn) -> Status {
-        Result<Operation> op = nodes_.operations().Load(txn, operation);
+      (void)writes_.batcher().Run([&](db::Txn& txn) -> Status {
+        Result<Operation> op = writes_.operations().Load(txn, operation);
         if (!op.ok() || op->done) return Status::Ok();
         json response = qr.ok() ? RenderQueuedResource(*qr) : json::object();
         response["@type"] = kQueuedResourceType;
         CompleteOperation(*op, std::move(response));
-        return nodes_.operations().Update(txn, *op);
+        return writes_.operations().Update(txn, *op);
       });
     }
   }

@@ -13,9 +13,10 @@
 // Everything is stored with the node, so Recover() after a restart ends the running events and
 // starts the scheduled ones on time.
 //
-// Threads: public calls are thread-safe (they run on the node manager's write batcher); timers
-// run on the scheduler thread. Borrowed: the node manager, queued resource manager and
-// scheduler, which must outlive this object (stop the scheduler first).
+// Threads: public calls are thread-safe (they run on the write path's batcher, as the nodes'
+// writes do); timers run on the scheduler thread. Borrowed: the write path (its batcher and
+// Operations), node manager, queued resource manager and scheduler, which must outlive this object
+// (stop the scheduler first).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include "service/nodes/node_manager.h"
 #include "service/operations/operation.h"
 #include "service/queued_resources/queued_resource_manager.h"
+#include "service/write_path/write_path.h"
 
 namespace tpuemu::service {
 
@@ -37,7 +39,7 @@ struct MaintenanceOptions {
 
 class MaintenanceManager {
  public:
-  MaintenanceManager(NodeManager& nodes, QueuedResourceManager& queued_resources,
+  MaintenanceManager(WritePath& writes, NodeManager& nodes, QueuedResourceManager& queued_resources,
                      Scheduler& scheduler, MaintenanceOptions options, FaultListener listener);
 
   // Schedules the end of every running event and the start of every scheduled one on the nodes
@@ -72,6 +74,7 @@ class MaintenanceManager {
   void StartScheduled(const NodeKey& key);
   void ScheduleTimers(const Node& node);
 
+  WritePath& writes_;
   NodeManager& nodes_;
   QueuedResourceManager& queued_resources_;
   Scheduler& scheduler_;

@@ -58,23 +58,18 @@ Operation NewNodeOperation(const NodeKey& key, NodeVerb verb) {
 
 }  // namespace
 
-NodeManager::NodeManager(db::Store& store, Scheduler& scheduler, const Catalog& catalog,
-                         NodeManagerOptions options)
+NodeManager::NodeManager(db::Store& store, WritePath& writes, Scheduler& scheduler,
+                         const Catalog& catalog, NodeManagerOptions options)
     : store_(store),
+      writes_(writes),
       scheduler_(scheduler),
       catalog_(catalog),
       options_(options),
-      nodes_(store),
-      quota_(store, catalog,
-             {.zone_capacity_tensorcores = options.zone_capacity_tensorcores,
-              .project_quota_tensorcores = options.project_quota_tensorcores}),
-      batcher_(store),
-      operations_(store, batcher_, catalog) {
-  quota_.SetShared(options.shared_store);
-  batcher_.SetBatchHooks([this] { cache_.BeginWrite(); }, [this] { cache_.EndWrite(); });
+      nodes_(store) {
+  writes_.batcher().SetBatchHooks([this] { cache_.BeginWrite(); }, [this] { cache_.EndWrite(); });
 }
 
-NodeManager::~NodeManager() { batcher_.Stop(); }
+NodeManager::~NodeManager() { writes_.batcher().Stop(); }
 
 Status NodeManager::ResolveAcceleratorType(const NodeKey& key, const NodeSpec& spec,
                                            engine::AcceleratorType* type) const {
@@ -156,20 +151,20 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
   Operation op = NewNodeOperation(key, NodeVerb::kCreate);
   int64_t due_ms = NowUnixMs() + options_.provisioning_delay_ms;
   bool created = false;
-  PendingEvents events(event_sink_);
-  Status s = batcher_.Run(
+  PendingEvents events(writes_.event_sink());
+  Status s = writes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         Result<db::NodeRow> existing = nodes_.Get(txn, key.Name());
         if (existing.ok())
           return Status::AlreadyExists("Resource '" + key.Name() + "' already exists");
         if (existing.status().code() != StatusCode::kNotFound) return existing.status();
         if (node.ProjectTensorCores() > 0) {
-          TPUEMU_RETURN_IF_ERROR(quota_.CheckProject(txn, key.project, node.type));
+          TPUEMU_RETURN_IF_ERROR(writes_.quota().CheckProject(txn, key.project, node.type));
         }
         Status refused = spec.injected_failure;
         if (refused.ok() && node.ZoneTensorCores() > 0) {
-          TPUEMU_RETURN_IF_ERROR(quota_.Sync(txn, key.zone));
-          refused = quota_.CheckZone(key.zone, node.ZoneTensorCores(), op.name);
+          TPUEMU_RETURN_IF_ERROR(writes_.quota().Sync(txn, key.zone));
+          refused = writes_.quota().CheckZone(key.zone, node.ZoneTensorCores(), op.name);
         }
         const bool fits = refused.ok();
         if (!fits) {
@@ -183,13 +178,13 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
           if (!seq.ok()) return seq.status();
           node.seq = *seq;
         }
-        TPUEMU_RETURN_IF_ERROR(operations_.Insert(txn, op));
+        TPUEMU_RETURN_IF_ERROR(writes_.operations().Insert(txn, op));
         if (fits)
           TPUEMU_RETURN_IF_ERROR(events.Append(txn, NodeEvent(node, NodeState::kUnspecified)));
         if (fits) {
           // Last, so a body that fails earlier leaves the count untouched.
-          quota_.AddProject(key.project, node.ProjectTensorCores());
-          quota_.AddZone(key.zone, node.ZoneTensorCores());
+          writes_.quota().AddProject(key.project, node.ProjectTensorCores());
+          writes_.quota().AddZone(key.zone, node.ZoneTensorCores());
           created = true;
         }
         return Status::Ok();
@@ -199,7 +194,7 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
         if (created) Notify(node, NodeState::kUnspecified);
       });
   if (!s.ok()) {
-    if (created) (void)quota_.Reseed();  // the body counted a node whose commit failed
+    if (created) (void)writes_.quota().Reseed();  // the body counted a node whose commit failed
     return s;
   }
   if (created) Schedule(key.Name(), due_ms);
@@ -213,8 +208,8 @@ Result<Node> NodeManager::Amend(const NodeKey& key,
   NodeState previous = NodeState::kUnspecified;
   int64_t zone_before = 0;
   bool changed = false;
-  PendingEvents events(event_sink_);
-  Status s = batcher_.Run(
+  PendingEvents events(writes_.event_sink());
+  Status s = writes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         Result<db::NodeRow> row = nodes_.Get(txn, key.Name());
         if (!row.ok()) return NotFoundAs(row.status(), key.Name());
@@ -230,7 +225,7 @@ Result<Node> NodeManager::Amend(const NodeKey& key,
           TPUEMU_RETURN_IF_ERROR(events.Append(txn, NodeEvent(node, previous)));
         }
         if (fault) TPUEMU_RETURN_IF_ERROR(events.Append(txn, fault(node)));
-        quota_.AddZone(key.zone, node.ZoneTensorCores() - zone_before);  // last
+        writes_.quota().AddZone(key.zone, node.ZoneTensorCores() - zone_before);  // last
         changed = true;
         return Status::Ok();
       },
@@ -239,7 +234,7 @@ Result<Node> NodeManager::Amend(const NodeKey& key,
         if (node.state != previous) Notify(node, previous);
       });
   if (!s.ok()) {
-    if (changed) (void)quota_.Reseed();
+    if (changed) (void)writes_.quota().Reseed();
     return s;
   }
   if (node.pending_operation && node.pending_due_ms) {
@@ -318,8 +313,8 @@ Result<Operation> NodeManager::BeginTransition(const NodeKey& key, NodeVerb verb
   int64_t due_ms = NowUnixMs() + options_.transition_delay_ms;
   Node node;
   NodeState previous = NodeState::kUnspecified;
-  PendingEvents events(event_sink_);
-  Status s = batcher_.Run(
+  PendingEvents events(writes_.event_sink());
+  Status s = writes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         Result<db::NodeRow> row = nodes_.Get(txn, key.Name());
         if (!row.ok()) return NotFoundAs(row.status(), key.Name());
@@ -342,7 +337,7 @@ Result<Operation> NodeManager::BeginTransition(const NodeKey& key, NodeVerb verb
         if (node.state != previous) {
           TPUEMU_RETURN_IF_ERROR(events.Append(txn, NodeEvent(node, previous)));
         }
-        return operations_.Insert(txn, op);
+        return writes_.operations().Insert(txn, op);
       },
       [&] {
         events.Publish();
@@ -398,8 +393,8 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
     bool freed = false;
     PendingEvents events;
   };
-  auto c = std::make_shared<Completion>(event_sink_);
-  batcher_.Submit(
+  auto c = std::make_shared<Completion>(writes_.event_sink());
+  writes_.batcher().Submit(
       [this, c, node_name](db::Txn& txn) -> Status {
         Node& node = c->node;
         NodeState& previous = c->previous;
@@ -414,7 +409,7 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
         if (!loaded.ok()) return loaded.status();
         node = std::move(loaded).value();
         previous = node.state;
-        Result<Operation> op = operations_.Load(txn, *node.pending_operation);
+        Result<Operation> op = writes_.operations().Load(txn, *node.pending_operation);
         if (!op.ok()) return op.status();
         Result<NodeVerb> verb = ParseNodeVerb(op->verb);
         if (!verb.ok()) return verb.status();
@@ -437,13 +432,13 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
           node.state = NodeState::kUnspecified;  // observers read "gone"
           CompleteOperation(*op, {{"@type", kEmptyType}});
         }
-        TPUEMU_RETURN_IF_ERROR(operations_.Update(txn, *op));
+        TPUEMU_RETURN_IF_ERROR(writes_.operations().Update(txn, *op));
         if (node.state != previous) {
           TPUEMU_RETURN_IF_ERROR(events.Append(txn, NodeEvent(node, previous)));
         }
         if (!final_state) {
-          quota_.AddProject(node.key.project, -node.ProjectTensorCores());
-          quota_.AddZone(node.key.zone, -node.ZoneTensorCores());
+          writes_.quota().AddProject(node.key.project, -node.ProjectTensorCores());
+          writes_.quota().AddZone(node.key.zone, -node.ZoneTensorCores());
           c->freed = true;
         }
         c->changed = true;
@@ -455,7 +450,7 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
       },
       [this, c, node_name](const Status& s) {
         if (s.ok()) return;
-        if (c->freed) (void)quota_.Reseed();
+        if (c->freed) (void)writes_.quota().Reseed();
         // The store refused (busy, I/O): retry later rather than leave the node stuck
         // mid-transition.
         Schedule(node_name, NowUnixMs() + 100);
@@ -465,15 +460,15 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
 
 std::optional<int64_t> NodeManager::WriteBacklog() const {
   if (options_.max_write_lag_ms <= 0) return std::nullopt;
-  const int64_t lag_ms =
-      std::max(batcher_.QueueDelayMs(/*urgent=*/true), batcher_.QueueDelayMs(/*urgent=*/false));
+  const int64_t lag_ms = std::max(writes_.batcher().QueueDelayMs(/*urgent=*/true),
+                                  writes_.batcher().QueueDelayMs(/*urgent=*/false));
   if (lag_ms <= options_.max_write_lag_ms) return std::nullopt;
   // Long enough for the backlog to drain at the rate it builds up.
   return std::max<int64_t>(100, 2 * lag_ms);
 }
 
 Result<int64_t> NodeManager::TensorCoresInZone(const std::string& zone) const {
-  return quota_.ZoneUsed(zone);
+  return writes_.quota().ZoneUsed(zone);
 }
 
 Status NodeManager::Reset() {
@@ -482,7 +477,7 @@ Status NodeManager::Reset() {
   Status wiped = store_.WipeAll();
   cache_.Clear();
   TPUEMU_RETURN_IF_ERROR(wiped);
-  quota_.Clear();
+  writes_.quota().Clear();
   return Status::Ok();
 }
 }  // namespace tpuemu::service

@@ -15,16 +15,17 @@
 // (node_cache.h) serves reads; node_rows.h converts to and from the store's rows; page tokens are
 // service/common/page_token.h.
 //
-// Ownership: the store, scheduler and catalog are borrowed and must outlive the manager, and the
-// scheduler must be stopped before the manager is destroyed (its callbacks point here). The
-// manager owns the WriteBatcher that runs every node and Operation write, the OperationManager,
-// the quota counters and the read cache.
+// Ownership: the store, write path (service/write_path/: the WriteBatcher that runs every node and
+// Operation write, the OperationManager, the quota counters, the event sink), scheduler and
+// catalog are borrowed and must outlive the manager, and the scheduler must be stopped before the
+// manager is destroyed (its callbacks point here). The manager owns the read cache; it hooks the
+// cache to the write path's batches, and its destructor stops the batcher.
 //
 // Threads: every mutation (API calls, scheduled completions, operations.delete/cancel) runs as a
-// body of the WriteBatcher, which runs bodies one at a time (so read-check-write is atomic) and
-// commits many of them in one transaction (group commit). Reads go through the cache, which every
-// batch empties and bypasses while it writes, else to the store. The quota guards its counters
-// with its own mutex, the cache with its own; observers_ is guarded by observer_mu_.
+// body of the write path's WriteBatcher, which runs bodies one at a time (so read-check-write is
+// atomic) and commits many of them in one transaction (group commit). Reads go through the cache,
+// which every batch empties and bypasses while it writes, else to the store. The quota guards its
+// counters with its own mutex, the cache with its own; observers_ is guarded by observer_mu_.
 #pragma once
 
 #include <cstdint>
@@ -40,22 +41,22 @@
 #include "db/node_repository.h"
 #include "db/store.h"
 #include "service/catalog/catalog.h"
-#include "service/common/event_sink.h"
 #include "service/common/page_token.h"
 #include "service/common/scheduler.h"
-#include "service/common/write_batcher.h"
 #include "service/nodes/node.h"
 #include "service/nodes/node_cache.h"
 #include "service/nodes/node_state_machine.h"
 #include "service/nodes/quota.h"
 #include "service/operations/operation.h"
-#include "service/operations/operation_manager.h"
+#include "service/write_path/write_path.h"
 
 namespace tpuemu::service {
 
 struct NodeManagerOptions {
   int64_t provisioning_delay_ms = 1000;  // CREATING -> READY
   int64_t transition_delay_ms = 500;     // STARTING, STOPPING, DELETING, update
+  // The next two are the write path's quota limits (WritePathOptionsOf below), not read by
+  // NodeManager itself: they sit here with the daemon's other node settings.
   // TensorCores one zone can hold across all projects; a create past it fails its Operation with
   // RESOURCE_EXHAUSTED (code 8) like the real service.
   int64_t zone_capacity_tensorcores = QuotaLimits{}.zone_capacity_tensorcores;
@@ -68,13 +69,20 @@ struct NodeManagerOptions {
   // of nodes it owns.
   std::string replica_id = "local";
   // Other replicas write the same store (PostgreSQL): reads check the cache against the stored
-  // row, and the quota counts from the store.
+  // row (the write path's quota is told the same through WritePathOptions::shared_store).
   bool shared_store = false;
   // Admission (WriteBacklog): a client write is pushed back once the batcher's due transitions or
   // queued writes have waited longer than this, so transitions keep their delay (within about
   // 100 ms) instead of falling seconds behind. 0 = never push back.
   int64_t max_write_lag_ms = 0;  // tpuemud's --max-write-lag-ms: 50; 0 here (tests, tools)
 };
+
+// The write path's options for these node settings: their quota limits and shared_store.
+inline WritePathOptions WritePathOptionsOf(const NodeManagerOptions& options) {
+  return {.quota = {.zone_capacity_tensorcores = options.zone_capacity_tensorcores,
+                    .project_quota_tensorcores = options.project_quota_tensorcores},
+          .shared_store = options.shared_store};
+}
 
 struct NodePage {
   std::vector<Node> nodes;
@@ -88,9 +96,9 @@ struct NodeViewPage {
 
 class NodeManager {
  public:
-  NodeManager(db::Store& store, Scheduler& scheduler, const Catalog& catalog,
+  NodeManager(db::Store& store, WritePath& writes, Scheduler& scheduler, const Catalog& catalog,
               NodeManagerOptions options);
-  // Stops the batcher first: its queued bodies use every other member.
+  // Stops the write path's batcher first: its queued bodies use every member.
   ~NodeManager();
   NodeManager(const NodeManager&) = delete;
   NodeManager& operator=(const NodeManager&) = delete;
@@ -139,40 +147,25 @@ class NodeManager {
 
   // Changes a node in place, outside the verb transitions: the faults (preemption, maintenance;
   // service/faults/) use it. `change` runs inside a write batch with the node as stored and that
-  // batch's Txn (so it may write Operations through operations() in the same transaction); a
-  // non-OK return leaves everything as it was. The zone's count follows
+  // batch's Txn (so it may write Operations through the write path's operations() in the same
+  // transaction); a non-OK return leaves everything as it was. The zone's count follows
   // Node::ZoneTensorCores(); a state change gets its event and observers hear of it; `fault`, if
   // given, returns the fault's event for the node as changed, written after the node's own in the
   // same transaction. If `change` leaves a pending transition with a due time, its completion is
-  // scheduled. Returns the node as written.
+  // scheduled.
+  // Returns the node as written.
   using FaultEventFn = std::function<db::EventRow(const Node&)>;
   Result<Node> Amend(const NodeKey& key, const std::function<Status(Node&, db::Txn&)>& change,
                      const FaultEventFn& fault = nullptr);
 
-  // The write batcher every node, Operation and queued resource write runs on (the queued
-  // resource manager runs its bodies here, so their read-check-write is ordered with the
-  // nodes').
-  WriteBatcher& batcher() { return batcher_; }
   // Whether a client's write (of a node, a queued resource) should be refused for now: the store
   // is behind, i.e. a due transition or a queued write waited longer than max_write_lag_ms.
   // Returns the delay to suggest (ms), or nullopt when the write may go on.
   std::optional<int64_t> WriteBacklog() const;
-  // The TensorCore counts (queued resources hold project quota and check zone capacity).
-  TensorCoreQuota& quota() { return quota_; }
-
-  // The Operations of every node (operations.get, list, delete, cancel).
-  OperationManager& operations() { return operations_; }
-  const OperationManager& operations() const { return operations_; }
-
   // TensorCores held in `zone`'s general capacity (all projects; see TensorCoreQuota).
   Result<int64_t> TensorCoresInZone(const std::string& zone) const;
   // Wipes every node and operation (POST /_emulator/reset).
   Status Reset();
-
-  // Where every node state change writes its event, in the change's transaction (borrowed; null =
-  // no events). Set before the first write; the queued resource manager and the fault injectors
-  // write theirs there too, through event_sink().
-  void SetEventSink(EventSink* sink) { event_sink_ = sink; }
 
   // Decides at create whether a new node's workers are sandboxes (service/workers/); unset, no
   // node's are. Set before the first write; called inside Create, so it must be quick.
@@ -182,7 +175,6 @@ class NodeManager {
   // workers answer; the completion is retried every 100 ms meanwhile. Set before the first write.
   using ReadyGate = std::function<bool(const std::string& node_name)>;
   void SetReadyGate(ReadyGate gate) { ready_gate_ = std::move(gate); }
-  EventSink* event_sink() const { return event_sink_; }
 
   // Called after each committed node state change, in commit order, on the write batcher's thread
   // (events and metrics hang here). It must not call NodeManager mutations (they would wait on it).
@@ -204,6 +196,7 @@ class NodeManager {
   std::shared_ptr<const NodeView> FindCurrent(const db::NodeRow& row) const;
 
   db::Store& store_;
+  WritePath& writes_;  // runs every mutation; its batcher is stopped by the destructor
   Scheduler& scheduler_;
   const Catalog& catalog_;
   const NodeManagerOptions options_;
@@ -211,12 +204,8 @@ class NodeManager {
 
   // Reads are served from here; bypassed during every batch of writes and Reset (node_cache.h).
   mutable NodeCache cache_;
-  TensorCoreQuota quota_;  // thread-safe on its own
-  WriteBatcher batcher_;   // runs every mutation; stopped by the destructor before the rest goes
-  OperationManager operations_;      // writes through batcher_
-  EventSink* event_sink_ = nullptr;  // set before the first write
-  SandboxPolicy sandbox_policy_;     // set before the first write
-  ReadyGate ready_gate_;             // set before the first write
+  SandboxPolicy sandbox_policy_;  // set before the first write
+  ReadyGate ready_gate_;          // set before the first write
   std::mutex observer_mu_;
   std::vector<StateObserver> observers_;  // guarded by observer_mu_
   std::vector<Node> recovered_;           // set by Recover, before serving

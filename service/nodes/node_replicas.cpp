@@ -8,7 +8,7 @@
 namespace tpuemu::service {
 
 Status NodeManager::Recover() {
-  TPUEMU_RETURN_IF_ERROR(quota_.Reseed());
+  TPUEMU_RETURN_IF_ERROR(writes_.quota().Reseed());
   Result<std::vector<Node>> adopted = Adopt(/*include_own=*/true);
   if (!adopted.ok()) return adopted.status();
   recovered_ = std::move(adopted).value();
@@ -17,7 +17,7 @@ Status NodeManager::Recover() {
 
 Result<std::vector<Node>> NodeManager::Adopt(bool include_own) {
   std::vector<db::NodeRow> rows;
-  TPUEMU_RETURN_IF_ERROR(batcher_.Run([&](db::Txn& txn) -> Status {
+  TPUEMU_RETURN_IF_ERROR(writes_.batcher().Run([&](db::Txn& txn) -> Status {
     Result<std::vector<db::NodeRow>> adopted =
         nodes_.AdoptOrphans(txn, options_.replica_id, include_own);
     if (!adopted.ok()) return adopted.status();

@@ -11,7 +11,6 @@ Observability::Observability(db::Store& store, NodeManager& nodes, JobManager& j
                            .now_ms = options.now_ms}),
       prometheus_(store, pool, cache, http_, utilization_),
       reports_(store, nodes) {
-  nodes.SetEventSink(&events_);
   jobs.SetEventSink(&events_);
   jobs.AddTransitionObserver([this](const Job& job, std::optional<JobState> previous) {
     utilization_.OnJobStateChanged(job, previous);

@@ -1,9 +1,9 @@
 // Observability: the bundle behind the observability routes — events, utilization history, HTTP
 // metrics, the Prometheus exporter and the torch_xla-style metrics reports — built once and hooked
 // to the node and job managers' observers by its constructor. The events are written by the
-// managers themselves, in the transaction of each change: the constructor makes events() their
-// EventSink. tpuemud's main and the in-process
-// test server both build it the same way.
+// managers themselves, in the transaction of each change: the constructor makes events() the job
+// manager's EventSink, and the composition root (daemon/app.cpp, which the in-process test server
+// uses too) makes it the write path's, for nodes, queued resources and faults.
 //
 // Lifetime: construct after the managers, Start() once serving, Stop() after the HTTP server, the
 // scheduler and JobManager::Shutdown() (nothing may notify after that), then destroy it before the

@@ -44,10 +44,11 @@ Status Remember(db::Txn& txn, const db::RequestIdRepository& ids, const QrKey& k
 
 }  // namespace
 
-QueuedResourceManager::QueuedResourceManager(db::Store& store, NodeManager& nodes,
-                                             ReservationBook& reservations, const Catalog& catalog,
-                                             QueuedResourceOptions options)
-    : nodes_(nodes),
+QueuedResourceManager::QueuedResourceManager(db::Store& store, WritePath& writes,
+                                             NodeManager& nodes, ReservationBook& reservations,
+                                             const Catalog& catalog, QueuedResourceOptions options)
+    : writes_(writes),
+      nodes_(nodes),
       reservations_(reservations),
       catalog_(catalog),
       options_(options),
@@ -76,11 +77,11 @@ Result<Operation> QueuedResourceManager::Create(const QrKey& key, const QueuedRe
   const bool wants_reservation = spec.reserved || !spec.reservation_name.empty();
   const std::string requested_reservation =
       spec.reservation_name.empty() ? key.Parent() + "/reservations/-" : spec.reservation_name;
-  OperationManager& operations = nodes_.operations();
-  TensorCoreQuota& quota = nodes_.quota();
+  OperationManager& operations = writes_.operations();
+  TensorCoreQuota& quota = writes_.quota();
   bool created = false;
-  PendingEvents events(nodes_.event_sink());
-  Status s = nodes_.batcher().Run(
+  PendingEvents events(writes_.event_sink());
+  Status s = writes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         Result<bool> replayed =
             Replayed(txn, request_ids_, operations, key, request_id, "create", &op);
@@ -165,9 +166,9 @@ Result<Operation> QueuedResourceManager::Delete(const QrKey& key, bool force,
   QueuedResource qr;
   QrState previous = QrState::kUnspecified;
   bool changed = false;
-  OperationManager& operations = nodes_.operations();
-  PendingEvents events(nodes_.event_sink());
-  Status s = nodes_.batcher().Run(
+  OperationManager& operations = writes_.operations();
+  PendingEvents events(writes_.event_sink());
+  Status s = writes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         Result<bool> replayed =
             Replayed(txn, request_ids_, operations, key, request_id, "delete", &op);
@@ -209,9 +210,9 @@ Result<Operation> QueuedResourceManager::Reset(const QrKey& key) {
   Operation op = NewOperation(key.project, key.zone, key.Name(), "reset");
   QueuedResource qr;
   QrState previous = QrState::kUnspecified;
-  OperationManager& operations = nodes_.operations();
-  PendingEvents events(nodes_.event_sink());
-  Status s = nodes_.batcher().Run(
+  OperationManager& operations = writes_.operations();
+  PendingEvents events(writes_.event_sink());
+  Status s = writes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         Result<db::QueuedResourceRow> row = queued_resources_.Get(txn, key.Name());
         if (!row.ok()) return NotFoundAs(row.status(), key.Name());

@@ -23,10 +23,11 @@
 // capacity; it gives the capacity back once its nodes are gone. It holds the project quota from
 // its create until it is deleted.
 //
-// Ownership and threads: the store, node manager, reservation book and catalog are borrowed and
-// must outlive the manager; Stop() (or the destructor) ends its reconciles. Writes run on the node
-// manager's WriteBatcher (so they are ordered with node and Operation writes); observers_ and
-// queued_ are guarded by mu_. Public calls are thread-safe.
+// Ownership and threads: the store, write path, node manager, reservation book and catalog are
+// borrowed and must outlive the manager; Stop() (or the destructor) ends its reconciles. Writes
+// run on the write path's WriteBatcher, the one the nodes' writes run on (so they are ordered with
+// node and Operation writes), and write their Operations, quota and events through it too;
+// observers_ and queued_ are guarded by mu_. Public calls are thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,7 @@
 #include "service/operations/operation.h"
 #include "service/queued_resources/queued_resource.h"
 #include "service/queued_resources/reservations.h"
+#include "service/write_path/write_path.h"
 
 namespace tpuemu::service {
 
@@ -66,8 +68,9 @@ struct QueuedResourcePage {
 
 class QueuedResourceManager {
  public:
-  QueuedResourceManager(db::Store& store, NodeManager& nodes, ReservationBook& reservations,
-                        const Catalog& catalog, QueuedResourceOptions options);
+  QueuedResourceManager(db::Store& store, WritePath& writes, NodeManager& nodes,
+                        ReservationBook& reservations, const Catalog& catalog,
+                        QueuedResourceOptions options);
   QueuedResourceManager(const QueuedResourceManager&) = delete;
   QueuedResourceManager& operator=(const QueuedResourceManager&) = delete;
 
@@ -108,7 +111,7 @@ class QueuedResourceManager {
   using StateObserver = std::function<void(const QueuedResource& qr, QrState previous)>;
   void AddStateObserver(StateObserver observer);
 
-  // The node manager its nodes and writes go through (borrowed).
+  // The node manager that makes and deletes its nodes (borrowed; api/ asks it for WriteBacklog).
   const NodeManager& nodes() const { return nodes_; }
 
  private:
@@ -123,6 +126,7 @@ class QueuedResourceManager {
   Result<bool> HasRoom(db::Txn& txn, const QueuedResource& qr) const;
   void Notify(const QueuedResource& qr, QrState previous);
 
+  WritePath& writes_;
   NodeManager& nodes_;
   ReservationBook& reservations_;
   const Catalog& catalog_;

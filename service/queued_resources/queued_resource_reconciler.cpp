@@ -59,9 +59,9 @@ void QueuedResourceManager::ScheduleReconcile(const std::string& name, int64_t a
 void QueuedResourceManager::Reconcile(const std::string& name) {
   Step step;
   bool loaded = false;
-  TensorCoreQuota& quota = nodes_.quota();
-  PendingEvents events(nodes_.event_sink());
-  Status s = nodes_.batcher().Run(
+  TensorCoreQuota& quota = writes_.quota();
+  PendingEvents events(writes_.event_sink());
+  Status s = writes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         step = Step();
         Result<db::QueuedResourceRow> row = queued_resources_.Get(txn, name);
@@ -113,7 +113,7 @@ void QueuedResourceManager::Reconcile(const std::string& name) {
 Status QueuedResourceManager::Advance(db::Txn& txn, Step& step) {
   QueuedResource& qr = step.qr;
   const int64_t now = NowUnixMs();
-  OperationManager& operations = nodes_.operations();
+  OperationManager& operations = writes_.operations();
   auto complete_pending = [&](nlohmann::json response) -> Status {
     if (!qr.pending_operation) return Status::Ok();
     Result<Operation> op = operations.Load(txn, *qr.pending_operation);
@@ -240,7 +240,7 @@ Result<bool> QueuedResourceManager::HasRoom(db::Txn& txn, const QueuedResource& 
   if (!qr.reservation.empty()) {
     return reservations_.HasRoom(txn, qr.reservation, qr.tensorcores, qr.chips);
   }
-  TensorCoreQuota& quota = nodes_.quota();
+  TensorCoreQuota& quota = writes_.quota();
   TPUEMU_RETURN_IF_ERROR(quota.Sync(txn, qr.key.zone));  // other replicas' writes, when shared
   return quota.ZoneCounted(qr.key.zone) + qr.tensorcores <= quota.ZoneCapacity(qr.key.zone);
 }
@@ -280,8 +280,8 @@ void QueuedResourceManager::Act(const Step& step) {
 void QueuedResourceManager::MarkFailed(const std::string& name, const Status& error) {
   Step step;
   bool changed = false;
-  PendingEvents events(nodes_.event_sink());
-  Status s = nodes_.batcher().Run(
+  PendingEvents events(writes_.event_sink());
+  Status s = writes_.batcher().Run(
       [&](db::Txn& txn) -> Status {
         Result<db::QueuedResourceRow> row = queued_resources_.Get(txn, name);
         if (!row.ok()) return Status::Ok();

@@ -8,8 +8,9 @@
 // reservation takes its room there instead of the zone's general capacity, from PROVISIONING
 // until its nodes are gone; `usage` is the sum of what the queued resources in it hold.
 //
-// Threads: writes run on the node manager's WriteBatcher (borrowed, like the store and catalog;
-// all must outlive the book); the Txn& forms must be called from inside one of its bodies.
+// Threads: writes run on the write path's WriteBatcher, the one the nodes' writes run on
+// (borrowed, like the store and catalog; all must outlive the book); the Txn& forms must be
+// called from inside one of its bodies.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "db/change_payloads.h"
+
 namespace tpuemu::service {
 
 std::string DefaultReplicaId(const db::Store& store, int port) {
@@ -56,7 +58,7 @@ Status ReplicaSet::Join() {
 Status ReplicaSet::Start(ReplicaHooks hooks) {
   hooks_ = std::move(hooks);
   Result<std::unique_ptr<db::ChangeFeed>> feed = db::OpenChangeFeed(
-      location_, {"tpuemu_events", "tpuemu_jobs", "tpuemu_nodes", "tpuemu_settings"},
+      location_, {db::kEventsChannel, db::kJobsChannel, db::kNodesChannel, db::kSettingsChannel},
       [this](const db::Change& change) {
         if (hooks_.on_change) hooks_.on_change(change);
       },
@@ -104,7 +106,7 @@ Status ReplicaSet::AnnounceReset() {
   return store_.Transaction([&](db::Txn& txn) -> Status {
     Result<db::Statement*> stmt = txn.Prepare("SELECT pg_notify('tpuemu_settings', ?1)");
     if (!stmt.ok()) return stmt.status();
-    return (*stmt)->Bind(1, "reset " + options_.id).Run();
+    return (*stmt)->Bind(1, db::SettingsResetPayload(options_.id)).Run();
   });
 }
 

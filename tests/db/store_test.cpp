@@ -14,6 +14,7 @@
 #include "db/migrations.h"
 #include "db/node_repository.h"
 #include "db/operation_repository.h"
+#include "db/statement_helpers.h"
 #include "tests/db/rows.h"
 #include "tests/db/temp_dir.h"
 
@@ -285,6 +286,57 @@ TEST(StoreTest, PrepareErrorsAreReported) {
   EXPECT_NE(status.message().find("no such table"), std::string::npos);
   status = store->Read([](Txn& txn) { return txn.Prepare("SELECT 1; SELECT 2").status(); });
   EXPECT_EQ(status.code(), StatusCode::kInternal);
+}
+
+// db/statement_helpers.h: the prepare error reaches the caller, and an INSERT ... RETURNING seq
+// gives its seq, names a taken key, or says that nothing came back.
+TEST(StoreTest, PrepareOrReturnAndInsertReturningSeq) {
+  auto store = MustOpen(":memory:");
+  ASSERT_NE(store, nullptr);
+  Status status = store->Read([](Txn& txn) -> Status {
+    TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("SELECT * FROM no_such_table"));
+    return stmt.Run();
+  });
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
+  EXPECT_NE(status.message().find("no such table"), std::string::npos);
+
+  auto insert = [&](const std::string& name, std::string_view kind) {
+    Result<int64_t> seq = Status::Internal("not run");
+    Status s = store->Transaction([&](Txn& txn) -> Status {
+      TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("INSERT INTO t (name) VALUES (?1) RETURNING seq"));
+      stmt.Bind(1, name);
+      seq = InsertReturningSeq(stmt, kind, name);
+      return seq.status();
+    });
+    EXPECT_EQ(s.code(), seq.status().code());
+    return seq;
+  };
+  ASSERT_TRUE(store
+                  ->Transaction([](Txn& txn) {
+                    return txn.ExecScript(
+                        "CREATE TABLE t (seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)");
+                  })
+                  .ok());
+  Result<int64_t> first = insert("a", "thing");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  Result<int64_t> second = insert("b", "thing");
+  ASSERT_TRUE(second.ok());
+  EXPECT_GT(*second, *first);
+  Result<int64_t> taken = insert("a", "thing");
+  EXPECT_EQ(taken.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(taken.status().message(), "thing 'a' already exists");
+  // Without a kind, the store's own ALREADY_EXISTS goes through as it is.
+  Result<int64_t> unnamed = insert("a", "");
+  EXPECT_EQ(unnamed.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(unnamed.status().message(), "thing 'a' already exists");
+
+  status = store->Transaction([](Txn& txn) -> Status {
+    TPUEMU_PREPARE_OR_RETURN(stmt,
+                             txn.Prepare("INSERT INTO t (name) SELECT 'c' WHERE 0 RETURNING seq"));
+    return InsertReturningSeq(stmt, "thing", "c").status();
+  });
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
+  EXPECT_EQ(status.message(), "insert: RETURNING produced no row");
 }
 
 TEST(StoreTest, WipeAllEmptiesTablesButSeqKeepsGrowing) {

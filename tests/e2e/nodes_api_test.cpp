@@ -287,7 +287,7 @@ TEST(NodesBackpressureTest, WritesGet429WithRetryInfoWhileTheStoreIsBehind) {
   const std::string body = R"({"acceleratorType":"v4-8","runtimeVersion":"tpu-ubuntu2204-base"})";
   std::promise<void> release, holding;
   std::shared_future<void> released = release.get_future().share();
-  service::WriteBatcher& batcher = server.nodes().batcher();
+  service::WriteBatcher& batcher = server.app().write_path().batcher();
   batcher.Submit(
       [&](db::Txn&) {
         holding.set_value();

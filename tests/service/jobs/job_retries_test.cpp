@@ -47,8 +47,9 @@ class JobRetriesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = std::move(db::Store::Open(":memory:").value());
+    writes_ = std::make_unique<WritePath>(*store_, Catalog::Default(), WritePathOptions{});
     nodes_ = std::make_unique<NodeManager>(
-        *store_, scheduler_, Catalog::Default(),
+        *store_, *writes_, scheduler_, Catalog::Default(),
         NodeManagerOptions{.provisioning_delay_ms = 0, .transition_delay_ms = 0});
     jobs_ = std::make_unique<JobManager>(*store_, *nodes_, scheduler_, pool_, cache_);
     nodes_->SetStateObserver(
@@ -65,9 +66,10 @@ class JobRetriesTest : public ::testing::Test {
   void TearDown() override {
     scheduler_.Stop();
     // The node writes' thread calls the observer into jobs_: it ends first (as App::Stop does).
-    nodes_->batcher().Stop();
+    writes_->batcher().Stop();
     jobs_.reset();
     nodes_.reset();
+    writes_.reset();
   }
   // A job that runs until something ends it, with `max_retries`.
   Job SubmitLong(int max_retries) {
@@ -98,6 +100,7 @@ class JobRetriesTest : public ::testing::Test {
   engine::Pool pool_{2};
   engine::CompileCache cache_;
   std::unique_ptr<db::Store> store_;
+  std::unique_ptr<WritePath> writes_;
   std::unique_ptr<NodeManager> nodes_;
   std::unique_ptr<JobManager> jobs_;
   NodeKey key_{"p", "us-central2-b", "tpu1"};

@@ -23,6 +23,7 @@ class NodeManagerTest : public ::testing::Test {
   void Close() {
     if (scheduler_) scheduler_->Stop();
     manager_.reset();
+    writes_.reset();
     scheduler_.reset();
     store_.reset();
   }
@@ -31,7 +32,9 @@ class NodeManagerTest : public ::testing::Test {
     Close();
     scheduler_ = std::make_unique<Scheduler>();
     store_ = std::move(db::Store::Open(path).value());
-    manager_ = std::make_unique<NodeManager>(*store_, *scheduler_, Catalog::Default(), options);
+    writes_ = std::make_unique<WritePath>(*store_, Catalog::Default(), WritePathOptionsOf(options));
+    manager_ =
+        std::make_unique<NodeManager>(*store_, *writes_, *scheduler_, Catalog::Default(), options);
   }
 
   NodeSpec Spec(const char* type) {
@@ -46,12 +49,13 @@ class NodeManagerTest : public ::testing::Test {
     return n.ok() && n->state == state;
   }
   bool Done(const std::string& op) {
-    Result<Operation> o = manager_->operations().Get(op);
+    Result<Operation> o = writes_->operations().Get(op);
     return o.ok() && o->done;
   }
 
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<db::Store> store_;
+  std::unique_ptr<WritePath> writes_;  // lent to manager_
   std::unique_ptr<NodeManager> manager_;
   NodeKey key_{"p", "us-central2-b", "tpu1"};
 };
@@ -64,7 +68,7 @@ TEST_F(NodeManagerTest, CreateReturnsPendingOperationThenNodeBecomesReady) {
   EXPECT_EQ(op->target, key_.Name());
   EXPECT_TRUE(op->name.starts_with("projects/p/locations/us-central2-b/operations/operation-"));
   ASSERT_TRUE(WaitFor([&] { return Done(op->name); }));
-  Result<Operation> done = manager_->operations().Get(op->name);
+  Result<Operation> done = writes_->operations().Get(op->name);
   EXPECT_TRUE(done->error.ok());
   EXPECT_EQ(done->response["@type"], kNodeType);
   EXPECT_EQ(done->response["state"], "READY");
@@ -131,7 +135,7 @@ TEST_F(NodeManagerTest, StopStartDeleteFollowTheStateMachine) {
   ASSERT_TRUE(del.ok());
   ASSERT_TRUE(WaitFor([&] { return Done(del->name); }));
   EXPECT_EQ(manager_->Get(key_).status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(manager_->operations().Get(del->name)->response["@type"], kEmptyType);
+  EXPECT_EQ(writes_->operations().Get(del->name)->response["@type"], kEmptyType);
 }
 
 TEST_F(NodeManagerTest, MutationsWhileTransitioningAreRefused) {
@@ -191,7 +195,7 @@ TEST_F(NodeManagerTest, ZoneCapacityFailsTheOperationWithCode8) {
   Result<Operation> over = manager_->Create({"q", "us-central2-b", "b"}, Spec("v4-8"));
   ASSERT_TRUE(over.ok());
   ASSERT_TRUE(WaitFor([&] { return Done(over->name); }));
-  Result<Operation> done = manager_->operations().Get(over->name);
+  Result<Operation> done = writes_->operations().Get(over->name);
   EXPECT_EQ(done->error.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(done->error.message().find("There is no more capacity in the zone \"us-central2-b\""),
             std::string::npos);
@@ -263,7 +267,8 @@ TEST_F(NodeManagerTest, OnlyTheOwnerCompletesATransitionAndADeadOwnersNodesAreAd
                   })
                   .ok());
   Scheduler b_scheduler;
-  NodeManager b(*store_, b_scheduler, Catalog::Default(),
+  WritePath b_writes(*store_, Catalog::Default(), {});
+  NodeManager b(*store_, b_writes, b_scheduler, Catalog::Default(),
                 {.provisioning_delay_ms = 400, .transition_delay_ms = 0, .replica_id = "b"});
   Result<Operation> op = manager_->Create(key_, Spec("v4-8"));
   ASSERT_TRUE(op.ok()) << op.status().ToString();
@@ -288,7 +293,7 @@ TEST_F(NodeManagerTest, OnlyTheOwnerCompletesATransitionAndADeadOwnersNodesAreAd
     Result<Node> n = b.Get(key_);
     return n.ok() && n->state == NodeState::kReady;
   }));
-  EXPECT_TRUE(b.operations().Get(op->name)->done);
+  EXPECT_TRUE(b_writes.operations().Get(op->name)->done);
   b_scheduler.Stop();
 }
 

@@ -46,7 +46,8 @@ class MetricsReportBuilderTest : public ::testing::Test {
 
   std::unique_ptr<db::Store> store_ = std::move(db::Store::Open(":memory:").value());
   Scheduler scheduler_;
-  NodeManager nodes_{*store_, scheduler_, Catalog::Default(), {}};
+  WritePath writes_{*store_, Catalog::Default(), {}};
+  NodeManager nodes_{*store_, writes_, scheduler_, Catalog::Default(), {}};
   MetricsReportBuilder builder_{*store_, nodes_};
 };
 

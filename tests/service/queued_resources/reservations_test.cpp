@@ -20,7 +20,7 @@ class ReservationsTest : public ::testing::Test {
   Result<std::string> Resolve(const std::string& requested, const char* type = "v4-8",
                               const std::string& project = "proj") {
     Result<std::string> out = Status::Internal("not run");
-    Status s = nodes_.batcher().Run([&](db::Txn& txn) {
+    Status s = writes_.batcher().Run([&](db::Txn& txn) {
       out =
           book_.Resolve(txn, project, kZone, requested, engine::FindAcceleratorType(type).value());
       return Status::Ok();
@@ -30,7 +30,7 @@ class ReservationsTest : public ::testing::Test {
   }
   Result<bool> HasRoom(const std::string& reservation, int64_t tensorcores, int64_t chips) {
     Result<bool> out = Status::Internal("not run");
-    Status s = nodes_.batcher().Run([&](db::Txn& txn) {
+    Status s = writes_.batcher().Run([&](db::Txn& txn) {
       out = book_.HasRoom(txn, reservation, tensorcores, chips);
       return Status::Ok();
     });
@@ -44,8 +44,9 @@ class ReservationsTest : public ::testing::Test {
 
   std::unique_ptr<db::Store> store_ = std::move(db::Store::Open(":memory:").value());
   Scheduler scheduler_;
-  NodeManager nodes_{*store_, scheduler_, Catalog::Default(), {}};
-  ReservationBook book_{*store_, nodes_.batcher(), Catalog::Default()};
+  WritePath writes_{*store_, Catalog::Default(), {}};
+  NodeManager nodes_{*store_, writes_, scheduler_, Catalog::Default(), {}};
+  ReservationBook book_{*store_, writes_.batcher(), Catalog::Default()};
 };
 
 TEST_F(ReservationsTest, CreateListAndDeleteInCreationOrder) {
