@@ -70,7 +70,8 @@ Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::
     return Status::InvalidArgument("cores must be 1.." + std::to_string(node->type.tensorcores) +
                                    " (the TensorCores of " + node->type.name + ")");
   }
-  const int64_t host_bytes = PlanHostBytes(*spec, *node);
+  std::optional<SubmitCompile> submit_compile;
+  const int64_t host_bytes = PlanHostBytes(*spec, *node, &submit_compile);
   if (Status fits = CheckJobHostBytes(host_bytes, limits_); !fits.ok()) return fits;
   Job job;
   job.project = key.project;
@@ -103,7 +104,7 @@ Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::
     {
       std::lock_guard lock(mu_);
       if (!stopping_) {
-        EnqueueLocked(key.Name(), *stored, std::move(spec), host_bytes);
+        EnqueueLocked(key.Name(), *stored, std::move(spec), host_bytes, std::move(submit_compile));
         if (held_.count(key.Name())) pending_lines_.push_back({stored->name, NodeHeldLine()});
         PumpLocked(key.Name());
       }
@@ -114,10 +115,11 @@ Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::
 }
 
 void JobManager::EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec,
-                               int64_t host_bytes) {
+                               int64_t host_bytes, std::optional<SubmitCompile> submit_compile) {
   if (active_.count(job.name)) return;
   auto active = std::make_shared<Active>();
   active->host_bytes = host_bytes;
+  active->submit_compile = std::move(submit_compile);
   active->attempt = job.attempt;
   active->max_retries = job.max_retries;
   if (spec.ok()) {
@@ -436,6 +438,7 @@ void JobManager::RequeueLocked(const std::string& node, const Job& job, const Ac
   active->spec = previous.spec;
   active->spec_error = previous.spec_error;
   active->host_bytes = previous.host_bytes;
+  active->submit_compile = previous.submit_compile;
   active->attempt = job.attempt;
   active->max_retries = job.max_retries;
   active_[job.name] = std::move(active);

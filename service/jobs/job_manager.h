@@ -11,7 +11,8 @@
 // occupies one pool task and splits its matmuls over the pool under its own fairness group).
 // Host memory (host_memory_budget.h): when limits set one, Submit compiles the job's graph (no
 // values generated; an hlo job: the evaluator's sweep over its module, engine/hlo/host_memory.h)
-// to plan its peak host bytes, rejects a job above max_job_host_memory_bytes
+// to plan its peak host bytes (that compile served the job: its run reports it as its own,
+// job_compile.h SubmitCompile), rejects a job above max_job_host_memory_bytes
 // (INVALID_ARGUMENT naming both figures), and a node starts its next job only once the job's bytes
 // fit in the daemon-wide budget; until then the job stays QUEUED with the reason in its log, and
 // the oldest waiting job is admitted first. Cancel works while it waits.
@@ -53,6 +54,7 @@
 #include "service/common/scheduler.h"
 #include "service/jobs/host_memory_budget.h"
 #include "service/jobs/job.h"
+#include "service/jobs/job_compile.h"
 #include "service/jobs/job_outcome.h"
 #include "service/jobs/job_records.h"
 #include "service/jobs/job_spec.h"
@@ -173,11 +175,12 @@ class JobManager {
   // ops) and the spec it runs with, decoded once. Lock order: mu_ before the CancelRequest's.
   struct Active {
     CancelRequest cancel;
-    std::shared_ptr<const JobSpec> spec;  // null when the stored spec did not decode:
-    Status spec_error;                    // then why (the run fails with it)
-    int64_t host_bytes = 0;               // planned peak (JobHostBytes); 0 = not planned
-    bool wait_logged = false;             // its host-memory wait line is written; guarded by mu_
-    int64_t attempt = 1;                  // as stored when it was queued
+    std::shared_ptr<const JobSpec> spec;          // null when the stored spec did not decode:
+    Status spec_error;                            // then why (the run fails with it)
+    int64_t host_bytes = 0;                       // planned peak (JobHostBytes); 0 = not planned
+    std::optional<SubmitCompile> submit_compile;  // the compile PlanHostBytes made, if any
+    bool wait_logged = false;  // its host-memory wait line is written; guarded by mu_
+    int64_t attempt = 1;       // as stored when it was queued
     int64_t max_retries = 0;
     bool RetriesLeft() const { return attempt <= max_retries; }
   };
@@ -190,7 +193,7 @@ class JobManager {
     bool blocked = false;
   };
   void EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec,
-                     int64_t host_bytes);
+                     int64_t host_bytes, std::optional<SubmitCompile> submit_compile);
   // Puts `job` (just re-queued in the store) back in its node's queue with a fresh cancel request
   // and the spec of its previous run.
   void RequeueLocked(const std::string& node, const Job& job, const Active& previous);
@@ -200,7 +203,9 @@ class JobManager {
   void PumpLocked(const std::string& node);
   // The planned peak host bytes of `spec` on `node` (0 when no host-memory limit is set, for an
   // estimate-only hlo job, or when the graph does not compile: the run then reports that error).
-  int64_t PlanHostBytes(const JobSpec& spec, const Node& node);
+  // A compile it made (a miss) is left in *compile: the job's run reports it as its own.
+  int64_t PlanHostBytes(const JobSpec& spec, const Node& node,
+                        std::optional<SubmitCompile>* compile);
   // Whether the queued job `name` (submission `seq`) of `node` may start now: reserves its bytes
   // unless an older job waits for memory or they do not fit; else logs the wait (once).
   bool AdmitLocked(const std::string& node, const std::string& name, int64_t seq);
