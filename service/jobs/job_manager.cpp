@@ -52,10 +52,10 @@ void JobManager::Shutdown() {
   held_.clear();
 }
 
-Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::string& job_id,
-                               bool* created) {
-  Result<JobSpec> spec = ParseJobSpec(body, limits_);
-  if (!spec.ok()) return spec.status();
+Result<Job> JobManager::Submit(JobSubmission submission, bool* created) {
+  const NodeKey& key = submission.node;
+  const std::string& job_id = submission.job_id;
+  Result<JobSpec> spec = std::move(submission.spec);
   Result<Node> node = nodes_.Get(key);
   if (!node.ok()) return node.status();
   if (node->state != NodeState::kReady) {

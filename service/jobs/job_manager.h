@@ -3,9 +3,10 @@
 // Life cycle (job_state.h): QUEUED -> RUNNING -> SUCCEEDED | FAILED | CANCELLED | TIMED_OUT; a
 // terminal job carries its exit code and reason, and is written as terminal in one transaction
 // with its result, so nothing reads SUCCEEDED before the result is stored.
-// Decoded once: Submit parses and validates the spec (a program's graph is built there) and hands
-// the typed spec to the job's run through its queue entry; a job queued before a restart is
-// decoded once by Recover from its stored canonical JSON. Reads render the stored text.
+// Decoded once: Submit takes the spec typed (a JobSubmission; api/job_codec.h decodes the request,
+// a program's graph is built there), checks it against the node and hands it to the job's run
+// through its queue entry; a job queued before a restart is decoded once by Recover from its
+// stored canonical JSON (ParseJobSpec, job_spec.h). Reads render the stored text.
 // Scheduling: a node runs one job at a time; its queue is ordered by priority (higher first) then
 // submission order. Different nodes run concurrently on the shared engine::Pool (each running job
 // occupies one pool task and splits its matmuls over the pool under its own fairness group).
@@ -59,6 +60,7 @@
 #include "service/jobs/job_records.h"
 #include "service/jobs/job_spec.h"
 #include "service/jobs/job_state.h"
+#include "service/jobs/job_submission.h"
 #include "service/nodes/node.h"
 #include "service/nodes/node_manager.h"
 
@@ -117,9 +119,11 @@ class JobManager {
   // Tries again every node whose next job another replica held back (safety net of the feed;
   // the replica heartbeat calls it).
   void RetryBlocked();
-  // `job_id` empty = generated. *created tells a new job from an idempotent replay.
-  Result<Job> Submit(const NodeKey& node, const nlohmann::json& body, const std::string& job_id,
-                     bool* created = nullptr);
+  // The node's checks (READY, cores, an hlo job's devices, host memory), then the job stored
+  // QUEUED and queued. *created tells a new job from an idempotent replay.
+  Result<Job> Submit(JobSubmission submission, bool* created = nullptr);
+  // The limits a submission's spec is decoded under (api/job_codec.h) and the runs obey.
+  const JobLimits& limits() const { return limits_; }
   Result<Job> Get(const std::string& name) const;
   Result<JobPage> List(const JobListRequest& request) const;
   // Writes the job CANCELLED (exit code 130, its event and log line) in this call's own
