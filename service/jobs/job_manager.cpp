@@ -241,10 +241,7 @@ Status JobManager::FinishEnded(const std::vector<PendingEnd>& ended) {
       // A running job keeps its in-memory half (and its node here) until its run stopped.
       if (end.running) continue;
       active_.erase(end.name);
-      auto w = waiters_.find(end.name);
-      if (w == waiters_.end()) continue;
-      for (auto& fn : w->second) wake.push_back({std::move(fn), finals.at(end.name)});
-      waiters_.erase(w);
+      for (auto& fn : waiters_.Take(end.name)) wake.push_back({std::move(fn), finals.at(end.name)});
     }
     // A job that waited for host memory no longer holds back its node or the younger waiters.
     for (const PendingEnd& end : ended) {
@@ -340,7 +337,7 @@ void JobManager::OnTerminal(const std::string& name, std::function<void(Result<J
   {
     std::lock_guard lock(mu_);
     if (active_.count(name)) {
-      waiters_[name].push_back(std::move(fn));
+      waiters_.Add(name, std::move(fn));
       return;
     }
   }
@@ -349,7 +346,7 @@ void JobManager::OnTerminal(const std::string& name, std::function<void(Result<J
   // Another replica queues or runs it: its terminal state arrives through the change feed.
   {
     std::lock_guard lock(mu_);
-    waiters_[name].push_back(std::move(fn));
+    waiters_.Add(name, std::move(fn));
   }
   WakeIfTerminal(name);  // it may have ended between the read and the registration
 }
@@ -472,26 +469,21 @@ void JobManager::Finish(const std::string& name, const JobOutcome& outcome, cons
   if (final_job.ok() && previous) NotifyTransition(*final_job, previous);
   // Not terminal: another replica adopted it and runs it now; its waiters wait for that run.
   if (final_job.ok() && !IsTerminal(final_job->state)) return Forget(name);
-  std::vector<std::function<void(Result<Job>)>> waiters;
+  std::vector<JobWaiters::Callback> waiters;
   {
     std::lock_guard lock(mu_);
     active_.erase(name);
-    if (auto w = waiters_.find(name); w != waiters_.end()) {
-      waiters = std::move(w->second);
-      waiters_.erase(w);
-    }
+    waiters = waiters_.Take(name);
   }
   for (auto& fn : waiters) fn(final_job);
 }
 
 void JobManager::AddTransitionObserver(TransitionObserver observer) {
-  std::lock_guard lock(observers_mu_);
-  if (observer) observers_.push_back(std::move(observer));
+  waiters_.AddObserver(std::move(observer));
 }
 
 void JobManager::NotifyTransition(const Job& job, std::optional<JobState> previous) {
-  std::lock_guard lock(observers_mu_);
-  for (const TransitionObserver& observer : observers_) observer(job, previous);
+  waiters_.Notify(job, previous);
 }
 
 }  // namespace tpuemu::service

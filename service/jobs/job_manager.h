@@ -29,9 +29,10 @@
 // The run (job_runner.cpp) is a short sequence of units: CompileJob, StepRunner, AssembleResult,
 // with every write through JobRecords (one transaction per change, with its log line).
 // Threads: every public method may be called from any thread. In-memory scheduling state is
-// guarded by mu_; the store, pool, cache, node manager and scheduler are borrowed and must outlive
-// the manager; Shutdown() (or the destructor) interrupts running jobs and waits for their tasks;
-// each interrupted job is written back to QUEUED so the next start runs it.
+// guarded by mu_; the waiters and observers are JobWaiters' (job_waiters.h, leaf locks); the store,
+// pool, cache, node manager and scheduler are borrowed and must outlive the manager; Shutdown() (or
+// the destructor) interrupts running jobs and waits for their tasks; each interrupted job is
+// written back to QUEUED so the next start runs it.
 #pragma once
 
 #include <atomic>
@@ -61,6 +62,7 @@
 #include "service/jobs/job_spec.h"
 #include "service/jobs/job_state.h"
 #include "service/jobs/job_submission.h"
+#include "service/jobs/job_waiters.h"
 #include "service/nodes/node.h"
 #include "service/nodes/node_manager.h"
 
@@ -171,7 +173,7 @@ class JobManager {
   // re-queue after a restart), RUNNING, terminal — with the job as stored, on the thread that
   // made it. Observers (events, utilization, metrics) must be quick and must not call back into
   // the manager.
-  using TransitionObserver = std::function<void(const Job& job, std::optional<JobState> previous)>;
+  using TransitionObserver = JobWaiters::TransitionObserver;
   void AddTransitionObserver(TransitionObserver observer);
 
  private:
@@ -273,8 +275,7 @@ class JobManager {
   std::condition_variable idle_;                           // notified when running_tasks_ drops
   std::map<std::string, NodeQueue> queues_;                // node name -> queue; guarded by mu_
   std::map<std::string, std::shared_ptr<Active>> active_;  // queued or running; guarded by mu_
-  std::map<std::string, std::vector<std::function<void(Result<Job>)>>> waiters_;  // guarded by mu_
-  int running_tasks_ = 0;                                                         // guarded by mu_
+  int running_tasks_ = 0;                                  // guarded by mu_
   HostMemoryBudget budget_;
   std::set<std::pair<int64_t, std::string>> memory_waiting_;  // (job seq, node); guarded by mu_
   std::vector<std::pair<std::string, std::string>> pending_lines_;  // (job, line); guarded by mu_
@@ -282,8 +283,8 @@ class JobManager {
   std::set<std::string> held_;  // nodes under maintenance: they start no job; guarded by mu_
   bool shared_ = false;         // other replicas share the store; set before Recover()
   std::atomic<uint64_t> next_id_{0};
-  std::mutex observers_mu_;
-  std::vector<TransitionObserver> observers_;  // guarded by observers_mu_
+  // OnTerminal's callbacks and the transition observers; its locks are leaves, taken inside mu_.
+  JobWaiters waiters_;
 };
 
 }  // namespace tpuemu::service

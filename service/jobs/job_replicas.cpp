@@ -51,18 +51,15 @@ Status JobManager::Adopt(bool include_own) {
 void JobManager::WakeIfTerminal(const std::string& name) {
   {
     std::lock_guard lock(mu_);
-    if (!waiters_.count(name) || active_.count(name)) return;
+    if (!waiters_.Has(name) || active_.count(name)) return;
   }
   Result<Job> job = Get(name);
   if (job.ok() && !IsTerminal(job->state)) return;
-  std::vector<std::function<void(Result<Job>)>> waiters;
+  std::vector<JobWaiters::Callback> waiters;
   {
     std::lock_guard lock(mu_);
     if (active_.count(name)) return;  // queued here again: its run wakes them
-    if (auto w = waiters_.find(name); w != waiters_.end()) {
-      waiters = std::move(w->second);
-      waiters_.erase(w);
-    }
+    waiters = waiters_.Take(name);
   }
   for (auto& fn : waiters) fn(job);
 }
