@@ -8,6 +8,7 @@
 
 #include "api/api_common.h"
 #include "api/google_error.h"
+#include "api/job_codec.h"
 #include "api/resource_keys.h"
 #include "api/routes.h"
 #include "service/common/clock.h"
@@ -107,14 +108,18 @@ void RegisterJobRoutes(Router& router, service::JobManager& jobs, service::Sched
   const std::string node_jobs = "/v2/projects/{project}/locations/{location}/nodes/{node}/jobs";
   const std::string job = node_jobs + "/{job}";
 
-  router.AddAsync(
-      "POST", node_jobs, writers.Offload([&jobs](const HttpRequest& req, const PathParams& p) {
-        Result<json> body = ParseBody(req.body);
-        if (!body.ok()) return ErrorResponse(body.status());
-        std::string job_id = req.Query("jobId").value_or("");
-        return JobReply(
-            jobs.Submit({p.at("project"), p.at("location"), p.at("node")}, *body, job_id));
-      }));
+  router.AddAsync("POST", node_jobs,
+                  writers.Offload([&jobs](const HttpRequest& req, const PathParams& p) {
+                    Result<json> body = ParseBody(req.body);
+                    if (!body.ok()) return ErrorResponse(body.status());
+                    // Decoded here, on the writer thread: an hlo module's text parses in
+                    // milliseconds.
+                    Result<service::JobSubmission> submission =
+                        DecodeJobSubmission({p.at("project"), p.at("location"), p.at("node")},
+                                            *body, req.Query("jobId").value_or(""), jobs.limits());
+                    if (!submission.ok()) return ErrorResponse(submission.status());
+                    return JobReply(jobs.Submit(std::move(submission).value()));
+                  }));
   router.Add("GET", node_jobs, [&jobs](const HttpRequest& req, const PathParams& p) {
     return ListResponse(
         req, {.project = p.at("project"), .zone = p.at("location"), .node_id = p.at("node")}, jobs);

@@ -28,7 +28,8 @@ Status CheckJobHostBytes(int64_t host_bytes, const JobLimits& limits) {
       "; use a smaller batch, fewer or narrower layers, or fewer cores");
 }
 
-int64_t JobManager::PlanHostBytes(const JobSpec& spec, const Node& node) {
+int64_t JobManager::PlanHostBytes(const JobSpec& spec, const Node& node,
+                                  std::optional<SubmitCompile>* compile) {
   if (limits_.max_job_host_memory_bytes <= 0 && limits_.host_memory_budget_bytes <= 0) return 0;
   // An hlo job: the evaluator's own liveness sweep over the parsed module (engine/hlo/
   // host_memory.h); an estimate-only one holds no value.
@@ -39,6 +40,10 @@ int64_t JobManager::PlanHostBytes(const JobSpec& spec, const Node& node) {
   Result<CompiledJob> compiled =
       CompileJob(cache_, /*job_name=*/"", spec, *workload, engine::Slice(node.type));
   if (!compiled.ok()) return 0;
+  if (!compiled->lookup.hit) {
+    *compile = SubmitCompile{.program = compiled->lookup.program,
+                             .compile_seconds = compiled->lookup.compile_seconds};
+  }
   return JobHostBytes(compiled->program(), workload->graph(), workload->shards());
 }
 

@@ -27,7 +27,8 @@ json OpsProfile(const engine::CompiledProgram& program) {
 
 Result<CompiledJob> CompileJob(engine::CompileCache& cache, const std::string& job_name,
                                const JobSpec& spec, const Workload& workload,
-                               const engine::Slice& slice) {
+                               const engine::Slice& slice,
+                               const std::optional<SubmitCompile>& at_submit) {
   const bool data_parallel = workload.shards() > 1;
   engine::CompileOptions options;
   options.precision = spec.precision;
@@ -37,6 +38,10 @@ Result<CompiledJob> CompileJob(engine::CompileCache& cache, const std::string& j
   if (!lookup.ok()) return lookup.status();
   CompiledJob out;
   out.lookup = std::move(lookup).value();
+  if (out.lookup.hit && at_submit && at_submit->program.lock() == out.lookup.program) {
+    out.lookup.hit = false;
+    out.lookup.compile_seconds = at_submit->compile_seconds;
+  }
   out.tensorcores = data_parallel ? workload.shards() : spec.cores;
   const engine::CompiledProgram& program = out.program();
   out.profile = {{"ops", OpsProfile(program)},

@@ -52,10 +52,10 @@ void JobManager::Shutdown() {
   held_.clear();
 }
 
-Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::string& job_id,
-                               bool* created) {
-  Result<JobSpec> spec = ParseJobSpec(body, limits_);
-  if (!spec.ok()) return spec.status();
+Result<Job> JobManager::Submit(JobSubmission submission, bool* created) {
+  const NodeKey& key = submission.node;
+  const std::string& job_id = submission.job_id;
+  Result<JobSpec> spec = std::move(submission.spec);
   Result<Node> node = nodes_.Get(key);
   if (!node.ok()) return node.status();
   if (node->state != NodeState::kReady) {
@@ -70,7 +70,8 @@ Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::
     return Status::InvalidArgument("cores must be 1.." + std::to_string(node->type.tensorcores) +
                                    " (the TensorCores of " + node->type.name + ")");
   }
-  const int64_t host_bytes = PlanHostBytes(*spec, *node);
+  std::optional<SubmitCompile> submit_compile;
+  const int64_t host_bytes = PlanHostBytes(*spec, *node, &submit_compile);
   if (Status fits = CheckJobHostBytes(host_bytes, limits_); !fits.ok()) return fits;
   Job job;
   job.project = key.project;
@@ -103,7 +104,7 @@ Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::
     {
       std::lock_guard lock(mu_);
       if (!stopping_) {
-        EnqueueLocked(key.Name(), *stored, std::move(spec), host_bytes);
+        EnqueueLocked(key.Name(), *stored, std::move(spec), host_bytes, std::move(submit_compile));
         if (held_.count(key.Name())) pending_lines_.push_back({stored->name, NodeHeldLine()});
         PumpLocked(key.Name());
       }
@@ -114,10 +115,11 @@ Result<Job> JobManager::Submit(const NodeKey& key, const json& body, const std::
 }
 
 void JobManager::EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec,
-                               int64_t host_bytes) {
+                               int64_t host_bytes, std::optional<SubmitCompile> submit_compile) {
   if (active_.count(job.name)) return;
   auto active = std::make_shared<Active>();
   active->host_bytes = host_bytes;
+  active->submit_compile = std::move(submit_compile);
   active->attempt = job.attempt;
   active->max_retries = job.max_retries;
   if (spec.ok()) {
@@ -239,10 +241,7 @@ Status JobManager::FinishEnded(const std::vector<PendingEnd>& ended) {
       // A running job keeps its in-memory half (and its node here) until its run stopped.
       if (end.running) continue;
       active_.erase(end.name);
-      auto w = waiters_.find(end.name);
-      if (w == waiters_.end()) continue;
-      for (auto& fn : w->second) wake.push_back({std::move(fn), finals.at(end.name)});
-      waiters_.erase(w);
+      for (auto& fn : waiters_.Take(end.name)) wake.push_back({std::move(fn), finals.at(end.name)});
     }
     // A job that waited for host memory no longer holds back its node or the younger waiters.
     for (const PendingEnd& end : ended) {
@@ -338,7 +337,7 @@ void JobManager::OnTerminal(const std::string& name, std::function<void(Result<J
   {
     std::lock_guard lock(mu_);
     if (active_.count(name)) {
-      waiters_[name].push_back(std::move(fn));
+      waiters_.Add(name, std::move(fn));
       return;
     }
   }
@@ -347,7 +346,7 @@ void JobManager::OnTerminal(const std::string& name, std::function<void(Result<J
   // Another replica queues or runs it: its terminal state arrives through the change feed.
   {
     std::lock_guard lock(mu_);
-    waiters_[name].push_back(std::move(fn));
+    waiters_.Add(name, std::move(fn));
   }
   WakeIfTerminal(name);  // it may have ended between the read and the registration
 }
@@ -436,6 +435,7 @@ void JobManager::RequeueLocked(const std::string& node, const Job& job, const Ac
   active->spec = previous.spec;
   active->spec_error = previous.spec_error;
   active->host_bytes = previous.host_bytes;
+  active->submit_compile = previous.submit_compile;
   active->attempt = job.attempt;
   active->max_retries = job.max_retries;
   active_[job.name] = std::move(active);
@@ -469,26 +469,21 @@ void JobManager::Finish(const std::string& name, const JobOutcome& outcome, cons
   if (final_job.ok() && previous) NotifyTransition(*final_job, previous);
   // Not terminal: another replica adopted it and runs it now; its waiters wait for that run.
   if (final_job.ok() && !IsTerminal(final_job->state)) return Forget(name);
-  std::vector<std::function<void(Result<Job>)>> waiters;
+  std::vector<JobWaiters::Callback> waiters;
   {
     std::lock_guard lock(mu_);
     active_.erase(name);
-    if (auto w = waiters_.find(name); w != waiters_.end()) {
-      waiters = std::move(w->second);
-      waiters_.erase(w);
-    }
+    waiters = waiters_.Take(name);
   }
   for (auto& fn : waiters) fn(final_job);
 }
 
 void JobManager::AddTransitionObserver(TransitionObserver observer) {
-  std::lock_guard lock(observers_mu_);
-  if (observer) observers_.push_back(std::move(observer));
+  waiters_.AddObserver(std::move(observer));
 }
 
 void JobManager::NotifyTransition(const Job& job, std::optional<JobState> previous) {
-  std::lock_guard lock(observers_mu_);
-  for (const TransitionObserver& observer : observers_) observer(job, previous);
+  waiters_.Notify(job, previous);
 }
 
 }  // namespace tpuemu::service

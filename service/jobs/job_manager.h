@@ -3,15 +3,17 @@
 // Life cycle (job_state.h): QUEUED -> RUNNING -> SUCCEEDED | FAILED | CANCELLED | TIMED_OUT; a
 // terminal job carries its exit code and reason, and is written as terminal in one transaction
 // with its result, so nothing reads SUCCEEDED before the result is stored.
-// Decoded once: Submit parses and validates the spec (a program's graph is built there) and hands
-// the typed spec to the job's run through its queue entry; a job queued before a restart is
-// decoded once by Recover from its stored canonical JSON. Reads render the stored text.
+// Decoded once: Submit takes the spec typed (a JobSubmission; api/job_codec.h decodes the request,
+// a program's graph is built there), checks it against the node and hands it to the job's run
+// through its queue entry; a job queued before a restart is decoded once by Recover from its
+// stored canonical JSON (ParseJobSpec, job_spec.h). Reads render the stored text.
 // Scheduling: a node runs one job at a time; its queue is ordered by priority (higher first) then
 // submission order. Different nodes run concurrently on the shared engine::Pool (each running job
 // occupies one pool task and splits its matmuls over the pool under its own fairness group).
 // Host memory (host_memory_budget.h): when limits set one, Submit compiles the job's graph (no
 // values generated; an hlo job: the evaluator's sweep over its module, engine/hlo/host_memory.h)
-// to plan its peak host bytes, rejects a job above max_job_host_memory_bytes
+// to plan its peak host bytes (that compile served the job: its run reports it as its own,
+// job_compile.h SubmitCompile), rejects a job above max_job_host_memory_bytes
 // (INVALID_ARGUMENT naming both figures), and a node starts its next job only once the job's bytes
 // fit in the daemon-wide budget; until then the job stays QUEUED with the reason in its log, and
 // the oldest waiting job is admitted first. Cancel works while it waits.
@@ -27,9 +29,10 @@
 // The run (job_runner.cpp) is a short sequence of units: CompileJob, StepRunner, AssembleResult,
 // with every write through JobRecords (one transaction per change, with its log line).
 // Threads: every public method may be called from any thread. In-memory scheduling state is
-// guarded by mu_; the store, pool, cache, node manager and scheduler are borrowed and must outlive
-// the manager; Shutdown() (or the destructor) interrupts running jobs and waits for their tasks;
-// each interrupted job is written back to QUEUED so the next start runs it.
+// guarded by mu_; the waiters and observers are JobWaiters' (job_waiters.h, leaf locks); the store,
+// pool, cache, node manager and scheduler are borrowed and must outlive the manager; Shutdown() (or
+// the destructor) interrupts running jobs and waits for their tasks; each interrupted job is
+// written back to QUEUED so the next start runs it.
 #pragma once
 
 #include <atomic>
@@ -53,10 +56,13 @@
 #include "service/common/scheduler.h"
 #include "service/jobs/host_memory_budget.h"
 #include "service/jobs/job.h"
+#include "service/jobs/job_compile.h"
 #include "service/jobs/job_outcome.h"
 #include "service/jobs/job_records.h"
 #include "service/jobs/job_spec.h"
 #include "service/jobs/job_state.h"
+#include "service/jobs/job_submission.h"
+#include "service/jobs/job_waiters.h"
 #include "service/nodes/node.h"
 #include "service/nodes/node_manager.h"
 
@@ -115,9 +121,11 @@ class JobManager {
   // Tries again every node whose next job another replica held back (safety net of the feed;
   // the replica heartbeat calls it).
   void RetryBlocked();
-  // `job_id` empty = generated. *created tells a new job from an idempotent replay.
-  Result<Job> Submit(const NodeKey& node, const nlohmann::json& body, const std::string& job_id,
-                     bool* created = nullptr);
+  // The node's checks (READY, cores, an hlo job's devices, host memory), then the job stored
+  // QUEUED and queued. *created tells a new job from an idempotent replay.
+  Result<Job> Submit(JobSubmission submission, bool* created = nullptr);
+  // The limits a submission's spec is decoded under (api/job_codec.h) and the runs obey.
+  const JobLimits& limits() const { return limits_; }
   Result<Job> Get(const std::string& name) const;
   Result<JobPage> List(const JobListRequest& request) const;
   // Writes the job CANCELLED (exit code 130, its event and log line) in this call's own
@@ -165,7 +173,7 @@ class JobManager {
   // re-queue after a restart), RUNNING, terminal — with the job as stored, on the thread that
   // made it. Observers (events, utilization, metrics) must be quick and must not call back into
   // the manager.
-  using TransitionObserver = std::function<void(const Job& job, std::optional<JobState> previous)>;
+  using TransitionObserver = JobWaiters::TransitionObserver;
   void AddTransitionObserver(TransitionObserver observer);
 
  private:
@@ -173,11 +181,12 @@ class JobManager {
   // ops) and the spec it runs with, decoded once. Lock order: mu_ before the CancelRequest's.
   struct Active {
     CancelRequest cancel;
-    std::shared_ptr<const JobSpec> spec;  // null when the stored spec did not decode:
-    Status spec_error;                    // then why (the run fails with it)
-    int64_t host_bytes = 0;               // planned peak (JobHostBytes); 0 = not planned
-    bool wait_logged = false;             // its host-memory wait line is written; guarded by mu_
-    int64_t attempt = 1;                  // as stored when it was queued
+    std::shared_ptr<const JobSpec> spec;          // null when the stored spec did not decode:
+    Status spec_error;                            // then why (the run fails with it)
+    int64_t host_bytes = 0;                       // planned peak (JobHostBytes); 0 = not planned
+    std::optional<SubmitCompile> submit_compile;  // the compile PlanHostBytes made, if any
+    bool wait_logged = false;  // its host-memory wait line is written; guarded by mu_
+    int64_t attempt = 1;       // as stored when it was queued
     int64_t max_retries = 0;
     bool RetriesLeft() const { return attempt <= max_retries; }
   };
@@ -190,7 +199,7 @@ class JobManager {
     bool blocked = false;
   };
   void EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec,
-                     int64_t host_bytes);
+                     int64_t host_bytes, std::optional<SubmitCompile> submit_compile);
   // Puts `job` (just re-queued in the store) back in its node's queue with a fresh cancel request
   // and the spec of its previous run.
   void RequeueLocked(const std::string& node, const Job& job, const Active& previous);
@@ -200,7 +209,9 @@ class JobManager {
   void PumpLocked(const std::string& node);
   // The planned peak host bytes of `spec` on `node` (0 when no host-memory limit is set, for an
   // estimate-only hlo job, or when the graph does not compile: the run then reports that error).
-  int64_t PlanHostBytes(const JobSpec& spec, const Node& node);
+  // A compile it made (a miss) is left in *compile: the job's run reports it as its own.
+  int64_t PlanHostBytes(const JobSpec& spec, const Node& node,
+                        std::optional<SubmitCompile>* compile);
   // Whether the queued job `name` (submission `seq`) of `node` may start now: reserves its bytes
   // unless an older job waits for memory or they do not fit; else logs the wait (once).
   bool AdmitLocked(const std::string& node, const std::string& name, int64_t seq);
@@ -264,8 +275,7 @@ class JobManager {
   std::condition_variable idle_;                           // notified when running_tasks_ drops
   std::map<std::string, NodeQueue> queues_;                // node name -> queue; guarded by mu_
   std::map<std::string, std::shared_ptr<Active>> active_;  // queued or running; guarded by mu_
-  std::map<std::string, std::vector<std::function<void(Result<Job>)>>> waiters_;  // guarded by mu_
-  int running_tasks_ = 0;                                                         // guarded by mu_
+  int running_tasks_ = 0;                                  // guarded by mu_
   HostMemoryBudget budget_;
   std::set<std::pair<int64_t, std::string>> memory_waiting_;  // (job seq, node); guarded by mu_
   std::vector<std::pair<std::string, std::string>> pending_lines_;  // (job, line); guarded by mu_
@@ -273,8 +283,8 @@ class JobManager {
   std::set<std::string> held_;  // nodes under maintenance: they start no job; guarded by mu_
   bool shared_ = false;         // other replicas share the store; set before Recover()
   std::atomic<uint64_t> next_id_{0};
-  std::mutex observers_mu_;
-  std::vector<TransitionObserver> observers_;  // guarded by observers_mu_
+  // OnTerminal's callbacks and the transition observers; its locks are leaves, taken inside mu_.
+  JobWaiters waiters_;
 };
 
 }  // namespace tpuemu::service

@@ -23,12 +23,15 @@ Status JobManager::Adopt(bool include_own) {
   // Each queued job's spec is decoded once, here, from the canonical JSON Submit stored.
   std::vector<Result<JobSpec>> specs;
   std::vector<int64_t> host_bytes;
+  std::vector<std::optional<SubmitCompile>> compiles;
   std::set<std::string> under_maintenance;
   specs.reserve(queued->size());
   for (const Job& job : *queued) {
     specs.push_back(ParseJobSpec(json::parse(job.spec_json, nullptr, false), limits_));
     Result<Node> node = nodes_.Get(NodeKey{job.project, job.zone, job.node_id});
-    host_bytes.push_back(specs.back().ok() && node.ok() ? PlanHostBytes(*specs.back(), *node) : 0);
+    compiles.emplace_back();
+    host_bytes.push_back(
+        specs.back().ok() && node.ok() ? PlanHostBytes(*specs.back(), *node, &compiles.back()) : 0);
     // Its maintenance ends after this (the daemon recovers maintenance after the jobs): held.
     if (node.ok() && node->UnderMaintenance()) under_maintenance.insert(job.NodeName());
   }
@@ -36,7 +39,8 @@ Status JobManager::Adopt(bool include_own) {
     std::lock_guard lock(mu_);
     held_.merge(under_maintenance);
     for (size_t i = 0; i < queued->size(); ++i) {
-      EnqueueLocked((*queued)[i].NodeName(), (*queued)[i], std::move(specs[i]), host_bytes[i]);
+      EnqueueLocked((*queued)[i].NodeName(), (*queued)[i], std::move(specs[i]), host_bytes[i],
+                    std::move(compiles[i]));
     }
     for (auto& [node, q] : queues_) PumpLocked(node);
   }
@@ -47,18 +51,15 @@ Status JobManager::Adopt(bool include_own) {
 void JobManager::WakeIfTerminal(const std::string& name) {
   {
     std::lock_guard lock(mu_);
-    if (!waiters_.count(name) || active_.count(name)) return;
+    if (!waiters_.Has(name) || active_.count(name)) return;
   }
   Result<Job> job = Get(name);
   if (job.ok() && !IsTerminal(job->state)) return;
-  std::vector<std::function<void(Result<Job>)>> waiters;
+  std::vector<JobWaiters::Callback> waiters;
   {
     std::lock_guard lock(mu_);
     if (active_.count(name)) return;  // queued here again: its run wakes them
-    if (auto w = waiters_.find(name); w != waiters_.end()) {
-      waiters = std::move(w->second);
-      waiters_.erase(w);
-    }
+    waiters = waiters_.Take(name);
   }
   for (auto& fn : waiters) fn(job);
 }

@@ -146,7 +146,8 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   Result<Workload> workload = Workload::Build(spec, active->cancel.flag());
   if (active->cancel.requested()) return stopped();
   if (!workload.ok()) return fail(Reason(workload.status()));
-  Result<CompiledJob> compiled = CompileJob(cache_, name, spec, *workload, slice);
+  Result<CompiledJob> compiled =
+      CompileJob(cache_, name, spec, *workload, slice, active->submit_compile);
   if (!compiled.ok()) return fail(Reason(compiled.status()));
   // From now on .../metrics shows the profile: while the job runs, after it fails, after a
   // restart. A failed write only loses that early view; the result stores it again.

@@ -6,7 +6,9 @@
 //  * UncachedCompile / CachedCompile (lazy arena) and CreateCompileHandles (runtime arena): the
 //    job's compile, a cache miss or hit (job_programs; for jobs from before schema v3 the result's
 //    metrics.compileCacheHit). A hit has no CompileTime sample, as in torch_xla.
-//  * CompileTime: the compile time of a miss, stamped when the compile ended.
+//  * CompileTime: the compile time of a miss, stamped when the job's run had its program (a compile
+//    made at submit to plan the job's host memory is the job's miss too,
+//    service/jobs/job_compile.h).
 //  * MarkStep: one per stored step; ExecuteTime: each step's emulated device time (cycles / clock,
 //    what the TPU would take; not the host time spent emulating it).
 //  * TransferToDeviceTime / TransferFromDeviceTime and InboundData / OutboundData: per step, the

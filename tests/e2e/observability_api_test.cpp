@@ -109,6 +109,56 @@ TEST_F(ObservabilityApiTest, MetricsReportsTellCacheMissFromHit) {
   EXPECT_EQ(Call("GET", std::string(kObsParent) + "/nodes/nope/metricsReport").status, 404);
 }
 
+// With a host-memory budget, Submit compiles the job's program to plan its peak bytes; the job's
+// run then finds it in the cache. That compile served the job: its report shows the compile
+// (UncachedCompile and a CompileTime sample), the next job of the same graph a CachedCompile.
+TEST(ObservabilityCompileAtSubmitTest, TheJobWhoseSubmitCompiledReportsTheCompile) {
+  ApiServer server({.provisioning_delay_ms = 0, .transition_delay_ms = 0}, {},
+                   {.utilization_interval_ms = 0}, {.host_memory_budget_bytes = int64_t{8} << 30});
+  HttpClient client("127.0.0.1", server.port(), std::chrono::seconds(30));
+  auto call = [&](const std::string& method, const std::string& target,
+                  const std::string& body = "") {
+    Result<ClientResponse> r = client.Request(method, target, body);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : ClientResponse{};
+  };
+  ClientResponse created =
+      call("POST", std::string(kObsParent) + "/nodes?nodeId=tpu-a",
+           R"({"acceleratorType": "v4-8", "runtimeVersion": "tpu-ubuntu2204-base"})");
+  ASSERT_EQ(created.status, 200) << created.body;
+  ASSERT_FALSE(WaitOperation(client, created.Json()["name"]).is_null());
+  auto run = [&](const std::string& id) {
+    ClientResponse r =
+        call("POST", std::string(kObsParent) + "/nodes/tpu-a/jobs?jobId=" + id, kMlp);
+    EXPECT_EQ(r.status, 200) << r.body;
+    const std::string name = r.Json().value("name", "");
+    json job;
+    EXPECT_TRUE(WaitFor([&] {
+      job = call("GET", "/v2/" + name + ":wait?timeout=5s").Json();
+      return job.value("state", "") != "QUEUED" && job.value("state", "") != "RUNNING";
+    }));
+    EXPECT_EQ(job.value("state", ""), "SUCCEEDED") << job.dump();
+    return name;
+  };
+  const std::string first = run("first");
+  const std::string second = run("second");
+
+  const std::string a = call("GET", "/v2/" + first + "/metricsReport").body;
+  EXPECT_NE(a.find("Counter: UncachedCompile\n  Value: 1\n"), std::string::npos) << a;
+  EXPECT_EQ(a.find("Counter: CachedCompile"), std::string::npos) << a;
+  EXPECT_NE(a.find("Metric: CompileTime\n  TotalSamples: 1\n  Accumulator: "), std::string::npos)
+      << a;
+  EXPECT_NE(a.find("Counter: CreateCompileHandles\n  Value: 1\n"), std::string::npos) << a;
+  const json summary = call("GET", "/v2/" + first + "/metrics").Json()["summary"];
+  EXPECT_EQ(summary.value("compileCacheHit", true), false) << summary.dump();
+  EXPECT_GT(summary.value("compileSeconds", 0.0), 0.0) << summary.dump();
+
+  const std::string b = call("GET", "/v2/" + second + "/metricsReport").body;
+  EXPECT_NE(b.find("Counter: CachedCompile\n  Value: 1\n"), std::string::npos) << b;
+  EXPECT_EQ(b.find("UncachedCompile"), std::string::npos) << b;
+  EXPECT_EQ(b.find("CompileTime"), std::string::npos) << b;
+}
+
 TEST_F(ObservabilityApiTest, PrometheusMetricsAreValidForPromtool) {
   CreateReady("tpu-a");
   RunJob("tpu-a", "j1", kMlp);

@@ -15,7 +15,8 @@
 using namespace tpuemu;  // NOLINT: a fuzz target's one job
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  // As routes_jobs.cpp parses the body (no exceptions).
+  // As routes_jobs.cpp parses the body (no exceptions) before api/job_codec.h decodes it with
+  // ParseJobSpec.
   nlohmann::json body = nlohmann::json::parse(data, data + size, nullptr, false);
   if (body.is_discarded()) return 0;
   Result<service::JobSpec> spec = service::ParseJobSpec(body);

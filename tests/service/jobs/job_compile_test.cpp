@@ -55,6 +55,38 @@ TEST(CompileJobTest, MissThenHitWithProfileLineAndRecord) {
   EXPECT_TRUE(second->log_line.starts_with("compile: cache hit (0.000 ms)")) << second->log_line;
 }
 
+// The compile a submit made to plan the job's host memory is the job's: its run finds the program
+// in the cache but reports that miss; another job (or an evicted program) gets its own lookup.
+TEST(CompileJobTest, ACompileMadeAtSubmitIsTheRunsMiss) {
+  engine::CompileCache cache;
+  JobSpec spec = *ParseJobSpec(json::parse(R"({"workload": {"matmul": {"m": 64, "n": 32,
+                                                                       "k": 16}}})"));
+  Workload w = *Workload::Build(spec);
+  Result<CompiledJob> at_submit = CompileJob(cache, "", spec, w, kV4);
+  ASSERT_TRUE(at_submit.ok()) << at_submit.status().ToString();
+  ASSERT_FALSE(at_submit->lookup.hit);
+  const SubmitCompile submit{.program = at_submit->lookup.program, .compile_seconds = 0.25};
+
+  Result<CompiledJob> run = CompileJob(cache, "a", spec, w, kV4, submit);
+  ASSERT_TRUE(run.ok());
+  EXPECT_FALSE(run->lookup.hit);
+  EXPECT_EQ(run->lookup.compile_seconds, 0.25);
+  EXPECT_FALSE(run->record.compile_cache_hit);
+  EXPECT_EQ(run->record.compile_seconds, 0.25);
+  EXPECT_TRUE(run->log_line.starts_with("compile: cache miss (250.000 ms)")) << run->log_line;
+
+  // A job that did not compile at submit is served by the cache.
+  Result<CompiledJob> other = CompileJob(cache, "b", spec, w, kV4);
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->record.compile_cache_hit);
+  // A submit compile of another program (here: expired) does not turn a hit into a miss.
+  const SubmitCompile stale{.program = std::shared_ptr<const engine::CompiledProgram>(),
+                            .compile_seconds = 0.25};
+  Result<CompiledJob> unrelated = CompileJob(cache, "c", spec, w, kV4, stale);
+  ASSERT_TRUE(unrelated.ok());
+  EXPECT_TRUE(unrelated->record.compile_cache_hit);
+}
+
 TEST(CompileJobTest, DataParallelStepsOccupyOneTensorCorePerShard) {
   engine::CompileCache cache;
   Result<CompiledJob> compiled = Compile(cache, R"({"workload": {"cnn": {}}, "cores": 4})");

@@ -102,8 +102,14 @@ class JobManagerTest : public ::testing::Test {
       return n.ok() && n->state == NodeState::kReady;
     }));
   }
+  // Submits `body` decoded as the API does (api/job_codec.h).
+  Result<Job> SubmitJson(const NodeKey& key, const json& body, bool* created = nullptr) {
+    Result<JobSpec> spec = ParseJobSpec(body, jobs_->limits());
+    if (!spec.ok()) return spec.status();
+    return jobs_->Submit({.node = key, .job_id = "", .spec = std::move(spec).value()}, created);
+  }
   Job Submit(const char* body, const NodeKey* key = nullptr) {
-    Result<Job> row = jobs_->Submit(key ? *key : key_, json::parse(body), "");
+    Result<Job> row = SubmitJson(key ? *key : key_, json::parse(body));
     EXPECT_TRUE(row.ok()) << row.status().ToString();
     return row.ok() ? *row : Job{};
   }
@@ -179,7 +185,7 @@ TEST_F(JobManagerTest, HbmOverflowFailsWithXlaMessage) {
   // v2: 16 GiB per chip over 2 TensorCores; 160 x 64 MiB does not fit in 8 GiB.
   const NodeKey small{"p", "us-central1-b", "v2"};
   MakeNode(small, "v2-8");
-  Result<Job> job = jobs_->Submit(small, body, "");
+  Result<Job> job = SubmitJson(small, body);
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   Job done = WaitTerminal(job->name);
   EXPECT_EQ(done.state, JobState::kFailed);
@@ -217,20 +223,20 @@ TEST_F(JobManagerTest, TimeoutEndsTimedOut) {
 TEST_F(JobManagerTest, RequestIdIsIdempotent) {
   const char* body = R"({"workload": {"matmul": {}}, "requestId": "r-1"})";
   bool created = false;
-  Result<Job> a = jobs_->Submit(key_, json::parse(body), "", &created);
+  Result<Job> a = SubmitJson(key_, json::parse(body), &created);
   ASSERT_TRUE(a.ok());
   EXPECT_TRUE(created);
-  Result<Job> b = jobs_->Submit(key_, json::parse(body), "", &created);
+  Result<Job> b = SubmitJson(key_, json::parse(body), &created);
   ASSERT_TRUE(b.ok());
   EXPECT_FALSE(created);
   EXPECT_EQ(a->name, b->name);
-  Result<Job> c = jobs_->Submit(
-      key_, json::parse(R"({"workload": {"matmul": {"m": 1}}, "requestId": "r-1"})"), "");
+  Result<Job> c =
+      SubmitJson(key_, json::parse(R"({"workload": {"matmul": {"m": 1}}, "requestId": "r-1"})"));
   EXPECT_EQ(c.status().code(), StatusCode::kAlreadyExists);
 }
 
 TEST_F(JobManagerTest, OnlyReadyNodesAcceptAndStoppingCancels) {
-  EXPECT_EQ(jobs_->Submit({"p", "us-central2-b", "nope"}, json::parse(kLong), "").status().code(),
+  EXPECT_EQ(SubmitJson({"p", "us-central2-b", "nope"}, json::parse(kLong)).status().code(),
             StatusCode::kNotFound);
   Job job = Submit(kLong);
   ASSERT_TRUE(WaitFor([&] { return jobs_->Get(job.name)->state == JobState::kRunning; }));
@@ -239,8 +245,7 @@ TEST_F(JobManagerTest, OnlyReadyNodesAcceptAndStoppingCancels) {
   EXPECT_EQ(done.state, JobState::kCancelled);
   EXPECT_NE(done.reason->find("is stopping"), std::string::npos) << *done.reason;
   ASSERT_TRUE(WaitFor([&] { return nodes_->Get(key_)->state == NodeState::kStopped; }));
-  EXPECT_EQ(jobs_->Submit(key_, json::parse(kLong), "").status().code(),
-            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(SubmitJson(key_, json::parse(kLong)).status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(JobManagerTest, FourNodesTenJobsEachAllSucceed) {
@@ -301,10 +306,9 @@ TEST_F(JobManagerTest, DataParallelCnnAddsAllReduceCycles) {
   json m2 = json::parse(*two.result_json)["metrics"];
   EXPECT_EQ(m1["allReduceCyclesPerStep"], 0);
   EXPECT_GT(m2["allReduceCyclesPerStep"].get<int64_t>(), 0);
-  EXPECT_EQ(jobs_->Submit(key_, json::parse(R"({"workload": {"cnn": {}}, "cores": 16})"), "")
-                .status()
-                .code(),
-            StatusCode::kInvalidArgument);  // v4-8 has 8 TensorCores
+  EXPECT_EQ(
+      SubmitJson(key_, json::parse(R"({"workload": {"cnn": {}}, "cores": 16})")).status().code(),
+      StatusCode::kInvalidArgument);  // v4-8 has 8 TensorCores
 }
 
 TEST_F(JobManagerTest, OnTerminalFiresOnceTheJobEnds) {

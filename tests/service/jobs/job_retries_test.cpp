@@ -76,7 +76,10 @@ class JobRetriesTest : public ::testing::Test {
     json body = json::parse(
         R"({"workload": {"mlp": {"layers": 4, "batch": 256, "hidden": 512, "steps": 10000}}})");
     body["maxRetries"] = max_retries;
-    Result<Job> job = jobs_->Submit(key_, body, "");
+    Result<JobSpec> spec = ParseJobSpec(body, jobs_->limits());
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    if (!spec.ok()) return Job{};
+    Result<Job> job = jobs_->Submit({.node = key_, .job_id = "", .spec = std::move(spec).value()});
     EXPECT_TRUE(job.ok()) << job.status().ToString();
     return job.ok() ? *job : Job{};
   }
