@@ -216,10 +216,16 @@ TEST_F(WorkersTest, StopKeepsFilesStartBootsAgainPreemptionSendsSigtermDeleteWip
       Ssh(node, 0,
           "sudo sh -c 'nohup sh -c \"trap \\\"curl -s -H Metadata-Flavor:Google "
           "http://metadata.google.internal/computeMetadata/v1/instance/preempted > /root/ckpt; "
-          "exit 0\\\" TERM; while true; do sleep 0.1; done\" >/dev/null 2>&1 &'; "
-          "sudo sh -c 'nohup sh -c \"trap \\\"\\\" TERM; while true; do sleep 0.1; done\" "
-          ">/dev/null 2>&1 &'");
+          "exit 0\\\" TERM; echo 1 > /root/armed1; while true; do sleep 0.1; done\" "
+          ">/dev/null 2>&1 &'; "
+          "sudo sh -c 'nohup sh -c \"trap \\\"\\\" TERM; echo 1 > /root/armed2; "
+          "while true; do sleep 0.1; done\" >/dev/null 2>&1 &'");
   ASSERT_EQ(started.exit_code, 0) << started.err;
+  // Both traps are set before the preemption (on a loaded machine the background shells may not
+  // have run their first line yet when ssh returns).
+  ASSERT_TRUE(WaitFor(
+      [&] { return FindWorkerFile("armed1") == "1\n" && FindWorkerFile("armed2") == "1\n"; },
+      std::chrono::seconds(20)));
   Result<ClientResponse> preempted = Send(
       "POST",
       std::string("/_emulator/projects/proj/locations/") + kWorkersZone + "/nodes/spot:preempt",
