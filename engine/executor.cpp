@@ -39,6 +39,15 @@ bool CanRunInPlace(OpKind kind) {
 
 }  // namespace
 
+ParallelContext ParallelContextOf(const ExecuteOptions& options) {
+  ParallelContext parallel;
+  parallel.pool = options.pool;
+  parallel.group = options.pool_group;
+  parallel.max_threads = options.max_threads;
+  parallel.cancel = {options.cancel, options.deadline};
+  return parallel;
+}
+
 Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& graph,
                                 const std::map<std::string, Tensor>& feeds,
                                 const ExecuteOptions& options) {
@@ -65,10 +74,7 @@ Result<ExecutionResult> ExecuteBorrowed(const CompiledProgram& program, const Gr
   std::vector<const Tensor*> value(n, nullptr);
   KernelContext ctx;
   ctx.precision = program.options.precision;
-  ctx.parallel.pool = options.pool;
-  ctx.parallel.group = options.pool_group;
-  ctx.parallel.max_threads = options.max_threads;
-  ctx.parallel.cancel = {options.cancel, options.deadline};
+  ctx.parallel = ParallelContextOf(options);
 
   ExecutionResult result;
   result.ops.reserve(n);

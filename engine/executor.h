@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "engine/compiler.h"
+#include "engine/parallel.h"
 #include "engine/pool.h"
 #include "engine/tensor.h"
 
@@ -47,6 +48,10 @@ struct ExecuteOptions {
   std::string pool_group = "engine";  // fairness key on the pool, e.g. the job id
   int max_threads = 0;                // threads one op may use; 0 = pool threads + 1
 };
+
+// The share of the pool and the stop these options give an op's chunks (and any other work done
+// on a job's threads, e.g. its SGD update).
+ParallelContext ParallelContextOf(const ExecuteOptions& options);
 
 struct OpStats {
   std::string id;

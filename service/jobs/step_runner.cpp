@@ -15,6 +15,7 @@ StepRunner::StepRunner(const engine::CompiledProgram& program, Workload& workloa
       workload_(workload),
       tensorcores_(tensorcores),
       exec_(std::move(exec)),
+      parallel_(engine::ParallelContextOf(exec_)),
       clock_hz_(slice.spec().clock_hz),
       peak_flops_per_tensorcore_cycle_(slice.spec().PeakBf16FlopsPerTensorCore() / clock_hz_),
       allreduce_cycles_(
@@ -29,10 +30,7 @@ Result<db::JobStepRow> StepRunner::Run(int64_t step) {
   // a job's cores are both its shards and its threads). Small per-shard ops then need no split,
   // and the shards share the read-only weights through their feed views.
   const int shards = workload_.shards();
-  const int threads = exec_.pool == nullptr ? 1
-                      : exec_.max_threads > 0
-                          ? std::min(exec_.max_threads, exec_.pool->threads() + 1)
-                          : exec_.pool->threads() + 1;
+  const int threads = parallel_.Threads();
   const int side_by_side = std::max(1, std::min(shards, threads));
   engine::ExecuteOptions per_shard = exec_;
   per_shard.max_threads = std::max(1, threads / side_by_side);
@@ -53,12 +51,7 @@ Result<db::JobStepRow> StepRunner::Run(int64_t step) {
     results.push_back(std::move(r).value());
   }
   // A stop after the last shard's run skips the update (a large model's takes a while).
-  engine::ParallelContext update;
-  update.pool = exec_.pool;
-  update.group = exec_.pool_group;
-  update.max_threads = exec_.max_threads;
-  update.cancel = {exec_.cancel, exec_.deadline};
-  if (!workload_.ApplySgd(results, update)) return update.cancel.Check("in the SGD update");
+  if (!workload_.ApplySgd(results, parallel_)) return parallel_.cancel.Check("in the SGD update");
   db::JobStepRow m;
   m.step = step;
   m.cycles = program_.totals.cycles + allreduce_cycles_;

@@ -30,7 +30,7 @@ class StepRunner {
 
   // Runs step `step` on every shard, applies SGD, and returns the step's row. CANCELLED or
   // DEADLINE_EXCEEDED when the cancel flag or exec's deadline stopped it (inside an op, or the
-  // SGD update between two weights); any other executor error as is (nothing is applied).
+  // SGD update between two chunks); any other executor error as is (nothing is applied).
   Result<db::JobStepRow> Run(int64_t step);
 
   // Shard 0's outputs of the last step that ran (empty before the first).
@@ -43,6 +43,7 @@ class StepRunner {
   Workload& workload_;
   const int tensorcores_;
   const engine::ExecuteOptions exec_;
+  const engine::ParallelContext parallel_;  // exec_'s threads and stop: shards side by side, SGD
   const double clock_hz_;
   const double peak_flops_per_tensorcore_cycle_;
   const int64_t allreduce_cycles_;
