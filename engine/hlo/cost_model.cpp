@@ -19,6 +19,8 @@ class Pricer {
   int64_t Visit(int index, int64_t count, bool record) {
     const Computation& comp = ctx_.module.computations[static_cast<size_t>(index)];
     const std::vector<bool> fused = FusedProducers(ctx_.module, comp);
+    // A computation reached twice gets a row per visit where a run's counts give one.
+    if (record && !visited_.insert(index).second) counts_exact = false;
     int64_t total = 0;
     for (size_t i = 0; i < comp.instructions.size(); ++i) {
       const Instruction& inst = comp.instructions[i];
@@ -26,6 +28,7 @@ class Pricer {
         int64_t trips = TripCount(ctx_.module, comp, inst);
         if (trips < 0) {
           trips = 1;
+          counts_exact = false;
           if (record) {
             out_.warnings.push_back("trip count of " + inst.Describe() +
                                     " is unknown; its body is priced once per step");
@@ -36,6 +39,7 @@ class Pricer {
         continue;
       }
       if (inst.opcode == Opcode::kConditional) {
+        counts_exact = false;  // the dearest branch stands in for the one a run takes
         int best = inst.called[0];
         int64_t best_cycles = -1;
         for (int c : inst.called) {
@@ -75,6 +79,7 @@ class Pricer {
   }
 
   std::vector<std::string> unsupported;
+  bool counts_exact = true;  // static mode: see ModuleCost::counts_exact
 
  private:
   int64_t Row(int index, const Computation& comp, int i, const std::vector<bool>& fused,
@@ -123,6 +128,7 @@ class Pricer {
 
   const PriceContext& ctx_;
   ModuleCost& out_;
+  std::set<int> visited_;  // computations Visit recorded
 };
 
 }  // namespace
@@ -163,6 +169,7 @@ Result<ModuleCost> PriceModule(const Module& module, const Slice& slice,
   internal::Pricer pricer(ctx, out);
   if (options.executions.empty()) {
     pricer.Visit(module.entry, 1, true);
+    out.counts_exact = pricer.counts_exact;
   } else {
     std::set<int> seen;
     pricer.VisitCounted(module.entry, seen);

@@ -85,6 +85,10 @@ struct ModuleCost {
   int64_t peak_hbm_bytes_per_tensorcore = 0;
   double hbm_capacity_bytes_per_tensorcore = 0;
   bool fits = true;
+  // A static price (CostOptions::executions empty) whose every count came from the text: no
+  // conditional, no while of unknown trips, no computation reached twice. A run of the module
+  // executes exactly these counts, so its price is this one (RunModule does not price again).
+  bool counts_exact = false;
   std::vector<std::string> warnings;
 };
 

@@ -88,6 +88,11 @@ Result<RunResult> RunModule(const Module& module, const Slice& slice, const RunO
     run.repriced = false;
     return run;
   }
+  if (options.priced != nullptr && options.priced->counts_exact) {
+    run.cost = *options.priced;
+    run.repriced = false;
+    return run;
+  }
   cost.allow_unsupported = options.allow_unsupported_pricing;
   cost.executions = run.executions;
   auto priced = PriceModule(module, slice, cost);

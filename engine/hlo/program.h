@@ -41,7 +41,8 @@ struct RunOptions {
   const std::atomic<bool>* cancel = nullptr;  // not owned
   // Prices a caller already has, so that a job's steps do not price the module again (not
   // owned; both for this module, slice and options, or null). `priced` (statically, at submit)
-  // stands in for the check that the module can run on the slice before the run spends time;
+  // stands in for the check that the module can run on the slice before the run spends time,
+  // and is the run's price when its counts are exact (ModuleCost::counts_exact); else
   // `last_run`'s cost is this run's when its execution counts are this run's — a job's steps
   // run the same inputs, hence the same counts, so only the first step is priced.
   const ModuleCost* priced = nullptr;
@@ -54,7 +55,7 @@ struct RunResult {
   int64_t host_ns = 0;         // wall time of the evaluation
   // The evaluator's counts (EvalResult::executions) the cost was priced with.
   std::vector<std::vector<int64_t>> executions;
-  bool repriced = true;  // false: the cost is RunOptions::last_run's
+  bool repriced = true;  // false: the cost is RunOptions::last_run's or ::priced
 };
 
 Result<RunResult> RunHlo(std::string_view text, const Slice& slice, const RunOptions& options = {});

@@ -160,13 +160,17 @@ json HloOpsProfile(const hlo::ModuleCost& cost, const engine::ChipSpec& spec) {
 Result<HloJobEnd> RunHloJob(JobRecords& records, const std::string& name, const JobSpec& spec,
                             const engine::Slice& slice, const std::atomic<bool>* cancel) {
   const HloJobSpec& job = *spec.hlo;
-  const auto start = Clock::now();
-  hlo::CostOptions options;
-  options.precision = spec.precision;
-  options.allow_unsupported = job.allow_unsupported || !job.estimate_only;
-  Result<hlo::ModuleCost> estimate = hlo::PriceModule(*job.module, slice, options);
-  if (!estimate.ok()) return estimate.status();
-  const CompiledJob priced = Priced(name, job, *estimate, slice, SecondsSince(start));
+  // The price Submit made (PriceHloJobOnNode) serves the run; a job recovered after a restart
+  // is priced here, the same way.
+  std::shared_ptr<const HloPrice> price = spec.hlo_price;
+  if (price == nullptr) {
+    Result<std::shared_ptr<const HloPrice>> repriced =
+        PriceHloJobOnNode(job, slice.type(), spec.precision);
+    if (!repriced.ok()) return repriced.status();
+    price = std::move(*repriced);
+  }
+  const hlo::ModuleCost* estimate = &price->cost;
+  const CompiledJob priced = Priced(name, job, *estimate, slice, price->seconds);
   // From now on .../metrics shows the profile (a failed write loses only that early view).
   (void)records.RecordCompile(name, priced);
   if (job.estimate_only) {
@@ -192,9 +196,11 @@ Result<HloJobEnd> RunHloJob(JobRecords& records, const std::string& name, const 
   run.limits = job.limits;
   run.allow_unsupported_pricing = true;
   run.cancel = cancel;
-  // Priced once above; a step is priced again only when its execution counts differ from the
-  // step before (they do not: every step runs the same inputs), so N steps price it twice.
-  run.priced = &*estimate;
+  // Priced once: a module whose counts the text fixes is not priced again (counts_exact); one
+  // with a conditional or a loop of unknown trips is priced with its first step's counts, and
+  // again only when a step's counts differ from the step before (every step runs the same
+  // inputs, so they do not).
+  run.priced = estimate;
   RunTotals totals;
   hlo::RunResult last;
   for (int64_t step = 0; step < spec.steps; ++step) {

@@ -1,6 +1,7 @@
 #include "service/jobs/hlo_job_spec.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -158,15 +159,20 @@ json HloJobSpecToJson(const HloJobSpec& spec) {
           {"allowUnsupported", spec.allow_unsupported}};
 }
 
-Status CheckHloJobOnNode(const HloJobSpec& spec, const engine::AcceleratorType& type,
-                         engine::Precision precision) {
+Result<std::shared_ptr<const HloPrice>> PriceHloJobOnNode(const HloJobSpec& spec,
+                                                          const engine::AcceleratorType& type,
+                                                          engine::Precision precision) {
+  const auto start = std::chrono::steady_clock::now();
   hlo::CostOptions options;
   options.precision = precision;
   // A run has no unsupported instruction left (CheckRunnable): only the slice can fail it.
   options.allow_unsupported = spec.allow_unsupported || !spec.estimate_only;
   Result<hlo::ModuleCost> cost = hlo::PriceModule(*spec.module, engine::Slice(type), options);
   if (!cost.ok()) return Bad("hlo:", cost.status().message());
-  return Status::Ok();
+  auto price = std::make_shared<HloPrice>();
+  price->cost = std::move(*cost);
+  price->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::shared_ptr<const HloPrice>(std::move(price));
 }
 
 }  // namespace tpuemu::service

@@ -11,7 +11,7 @@
 // Devices: replica_count x num_partitions of the module's header when that is more than one
 // (then `cores` may be left out or must equal it); else the job's `cores`, the module running as
 // that many replicas. A device is a JAX device: a chip's two TensorCores on v4 and v5p
-// (megacore), one TensorCore elsewhere; CheckHloJobOnNode holds it against the node.
+// (megacore), one TensorCore elsewhere; PriceHloJobOnNode holds it against the node.
 // Errors are INVALID_ARGUMENT naming the field: `hlo.text: HLO text line L, column C: expected
 // X, found Y`, a limit by name (max_hlo_text_bytes, max_instructions), a run that cannot execute
 // an instruction (its name, opcode or custom-call target, and line) or holds an array above the
@@ -28,6 +28,7 @@
 
 #include "base/status.h"
 #include "engine/hardware.h"
+#include "engine/hlo/cost_model.h"
 #include "engine/hlo/limits.h"
 #include "engine/hlo/module.h"
 #include "engine/numerics.h"
@@ -62,10 +63,18 @@ Result<std::shared_ptr<const HloJobSpec>> ParseHloJobSpec(const nlohmann::json& 
 // The field's canonical JSON: ParseHloJobSpec of it gives back the same spec.
 nlohmann::json HloJobSpecToJson(const HloJobSpec& spec);
 
+// The module priced for a node's accelerator type, and how long that took (the job's compile).
+struct HloPrice {
+  engine::hlo::ModuleCost cost;
+  double seconds = 0;
+};
+
 // Whether the job fits `type`: its devices on the node's chips (INVALID_ARGUMENT naming both),
 // and, estimate-only without allowUnsupported, every instruction priceable. Prices the module
-// once (milliseconds even for large modules).
-Status CheckHloJobOnNode(const HloJobSpec& spec, const engine::AcceleratorType& type,
-                         engine::Precision precision);
+// once (milliseconds even for large modules); that price goes with the job to its run
+// (JobSpec::hlo_price), so a job is priced once.
+Result<std::shared_ptr<const HloPrice>> PriceHloJobOnNode(const HloJobSpec& spec,
+                                                          const engine::AcceleratorType& type,
+                                                          engine::Precision precision);
 
 }  // namespace tpuemu::service

@@ -64,8 +64,10 @@ Result<Job> JobManager::Submit(JobSubmission submission, bool* created) {
                                       "; only a READY node accepts jobs");
   }
   if (spec->hlo) {
-    Status fits = CheckHloJobOnNode(*spec->hlo, node->type, spec->precision);
-    if (!fits.ok()) return fits;
+    Result<std::shared_ptr<const HloPrice>> price =
+        PriceHloJobOnNode(*spec->hlo, node->type, spec->precision);
+    if (!price.ok()) return price.status();
+    spec->hlo_price = std::move(*price);
   } else if (spec->cores > node->type.tensorcores) {
     return Status::InvalidArgument("cores must be 1.." + std::to_string(node->type.tensorcores) +
                                    " (the TensorCores of " + node->type.name + ")");

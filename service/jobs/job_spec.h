@@ -82,6 +82,9 @@ struct JobSpec {
   std::shared_ptr<const engine::Graph> graph;
   // hlo: the module and how to feed it, decoded once (never null for a parsed hlo spec)
   std::shared_ptr<const HloJobSpec> hlo;
+  // hlo: the price Submit made on the node's type, which the run uses (null after a restart:
+  // the run prices it). Not part of the canonical JSON.
+  std::shared_ptr<const HloPrice> hlo_price;
   engine::Precision precision = engine::Precision::kDefault;
   int cores = 1;
   int64_t steps = 1;  // workload.<mlp|cnn|transformer>.steps overrides when given

@@ -202,6 +202,30 @@ ENTRY e {
   EXPECT_EQ(Row(c, "n"), nullptr);
 }
 
+TEST(HloCostModel, CountsAreExactOnlyWhenTheTextFixesThem) {
+  EXPECT_TRUE(MustPrice(DotModule("f32", "")).counts_exact);
+  EXPECT_TRUE(MustPrice(Loop("", "constant(2)", "12")).counts_exact);
+  EXPECT_FALSE(MustPrice(Loop("", "parameter(1)", "12")).counts_exact);  // trips unknown
+  EXPECT_FALSE(MustPrice(R"(HloModule m
+b { x = f32[8] parameter(0)
+  ROOT n = f32[8] negate(x) }
+ENTRY e {
+  p = pred[] parameter(0)
+  x = f32[8] parameter(1)
+  ROOT c = f32[8] conditional(p, x, x), true_computation=b, false_computation=b
+})")
+                   .counts_exact);  // the dearest branch stands in for the one taken
+  EXPECT_FALSE(MustPrice(R"(HloModule m
+f { x = f32[8] parameter(0)
+  ROOT n = f32[8] negate(x) }
+ENTRY e {
+  x = f32[8] parameter(0)
+  a = f32[8] call(x), to_apply=f
+  ROOT b = f32[8] call(a), to_apply=f
+})")
+                   .counts_exact);  // one computation reached twice: two rows, a run has one
+}
+
 TEST(HloCostModel, CollectivesMoveBytesOverIci) {
   const ModuleCost c = MustPrice(R"(HloModule m, replica_count=4
 add { a = f32[] parameter(0)

@@ -295,5 +295,45 @@ TEST(HloModels, AStepWithTheLastStepsCountsIsNotPricedAgain) {
   EXPECT_EQ(third->cost.cycles, first->cost.cycles);
 }
 
+// What a job does with its submit-time price: a module whose counts the text fixes is priced
+// once, and that price is the one a run would compute from its own counts.
+TEST(HloModels, AStaticPriceWithExactCountsIsTheRunsPrice) {
+  auto slice = Slice::FromAcceleratorType("v5litepod-4");
+  ASSERT_TRUE(slice.ok());
+  for (const char* file :
+       {"mlp_train_step.hlo", "cnn_step.hlo", "transformer_block.hlo", "data_parallel_step.hlo"}) {
+    SCOPED_TRACE(file);
+    const std::string text = Testdata(file);
+    CostOptions cost;
+    cost.allow_unsupported = true;
+    Result<Module> module = ParseModule(text);
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    Result<ModuleCost> priced = PriceModule(*module, *slice, cost);
+    ASSERT_TRUE(priced.ok()) << priced.status().ToString();
+    ASSERT_TRUE(priced->counts_exact);
+    RunOptions options;
+    options.inputs.seed = 5;
+    options.allow_unsupported_pricing = true;
+    Result<RunResult> counted = RunModule(*module, *slice, options);
+    ASSERT_TRUE(counted.ok()) << counted.status().ToString();
+    ASSERT_TRUE(counted->repriced);
+    options.priced = &*priced;
+    Result<RunResult> reused = RunModule(*module, *slice, options);
+    ASSERT_TRUE(reused.ok()) << reused.status().ToString();
+    EXPECT_FALSE(reused->repriced);
+    EXPECT_EQ(Floats(reused->outputs[0]), Floats(counted->outputs[0]));
+    EXPECT_EQ(reused->cost.cycles, counted->cost.cycles);
+    EXPECT_DOUBLE_EQ(reused->cost.flops, counted->cost.flops);
+    EXPECT_DOUBLE_EQ(reused->cost.hbm_bytes, counted->cost.hbm_bytes);
+    ASSERT_EQ(reused->cost.rows.size(), counted->cost.rows.size());
+    for (size_t i = 0; i < reused->cost.rows.size(); ++i) {
+      EXPECT_EQ(reused->cost.rows[i].name, counted->cost.rows[i].name);
+      EXPECT_EQ(reused->cost.rows[i].count, counted->cost.rows[i].count);
+      EXPECT_EQ(reused->cost.rows[i].cycles, counted->cost.rows[i].cycles);
+    }
+    EXPECT_EQ(reused->cost.warnings, counted->cost.warnings);
+  }
+}
+
 }  // namespace
 }  // namespace tpuemu::engine::hlo

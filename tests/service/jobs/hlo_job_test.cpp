@@ -124,20 +124,21 @@ TEST(HloJobSpec, AnUnsupportedInstructionIsRejectedForARun) {
   ASSERT_TRUE(estimate.ok());
   // Estimate-only still needs allowUnsupported: the node check prices it.
   const engine::AcceleratorType v4 = engine::FindAcceleratorType("v4-8").value();
-  Status priced = CheckHloJobOnNode(*estimate->hlo, v4, engine::Precision::kDefault);
+  Status priced = PriceHloJobOnNode(*estimate->hlo, v4, engine::Precision::kDefault).status();
   EXPECT_THAT(priced.message(), HasSubstr("my_kernel"));
   Result<JobSpec> allowed = ParseJobSpec(
       {{"hlo", {{"text", kCustomCall}, {"estimateOnly", true}, {"allowUnsupported", true}}}});
   ASSERT_TRUE(allowed.ok());
-  EXPECT_TRUE(CheckHloJobOnNode(*allowed->hlo, v4, engine::Precision::kDefault).ok());
+  EXPECT_TRUE(PriceHloJobOnNode(*allowed->hlo, v4, engine::Precision::kDefault).ok());
 }
 
 TEST(HloJobSpec, TheNodeMustHoldTheDevices) {
   Result<JobSpec> spec = ParseJobSpec({{"hlo", {{"text", Testdata("data_parallel_step.hlo")}}}});
   ASSERT_TRUE(spec.ok());
   auto check = [&](const char* type) {
-    return CheckHloJobOnNode(*spec->hlo, engine::FindAcceleratorType(type).value(),
-                             engine::Precision::kDefault);
+    return PriceHloJobOnNode(*spec->hlo, engine::FindAcceleratorType(type).value(),
+                             engine::Precision::kDefault)
+        .status();
   };
   EXPECT_TRUE(check("v4-8").ok());  // 4 chips of 2 TensorCores
   EXPECT_TRUE(check("v5litepod-4").ok());
@@ -212,6 +213,43 @@ TEST_F(HloRunnerTest, ACancelledRunStopsBeforeItsFirstStep) {
   std::atomic<bool> cancel{true};
   Result<HloJobEnd> end = RunHloJob(records_, "j", *spec, slice_, &cancel);
   EXPECT_EQ(end.status().code(), StatusCode::kCancelled);
+}
+
+// The price made at submit (PriceHloJobOnNode) is the run's: not made again for the profile,
+// nor for the steps when the module's counts are exact. A doctored price shows it is the one used.
+TEST_F(HloRunnerTest, TheRunUsesThePriceMadeAtSubmit) {
+  Result<JobSpec> spec = ParseJobSpec({{"hlo", {{"text", kDense}}}, {"steps", 2}});
+  ASSERT_TRUE(spec.ok());
+  Result<std::shared_ptr<const HloPrice>> price =
+      PriceHloJobOnNode(*spec->hlo, slice_.type(), spec->precision);
+  ASSERT_TRUE(price.ok()) << price.status().ToString();
+  ASSERT_TRUE((*price)->cost.counts_exact);
+  auto doctored = std::make_shared<HloPrice>(**price);
+  doctored->cost.cycles = 777;
+  doctored->cost.rows.at(0).cycles = 777;
+  spec->hlo_price = doctored;
+  Job job;
+  job.project = "p";
+  job.zone = "z";
+  job.node_id = "n";
+  job.job_id = "j";
+  job.name = job.NodeName() + "/jobs/j";
+  job.spec_hash = "h";
+  job.create_time = "2026-01-01T00:00:00.000000Z";
+  bool inserted = false;
+  ASSERT_TRUE(records_.InsertOrReplay(job, &inserted).ok());  // steps are rows of a running job
+  ClaimResult claimed;
+  ASSERT_TRUE(records_.Claim(job.name, &claimed).ok());
+  Result<HloJobEnd> end = RunHloJob(records_, job.name, *spec, slice_, nullptr);
+  ASSERT_TRUE(end.ok()) << end.status().ToString();
+  EXPECT_EQ(end->result["profile"]["ops"][0]["cycles"], 777);
+  EXPECT_EQ(end->result["metrics"]["cyclesPerStep"], 777);  // the steps were not priced again
+
+  // Without one (a job recovered after a restart) the run prices the module itself.
+  spec->hlo_price = nullptr;
+  Result<HloJobEnd> own = RunHloJob(records_, job.name, *spec, slice_, nullptr);
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_EQ(own->result["profile"]["ops"][0]["cycles"], (*price)->cost.rows[0].cycles);
 }
 
 }  // namespace
