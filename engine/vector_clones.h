@@ -1,8 +1,8 @@
 // TPUEMU_VECTOR_CLONES: compile a loop function for AVX-512, AVX2 and the x86-64 baseline, the
 // loader picking the best clone for the CPU (GCC/Clang target_clones, an ifunc), so the binary
 // stays portable and hot elementwise loops still use the wide registers. The clones compute the
-// same numbers: the build is ISO C++ (CMAKE_CXX_EXTENSIONS OFF), so GCC does not contract a·b + c
-// into FMAs (-ffp-contract=off), and no clone uses a different algorithm.
+// same numbers: the build passes -ffp-contract=off (CMakeLists.txt; GCC would otherwise contract
+// a·b + c into an FMA in the clones that have one), and no clone uses a different algorithm.
 // Not under ThreadSanitizer: the ifunc resolver runs during relocation, before the TSan runtime
 // is up, and its instrumented prologue crashes the process.
 #pragma once

@@ -62,6 +62,9 @@ constexpr float kGeluA = 0.044715f;
 
 }  // namespace
 
+float ExpOne(float x) { return ExpF(x); }
+float TanhOne(float x) { return TanhF(x); }
+
 TPUEMU_VECTOR_CLONES void ExpArray(const float* x, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = ExpF(x[i]);
 }

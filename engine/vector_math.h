@@ -15,6 +15,11 @@
 
 namespace tpuemu::engine {
 
+// One element of ExpArray / TanhArray, the same bits: the engine's one exp and tanh, which the
+// HLO evaluator's elementwise ops use too (engine/hlo/elementwise.h), so both stacks agree.
+float ExpOne(float x);
+float TanhOne(float x);
+
 void ExpArray(const float* x, float* out, int64_t n);
 void TanhArray(const float* x, float* out, int64_t n);
 // jax.nn.gelu(approximate=True): 0.5·x·(1 + tanh(sqrt(2/pi)·(x + 0.044715·x³))).

@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <vector>
 
+#include "engine/vector_math.h"
 #include "tests/engine/hlo/hlo_test_util.h"
 
 namespace tpuemu::engine::hlo {
@@ -42,6 +45,58 @@ TEST(HloElementwise, Bf16ArithmeticRoundsAfterEveryOp) {
             1.0f);
   EXPECT_EQ(ApplyBinary(ElementwiseOp{Opcode::kMultiply, bf16}, F(3, bf16), F(1.0078125f, bf16)).f,
             3.03125f);
+}
+
+// One elementwise family: exp, tanh and logistic are the native kernels' functions
+// (engine/vector_math.h), bit for bit, element by element and over whole arrays.
+TEST(HloElementwise, ExpTanhAndLogisticAreTheEnginesOwn) {
+  std::vector<float> xs = {0.0f,
+                           -0.0f,
+                           1e-30f,
+                           -1e-7f,
+                           0.3f,
+                           -0.6249f,
+                           0.625f,
+                           1.5f,
+                           -7.25f,
+                           20.0f,
+                           88.7f,
+                           88.75f,
+                           -87.5f,
+                           -103.9f,
+                           -110.0f,
+                           std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN()};
+  for (int k = -4000; k <= 4000; ++k) xs.push_back(static_cast<float>(k) * 0.0137f);
+  const auto n = static_cast<int64_t>(xs.size());
+  std::vector<float> exp_native(xs.size()), tanh_native(xs.size()), neg(xs.size());
+  ExpArray(xs.data(), exp_native.data(), n);
+  TanhArray(xs.data(), tanh_native.data(), n);
+  for (size_t i = 0; i < xs.size(); ++i) neg[i] = -xs[i];
+  std::vector<float> exp_neg(xs.size());
+  ExpArray(neg.data(), exp_neg.data(), n);
+
+  Array x = Array::Zeros(PrimitiveType::kF32, {n});
+  x.f = xs;
+  const Array exp_hlo = ApplyUnary(ElementwiseOp{Opcode::kExp}, x);
+  const Array tanh_hlo = ApplyUnary(ElementwiseOp{Opcode::kTanh}, x);
+  const Array logistic_hlo = ApplyUnary(ElementwiseOp{Opcode::kLogistic}, x);
+  auto bits = [](float v) { return std::bit_cast<uint32_t>(v); };
+  for (size_t i = 0; i < xs.size(); ++i) {
+    SCOPED_TRACE(xs[i]);
+    EXPECT_EQ(bits(exp_hlo.f[i]), bits(exp_native[i]));
+    EXPECT_EQ(bits(tanh_hlo.f[i]), bits(tanh_native[i]));
+    EXPECT_EQ(bits(ApplyUnary(ElementwiseOp{Opcode::kExp}, F(xs[i])).f), bits(exp_native[i]));
+    EXPECT_EQ(bits(ApplyUnary(ElementwiseOp{Opcode::kTanh}, F(xs[i])).f), bits(tanh_native[i]));
+    EXPECT_EQ(bits(logistic_hlo.f[i]), bits(1.0f / (1.0f + exp_neg[i])));
+  }
+  // bf16 rounds the engine's f32 result, as after every op.
+  Array b = Array::Zeros(PrimitiveType::kBF16, {2});
+  b.f = {1.0f, -2.0f};
+  const Array exp_bf16 = ApplyUnary(ElementwiseOp{Opcode::kExp, PrimitiveType::kBF16}, b);
+  EXPECT_EQ(exp_bf16.f[0], RoundToType(PrimitiveType::kBF16, ExpOne(1.0f)));
+  EXPECT_EQ(exp_bf16.f[1], RoundToType(PrimitiveType::kBF16, ExpOne(-2.0f)));
 }
 
 TEST(HloElementwise, IntegerWrapDivisionAndRemainderRules) {
