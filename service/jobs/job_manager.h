@@ -1,22 +1,31 @@
 // JobManager: jobs submitted to TPU VM nodes — queue, run on the engine, persist, report.
 //
+// The pieces, one concept each; the manager owns the API below, each queued or running job's
+// in-memory half (ActiveJob, active_job.h) and the pool tasks, and ties them:
+//   JobQueues (job_queues.h)     which job each node starts next: priority then submission order,
+//                                host-memory admission, maintenance holds, replica blocks;
+//   the run (job_runner.cpp)     one job on a pool task: claim, timeout, compile, steps, result,
+//                                retry, and the node's next start once it ends;
+//   the replicas (job_replicas.cpp)  recovery, adoption and the other replicas' change feed;
+//   JobWaiters (job_waiters.h)   who is told when a job changes;
+//   JobRecords (job_records.h)   every write: one transaction per change, with its log line.
 // Life cycle (job_state.h): QUEUED -> RUNNING -> SUCCEEDED | FAILED | CANCELLED | TIMED_OUT; a
 // terminal job carries its exit code and reason, and is written as terminal in one transaction
 // with its result, so nothing reads SUCCEEDED before the result is stored.
 // Decoded once: Submit takes the spec typed (a JobSubmission; api/job_codec.h decodes the request,
 // a program's graph is built there), checks it against the node and hands it to the job's run
-// through its queue entry; a job queued before a restart is decoded once by Recover from its
-// stored canonical JSON (ParseJobSpec, job_spec.h). Reads render the stored text.
-// Scheduling: a node runs one job at a time; its queue is ordered by priority (higher first) then
-// submission order. Different nodes run concurrently on the shared engine::Pool (each running job
-// occupies one pool task and splits its matmuls over the pool under its own fairness group).
+// through its ActiveJob; a job queued before a restart is decoded once by Recover from its stored
+// canonical JSON (ParseJobSpec, job_spec.h). Reads render the stored text.
+// Scheduling: a node runs one job at a time (JobQueues); different nodes run concurrently on the
+// shared engine::Pool (each running job occupies one pool task and splits its matmuls over the
+// pool under its own fairness group).
 // Host memory (host_memory_budget.h): when limits set one, Submit compiles the job's graph (no
 // values generated; an hlo job: the evaluator's sweep over its module, engine/hlo/host_memory.h)
 // to plan its peak host bytes (that compile served the job: its run reports it as its own,
-// job_compile.h SubmitCompile), rejects a job above max_job_host_memory_bytes
-// (INVALID_ARGUMENT naming both figures), and a node starts its next job only once the job's bytes
-// fit in the daemon-wide budget; until then the job stays QUEUED with the reason in its log, and
-// the oldest waiting job is admitted first. Cancel works while it waits.
+// job_compile.h SubmitCompile) and rejects a job above max_job_host_memory_bytes
+// (INVALID_ARGUMENT naming both figures); JobQueues admits the planned bytes against the
+// daemon-wide budget, the job staying QUEUED with the reason in its log until they fit. Cancel
+// works while it waits.
 // Only a READY node accepts jobs (FAILED_PRECONDITION otherwise); a node turning STOPPING or
 // DELETING cancels its jobs (OnNodeStateChanged, to be hooked to NodeManager's observer).
 // Faults (docs/faults.md): host maintenance (InterruptNodeJobs) holds the node — it starts no job
@@ -26,13 +35,11 @@
 // deleted) ends its jobs whatever their retries (EndNodeJobs), saying so in the reason.
 // Idempotency: a requestId with the same spec returns the existing job; with another spec,
 // ALREADY_EXISTS. Recovery: Recover() re-queues RUNNING jobs (attempt + 1) and restarts the queues.
-// The run (job_runner.cpp) is a short sequence of units: CompileJob, StepRunner, AssembleResult,
-// with every write through JobRecords (one transaction per change, with its log line).
-// Threads: every public method may be called from any thread. In-memory scheduling state is
-// guarded by mu_; the waiters and observers are JobWaiters' (job_waiters.h, leaf locks); the store,
-// pool, cache, node manager and scheduler are borrowed and must outlive the manager; Shutdown() (or
-// the destructor) interrupts running jobs and waits for their tasks; each interrupted job is
-// written back to QUEUED so the next start runs it.
+// Threads: every public method may be called from any thread. The ActiveJobs, the task count
+// and JobQueues are guarded by mu_; JobWaiters' and the budget's locks are leaves taken inside it;
+// the store, pool, cache, node manager and scheduler are borrowed and must outlive the manager;
+// Shutdown() (or the destructor) interrupts running jobs and waits for their tasks; each
+// interrupted job is written back to QUEUED so the next start runs it.
 #pragma once
 
 #include <atomic>
@@ -54,10 +61,11 @@
 #include "engine/compile_cache.h"
 #include "engine/pool.h"
 #include "service/common/scheduler.h"
-#include "service/jobs/host_memory_budget.h"
+#include "service/jobs/active_job.h"
 #include "service/jobs/job.h"
 #include "service/jobs/job_compile.h"
 #include "service/jobs/job_outcome.h"
+#include "service/jobs/job_queues.h"
 #include "service/jobs/job_records.h"
 #include "service/jobs/job_spec.h"
 #include "service/jobs/job_state.h"
@@ -167,7 +175,7 @@ class JobManager {
   // shutdown). An interrupted job goes back to QUEUED in the store and re-runs after a restart.
   void Shutdown();
   // Bytes the running jobs reserve of the host-memory budget (0 when there is no budget).
-  int64_t ReservedHostBytes() const { return budget_.reserved_bytes(); }
+  int64_t ReservedHostBytes() const { return queues_.reserved_host_bytes(); }
 
   // Called after each committed job state change — QUEUED (submit: previous nullopt, or a
   // re-queue after a restart), RUNNING, terminal — with the job as stored, on the thread that
@@ -177,72 +185,6 @@ class JobManager {
   void AddTransitionObserver(TransitionObserver observer);
 
  private:
-  // A queued or running job's in-memory half: its cancel request (read by the executor between
-  // ops) and the spec it runs with, decoded once. Lock order: mu_ before the CancelRequest's.
-  struct Active {
-    CancelRequest cancel;
-    std::shared_ptr<const JobSpec> spec;          // null when the stored spec did not decode:
-    Status spec_error;                            // then why (the run fails with it)
-    int64_t host_bytes = 0;                       // planned peak (JobHostBytes); 0 = not planned
-    std::optional<SubmitCompile> submit_compile;  // the compile PlanHostBytes made, if any
-    bool wait_logged = false;  // its host-memory wait line is written; guarded by mu_
-    int64_t attempt = 1;       // as stored when it was queued
-    int64_t max_retries = 0;
-    bool RetriesLeft() const { return attempt <= max_retries; }
-  };
-  struct NodeQueue {
-    std::set<std::pair<std::pair<int64_t, int64_t>, std::string>> queued;  // (-prio, seq), name
-    std::string running;
-    int64_t running_bytes = 0;  // the running job's reservation of budget_
-    // Its last claim found the node busy with another replica's job (or that replica's job comes
-    // first): no new claim until that job changes (OnRemoteChange) or RetryBlocked.
-    bool blocked = false;
-  };
-  void EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec,
-                     int64_t host_bytes, std::optional<SubmitCompile> submit_compile);
-  // Puts `job` (just re-queued in the store) back in its node's queue with a fresh cancel request
-  // and the spec of its previous run.
-  void RequeueLocked(const std::string& node, const Job& job, const Active& previous);
-  // The run of `name` stopped for a fault it may be retried after: QUEUED again (attempt + 1) in
-  // the store and in the node's queue; ends it instead if that write fails or a cancel came.
-  void Retry(const std::string& node, const std::string& name, const Active& active);
-  void PumpLocked(const std::string& node);
-  // The planned peak host bytes of `spec` on `node` (0 when no host-memory limit is set, for an
-  // estimate-only hlo job, or when the graph does not compile: the run then reports that error).
-  // A compile it made (a miss) is left in *compile: the job's run reports it as its own.
-  int64_t PlanHostBytes(const JobSpec& spec, const Node& node,
-                        std::optional<SubmitCompile>* compile);
-  // Whether the queued job `name` (submission `seq`) of `node` may start now: reserves its bytes
-  // unless an older job waits for memory or they do not fit; else logs the wait (once).
-  bool AdmitLocked(const std::string& node, const std::string& name, int64_t seq);
-  // Pumps the nodes whose next job waits for host memory, oldest job first.
-  void PumpMemoryWaitersLocked();
-  // Writes the log lines AdmitLocked left in pending_lines_; called without mu_ held by every
-  // path that pumps (the writes stay out of mu_, and happen before that path returns).
-  void FlushLines();
-  // The job's run on a pool task (job_runner.cpp).
-  void Run(const std::string& node, const std::string& name);
-  // Arms the job's timer (EffectiveTimeout) for `start_unix_ms` (its startTime) + the limit; it
-  // requests TIMED_OUT if the job still runs then. Returns that moment for the executor (nullopt
-  // when there is no limit).
-  std::optional<RunDeadline> ArmTimeout(const std::shared_ptr<Active>& active,
-                                        int64_t job_timeout_seconds, int64_t start_unix_ms);
-  // The outcome of a run that stopped with `failure` (OutcomeAfterFailure, under mu_).
-  JobOutcome AfterFailure(const Active& active, JobOutcome failure);
-  // Whether the run stopped only because of Shutdown (InterruptedByShutdown, under mu_).
-  bool Interrupted(const Active& active);
-  // Marks the node free, starts its next job; the last thing a run's task does.
-  void Release(const std::string& node);
-  // The claim of `job` found the node busy elsewhere: back in its queue, the node blocked, the
-  // task done (the last thing that run's task does).
-  void Unclaimed(const std::string& node, const Job& job);
-  // The job is no longer this replica's (ended or re-owned through another replica): forgets its
-  // in-memory half; its waiters wake if it is terminal, else stay for the change feed.
-  void Forget(const std::string& name);
-  // Wakes the waiters of `name` if it is terminal as stored.
-  void WakeIfTerminal(const std::string& name);
-  // Writes the terminal state (if the job is not already terminal) and wakes the waiters.
-  void Finish(const std::string& name, const JobOutcome& outcome, const nlohmann::json& result);
   // A job CancelLocked ended: its terminal write, made by FinishEnded on the caller's thread once
   // mu_ is released and before the caller returns, so the reply to a cancel, a stop or a delete
   // (and a kill -9 right after it) finds the job ended in the store.
@@ -253,16 +195,61 @@ class JobManager {
     bool running = false;   // its run stops at its next op boundary and writes nothing more
     bool was_next = false;  // a queued job that was its node's next (the node may start another)
   };
+
+  // Queueing (job_manager.cpp; PlanHostBytes in job_admission.cpp).
+  // The planned peak host bytes of `spec` on `node` (0 when no host-memory limit is set, for an
+  // estimate-only hlo job, or when the graph does not compile: the run then reports that error).
+  // A compile it made (a miss) is left in *compile: the job's run reports it as its own.
+  int64_t PlanHostBytes(const JobSpec& spec, const Node& node,
+                        std::optional<SubmitCompile>* compile);
+  // Queues `job` on `node` with its in-memory half, which replaces the one it had (a retry).
+  void EnqueueLocked(const std::string& node, const Job& job, std::shared_ptr<ActiveJob> active);
+  // Starts the job JobQueues picks for `node` (if any) on a pool task.
+  void PumpLocked(const std::string& node);
+  // Pumps the nodes whose next job waits for host memory, oldest job first.
+  void PumpMemoryWaitersLocked();
+  // Writes the lines JobQueues' outbox holds; called without mu_ held by every path that pumps
+  // (the writes stay out of mu_, and happen before that path returns).
+  void FlushLines();
   // Requests the end of queued or running job `name` in `state` with `reason`, and appends it to
   // *ended (it counts as a task Shutdown waits for until FinishEnded wrote it). A queued job
   // leaves its queue here.
   void CancelLocked(const std::string& name, const std::string& reason, JobState state,
                     std::vector<PendingEnd>* ended);
-  // Writes the terminal state of each job in `ended` (one transaction each), then lets the nodes
-  // of the queued ones start their next jobs. Called without mu_ held. Returns the store's error
+  // Writes the terminal state of each job in `ended` (one transaction), then lets the nodes of
+  // the queued ones start their next jobs. Called without mu_ held. Returns the store's error
   // when the write failed.
   Status FinishEnded(const std::vector<PendingEnd>& ended);
-  void NotifyTransition(const Job& job, std::optional<JobState> previous);
+
+  // The run (job_runner.cpp).
+  void Run(const std::string& node, const std::string& name);
+  // Arms the job's timer (EffectiveTimeout) for `start_unix_ms` (its startTime) + the limit; it
+  // requests TIMED_OUT if the job still runs then. Returns that moment for the executor (nullopt
+  // when there is no limit).
+  std::optional<RunDeadline> ArmTimeout(const std::shared_ptr<ActiveJob>& active,
+                                        int64_t job_timeout_seconds, int64_t start_unix_ms);
+  // The outcome of a run that stopped with `failure` (OutcomeAfterFailure, under mu_).
+  JobOutcome AfterFailure(const ActiveJob& active, JobOutcome failure);
+  // Whether the run stopped only because of Shutdown (InterruptedByShutdown, under mu_).
+  bool Interrupted(const ActiveJob& active);
+  // The run of `name` stopped for a fault it may be retried after: QUEUED again (attempt + 1) in
+  // the store and in the node's queue (ActiveJob::Requeued); ends it instead if that write fails
+  // or a cancel came.
+  void Retry(const std::string& node, const std::string& name, const ActiveJob& active);
+  // Writes the terminal state (if the job is not already terminal) and wakes the waiters.
+  void Finish(const std::string& name, const JobOutcome& outcome, const nlohmann::json& result);
+  // Marks the node free, starts its next job; the last thing a run's task does.
+  void Release(const std::string& node);
+  // The claim of `job` found the node busy elsewhere: back in its queue, the node blocked, the
+  // task done (the last thing that run's task does).
+  void Unclaimed(const std::string& node, const Job& job);
+
+  // Jobs that end or run elsewhere (job_replicas.cpp).
+  // The job is no longer this replica's (ended or re-owned through another replica): forgets its
+  // ActiveJob; its waiters wake if it is terminal, else stay for the change feed.
+  void Forget(const std::string& name);
+  // Wakes the waiters of `name` if it is terminal as stored.
+  void WakeIfTerminal(const std::string& name);
 
   NodeManager& nodes_;
   Scheduler& scheduler_;
@@ -272,16 +259,11 @@ class JobManager {
   JobRecords records_;
 
   mutable std::mutex mu_;
-  std::condition_variable idle_;                           // notified when running_tasks_ drops
-  std::map<std::string, NodeQueue> queues_;                // node name -> queue; guarded by mu_
-  std::map<std::string, std::shared_ptr<Active>> active_;  // queued or running; guarded by mu_
-  int running_tasks_ = 0;                                  // guarded by mu_
-  HostMemoryBudget budget_;
-  std::set<std::pair<int64_t, std::string>> memory_waiting_;  // (job seq, node); guarded by mu_
-  std::vector<std::pair<std::string, std::string>> pending_lines_;  // (job, line); guarded by mu_
-  bool stopping_ = false;                                           // guarded by mu_
-  std::set<std::string> held_;  // nodes under maintenance: they start no job; guarded by mu_
-  bool shared_ = false;         // other replicas share the store; set before Recover()
+  std::condition_variable idle_;                              // notified when running_tasks_ drops
+  JobQueues queues_;                                          // guarded by mu_
+  std::map<std::string, std::shared_ptr<ActiveJob>> active_;  // queued or running; guarded by mu_
+  int running_tasks_ = 0;                                     // guarded by mu_
+  bool shared_ = false;  // other replicas share the store; set before Recover()
   std::atomic<uint64_t> next_id_{0};
   // OnTerminal's callbacks and the transition observers; its locks are leaves, taken inside mu_.
   JobWaiters waiters_;

@@ -18,7 +18,7 @@ Status JobManager::Adopt(bool include_own) {
   Result<std::vector<Job>> queued = records_.Adopt(include_own, &previous);
   if (!queued.ok()) return queued.status();
   for (size_t i = 0; i < queued->size(); ++i) {
-    if (previous[i] == JobState::kRunning) NotifyTransition((*queued)[i], JobState::kRunning);
+    if (previous[i] == JobState::kRunning) waiters_.Notify((*queued)[i], JobState::kRunning);
   }
   // Each queued job's spec is decoded once, here, from the canonical JSON Submit stored.
   std::vector<Result<JobSpec>> specs;
@@ -37,12 +37,15 @@ Status JobManager::Adopt(bool include_own) {
   }
   {
     std::lock_guard lock(mu_);
-    held_.merge(under_maintenance);
+    for (const std::string& node : under_maintenance) queues_.Hold(node);
     for (size_t i = 0; i < queued->size(); ++i) {
-      EnqueueLocked((*queued)[i].NodeName(), (*queued)[i], std::move(specs[i]), host_bytes[i],
-                    std::move(compiles[i]));
+      const Job& job = (*queued)[i];
+      if (active_.count(job.name)) continue;
+      EnqueueLocked(
+          job.NodeName(), job,
+          ActiveJob::Queued(job, std::move(specs[i]), host_bytes[i], std::move(compiles[i])));
     }
-    for (auto& [node, q] : queues_) PumpLocked(node);
+    for (const std::string& node : queues_.Nodes()) PumpLocked(node);
   }
   FlushLines();
   return Status::Ok();
@@ -82,21 +85,20 @@ void JobManager::OnRemoteChange(const std::string& name, const std::string& stat
     std::lock_guard lock(mu_);
     auto it = active_.find(name);
     if (it != active_.end()) {
-      NodeQueue& q = queues_[node];
-      if (q.running == name) {
+      std::optional<JobQueues::Place> place = queues_.Withdraw(name);
+      if (place && place->running) {
         // Its run stops at the next cancellation point; Finish then finds it ended (or not this
         // replica's) and writes nothing.
         it->second->cancel.Request(JobState::kCancelled, "ended through another replica");
       } else {
-        std::erase_if(q.queued, [&](const auto& item) { return item.second == name; });
         active_.erase(it);
       }
     }
     // A job that started elsewhere frees nothing; one that ended or went back to the queue may
     // let this replica's next job on the node start.
     const bool started = parsed.ok() && *parsed == JobState::kRunning;
-    if (auto q = queues_.find(node); q != queues_.end() && !started) {
-      q->second.blocked = false;
+    if (!started) {
+      queues_.Unblock(node);
       PumpLocked(node);
     }
   }
@@ -107,11 +109,7 @@ void JobManager::OnRemoteChange(const std::string& name, const std::string& stat
 void JobManager::RetryBlocked() {
   {
     std::lock_guard lock(mu_);
-    for (auto& [node, q] : queues_) {
-      if (!q.blocked) continue;
-      q.blocked = false;
-      PumpLocked(node);
-    }
+    for (const std::string& node : queues_.UnblockAll()) PumpLocked(node);
   }
   FlushLines();
 }
@@ -123,7 +121,7 @@ void JobManager::OnRemoteNodeChange(const Node& node) {
   bool held = false;
   {
     std::lock_guard lock(mu_);
-    held = held_.count(name) > 0;
+    held = queues_.IsHeld(name);
   }
   if (node.UnderMaintenance() && !held) {
     InterruptNodeJobs(name, "interrupted by host maintenance on node " + node.key.node_id +

@@ -30,9 +30,7 @@ std::string Reason(const Status& s) {
 void JobManager::Release(const std::string& node) {
   {
     std::lock_guard lock(mu_);
-    NodeQueue& q = queues_[node];
-    q.running.clear();
-    budget_.Release(std::exchange(q.running_bytes, 0));
+    queues_.EndRun(node);
     PumpLocked(node);
     PumpMemoryWaitersLocked();  // the memory this job held may let waiting jobs start
   }
@@ -43,25 +41,21 @@ void JobManager::Release(const std::string& node) {
 
 void JobManager::Unclaimed(const std::string& node, const Job& job) {
   std::lock_guard lock(mu_);
-  NodeQueue& q = queues_[node];
-  q.running.clear();
-  budget_.Release(std::exchange(q.running_bytes, 0));
-  if (active_.count(job.name)) q.queued.insert({{-job.priority, job.seq}, job.name});
-  q.blocked = true;
+  queues_.Unclaim(node, /*requeue=*/active_.count(job.name) > 0);
   if (--running_tasks_ == 0) idle_.notify_all();
 }
 
-JobOutcome JobManager::AfterFailure(const Active& active, JobOutcome failure) {
+JobOutcome JobManager::AfterFailure(const ActiveJob& active, JobOutcome failure) {
   std::lock_guard lock(mu_);  // mu_ before the CancelRequest's, as in CancelLocked
-  return OutcomeAfterFailure(active.cancel, stopping_, std::move(failure));
+  return OutcomeAfterFailure(active.cancel, queues_.closed(), std::move(failure));
 }
 
-bool JobManager::Interrupted(const Active& active) {
+bool JobManager::Interrupted(const ActiveJob& active) {
   std::lock_guard lock(mu_);
-  return InterruptedByShutdown(active.cancel, stopping_);
+  return InterruptedByShutdown(active.cancel, queues_.closed());
 }
 
-std::optional<RunDeadline> JobManager::ArmTimeout(const std::shared_ptr<Active>& active,
+std::optional<RunDeadline> JobManager::ArmTimeout(const std::shared_ptr<ActiveJob>& active,
                                                   int64_t job_timeout_seconds,
                                                   int64_t start_unix_ms) {
   RunTimeout timeout = EffectiveTimeout(job_timeout_seconds, limits_.max_job_seconds);
@@ -72,15 +66,51 @@ std::optional<RunDeadline> JobManager::ArmTimeout(const std::shared_ptr<Active>&
   RunDeadline deadline{.steady = std::chrono::steady_clock::now() +
                                  std::chrono::milliseconds(due_unix_ms - NowUnixMs()),
                        .reason = timeout.reason};
-  std::weak_ptr<Active> weak = active;
+  std::weak_ptr<ActiveJob> weak = active;
   scheduler_.At(due_unix_ms, [weak, reason = std::move(timeout.reason)] {
-    if (std::shared_ptr<Active> a = weak.lock()) a->cancel.Request(JobState::kTimedOut, reason);
+    if (std::shared_ptr<ActiveJob> a = weak.lock()) a->cancel.Request(JobState::kTimedOut, reason);
   });
   return deadline;
 }
 
+void JobManager::Retry(const std::string& node, const std::string& name, const ActiveJob& active) {
+  bool requeued = false;
+  Result<Job> queued = records_.RequeueAfterFault(name, active.cancel.retry_reason(), &requeued);
+  if (!requeued) {
+    Finish(name, active.cancel.Outcome(), json());  // as without retries
+    return;
+  }
+  waiters_.Notify(*queued, JobState::kRunning);
+  {
+    std::lock_guard lock(mu_);
+    // After a shutdown began it stays QUEUED in the store and runs after the restart.
+    if (queues_.closed()) return;
+    if (!active.cancel.has_reason()) {
+      EnqueueLocked(node, *queued, ActiveJob::Requeued(*queued, active));
+      return;
+    }
+  }
+  // A cancel or timeout came while it was being re-queued: it ends as asked.
+  Finish(name, active.cancel.Outcome(), json());
+}
+
+void JobManager::Finish(const std::string& name, const JobOutcome& outcome, const json& result) {
+  std::optional<JobState> previous;  // set when this call made the job terminal
+  Result<Job> final_job = records_.MarkTerminal(name, outcome, result, &previous);
+  if (final_job.ok() && previous) waiters_.Notify(*final_job, previous);
+  // Not terminal: another replica adopted it and runs it now; its waiters wait for that run.
+  if (final_job.ok() && !IsTerminal(final_job->state)) return Forget(name);
+  std::vector<JobWaiters::Callback> waiters;
+  {
+    std::lock_guard lock(mu_);
+    active_.erase(name);
+    waiters = waiters_.Take(name);
+  }
+  for (auto& fn : waiters) fn(final_job);
+}
+
 void JobManager::Run(const std::string& node, const std::string& name) {
-  std::shared_ptr<Active> active;
+  std::shared_ptr<ActiveJob> active;
   {
     std::lock_guard lock(mu_);
     if (auto it = active_.find(name); it != active_.end()) active = it->second;
@@ -89,7 +119,7 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   if (active && Interrupted(*active)) return Release(node);
   ClaimResult claim = ClaimResult::kGone;
   Result<Job> job = records_.Claim(name, &claim);
-  if (claim == ClaimResult::kStarted) NotifyTransition(*job, JobState::kQueued);
+  if (claim == ClaimResult::kStarted) waiters_.Notify(*job, JobState::kQueued);
   if (claim == ClaimResult::kBusy && active && job.ok()) return Unclaimed(node, *job);
   if (claim == ClaimResult::kBusy && active) {
     // The one-running index refused it: another replica's claim on this node won the race.
@@ -121,7 +151,7 @@ void JobManager::Run(const std::string& node, const std::string& name) {
     } else {
       bool requeued = false;
       Result<Job> queued = records_.RequeueInterrupted(name, &requeued);
-      if (requeued) NotifyTransition(*queued, JobState::kRunning);
+      if (requeued) waiters_.Notify(*queued, JobState::kRunning);
     }
     Release(node);
   };
