@@ -1,9 +1,10 @@
-// JobManager's half of host-memory admission (job_manager.h "Host memory"): the plan of a job's
-// peak host bytes at submit and the per-job check. The admission of a node's next job against the
-// daemon-wide budget is JobQueues' (job_queues.h).
+// Submit's host-memory checks (job_admission.h).
+#include "service/jobs/job_admission.h"
+
+#include <string>
+
 #include "engine/hlo/host_memory.h"
-#include "service/jobs/job_compile.h"
-#include "service/jobs/job_manager.h"
+#include "service/jobs/host_memory_budget.h"
 #include "service/workloads/workloads.h"
 
 namespace tpuemu::service {
@@ -24,9 +25,9 @@ Status CheckJobHostBytes(int64_t host_bytes, const JobLimits& limits) {
       "; use a smaller batch, fewer or narrower layers, or fewer cores");
 }
 
-int64_t JobManager::PlanHostBytes(const JobSpec& spec, const Node& node,
-                                  std::optional<SubmitCompile>* compile) {
-  if (limits_.max_job_host_memory_bytes <= 0 && limits_.host_memory_budget_bytes <= 0) return 0;
+int64_t PlanJobHostBytes(engine::CompileCache& cache, const JobLimits& limits, const JobSpec& spec,
+                         const Node& node, std::optional<SubmitCompile>* compile) {
+  if (limits.max_job_host_memory_bytes <= 0 && limits.host_memory_budget_bytes <= 0) return 0;
   // An hlo job: the evaluator's own liveness sweep over the parsed module (engine/hlo/
   // host_memory.h); an estimate-only one holds no value.
   if (spec.hlo) return spec.hlo->estimate_only ? 0 : engine::hlo::PeakHostBytes(*spec.hlo->module);
@@ -34,7 +35,7 @@ int64_t JobManager::PlanHostBytes(const JobSpec& spec, const Node& node,
   if (!workload.ok()) return 0;
   // The run compiles the same graph for the same slice: a cache hit then.
   Result<CompiledJob> compiled =
-      CompileJob(cache_, /*job_name=*/"", spec, *workload, engine::Slice(node.type));
+      CompileJob(cache, /*job_name=*/"", spec, *workload, engine::Slice(node.type));
   if (!compiled.ok()) return 0;
   if (!compiled->lookup.hit) {
     *compile = SubmitCompile{.program = compiled->lookup.program,

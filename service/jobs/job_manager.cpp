@@ -1,3 +1,6 @@
+// JobManager's API (job_manager.h) and its queueing: a submission checked and stored, its
+// ActiveJob queued in JobQueues, the picked job started on a pool task (PumpLocked), and the jobs a
+// cancel, a node's stop, delete or maintenance ends, written before the caller returns.
 #include "service/jobs/job_manager.h"
 
 #include <cstdio>
@@ -69,7 +72,7 @@ Result<Job> JobManager::Submit(JobSubmission submission, bool* created) {
                                    " (the TensorCores of " + node->type.name + ")");
   }
   std::optional<SubmitCompile> submit_compile;
-  const int64_t host_bytes = PlanHostBytes(*spec, *node, &submit_compile);
+  const int64_t host_bytes = PlanJobHostBytes(cache_, limits_, *spec, *node, &submit_compile);
   if (Status fits = CheckJobHostBytes(host_bytes, limits_); !fits.ok()) return fits;
   Job job;
   job.project = key.project;
@@ -116,12 +119,15 @@ Result<Job> JobManager::Submit(JobSubmission submission, bool* created) {
   return stored;
 }
 
+// Queues `job` on `node` with its in-memory half, which replaces the one it had (a retry re-queues
+// a job whose run still holds the old one).
 void JobManager::EnqueueLocked(const std::string& node, const Job& job,
                                std::shared_ptr<ActiveJob> active) {
   queues_.Push(node, {job.name, job.priority, job.seq, active->host_bytes});
   active_[job.name] = std::move(active);
 }
 
+// Starts the job JobQueues picks for `node` (if any) on a pool task; the task counts for Shutdown.
 void JobManager::PumpLocked(const std::string& node) {
   std::optional<std::string> name = queues_.StartNext(node);
   if (!name) return;
@@ -133,10 +139,13 @@ void JobManager::PumpLocked(const std::string& node) {
   }
 }
 
+// Pumps the nodes whose next job waits for host memory, oldest job first.
 void JobManager::PumpMemoryWaitersLocked() {
   for (const std::string& node : queues_.MemoryWaiters()) PumpLocked(node);
 }
 
+// Writes the lines JobQueues' outbox holds; called without mu_ held by every path that pumps (the
+// writes stay out of mu_ and off the pool tasks, and happen before that path returns).
 void JobManager::FlushLines() {
   std::vector<std::pair<std::string, std::string>> lines;
   {
@@ -181,6 +190,9 @@ Result<JobPage> JobManager::List(const JobListRequest& req) const {
   return page;
 }
 
+// Requests the end of queued or running job `name` in `state` with `reason`, and appends it to
+// *ended (it counts as a task Shutdown waits for until FinishEnded wrote it). A queued job leaves
+// its queue here.
 void JobManager::CancelLocked(const std::string& name, const std::string& reason, JobState state,
                               std::vector<PendingEnd>* ended) {
   auto it = active_.find(name);
@@ -195,6 +207,10 @@ void JobManager::CancelLocked(const std::string& name, const std::string& reason
   ended->push_back({name, place->node, Ended(state, reason), place->running, place->next});
 }
 
+// Writes the terminal state of each job in `ended` on the caller's thread, once mu_ is released
+// and before the caller returns, so the reply to a cancel, a stop or a delete (and a kill -9 right
+// after it) finds the job ended in the store; then lets the nodes of the queued ones start their
+// next jobs. Returns the store's error when the write failed.
 Status JobManager::FinishEnded(const std::vector<PendingEnd>& ended) {
   if (ended.empty()) return Status::Ok();
   // One transaction for all of them: a node's stop or delete ends its whole queue at once.

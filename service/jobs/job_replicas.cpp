@@ -1,8 +1,8 @@
 // The replicas half of JobManager (see the header): adopting the jobs no live replica owns (a
 // restart is adoption of this replica's own), the changes other replicas commit (the change feed:
 // jobs ended, cancelled or adopted elsewhere, their nodes' changes) and the waiters of jobs that
-// run elsewhere. Split from job_manager.cpp, which owns the queues and the API; the store's rules
-// (claims, fencing) are JobRecords'.
+// run elsewhere. The API and the queueing are job_manager.cpp's; the store's rules (claims,
+// fencing) are JobRecords'.
 #include <utility>
 
 #include "service/jobs/job_manager.h"
@@ -31,7 +31,9 @@ Status JobManager::Adopt(bool include_own) {
     Result<Node> node = nodes_.Get(NodeKey{job.project, job.zone, job.node_id});
     compiles.emplace_back();
     host_bytes.push_back(
-        specs.back().ok() && node.ok() ? PlanHostBytes(*specs.back(), *node, &compiles.back()) : 0);
+        specs.back().ok() && node.ok()
+            ? PlanJobHostBytes(cache_, limits_, *specs.back(), *node, &compiles.back())
+            : 0);
     // Its maintenance ends after this (the daemon recovers maintenance after the jobs): held.
     if (node.ok() && node->UnderMaintenance()) under_maintenance.insert(job.NodeName());
   }
@@ -51,6 +53,7 @@ Status JobManager::Adopt(bool include_own) {
   return Status::Ok();
 }
 
+// Wakes the waiters of `name` if it is terminal as stored.
 void JobManager::WakeIfTerminal(const std::string& name) {
   {
     std::lock_guard lock(mu_);
@@ -67,6 +70,8 @@ void JobManager::WakeIfTerminal(const std::string& name) {
   for (auto& fn : waiters) fn(job);
 }
 
+// The job is no longer this replica's (ended or re-owned through another replica): forgets its
+// ActiveJob; its waiters wake if it is terminal, else stay for the change feed.
 void JobManager::Forget(const std::string& name) {
   {
     std::lock_guard lock(mu_);

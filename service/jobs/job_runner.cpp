@@ -2,8 +2,9 @@
 // RUNNING), arm the timeout, build the workload from the typed spec, CompileJob, a StepRunner
 // step per step (each stored with its line), AssembleResult, and the terminal write; an hlo job
 // runs RunHloJob (hlo_job_runner.h) in place of the middle three. A run that stops early ends
-// with OutcomeAfterFailure; one interrupted by Shutdown goes back to QUEUED.
-// Split from job_manager.cpp, which owns the queues and the API.
+// with OutcomeAfterFailure; one interrupted by Shutdown goes back to QUEUED, one stopped by a fault
+// with retries left back to its queue (Retry). The task ends with Release, which frees the node
+// in JobQueues and starts what may start next. The API and the queueing are job_manager.cpp's.
 #include <algorithm>
 #include <utility>
 
@@ -27,6 +28,7 @@ std::string Reason(const Status& s) {
 
 }  // namespace
 
+// Marks the node free, starts its next job; the last thing a run's task does.
 void JobManager::Release(const std::string& node) {
   {
     std::lock_guard lock(mu_);
@@ -39,22 +41,29 @@ void JobManager::Release(const std::string& node) {
   if (--running_tasks_ == 0) idle_.notify_all();
 }
 
+// The claim of `job` found the node busy elsewhere: back in its queue, the node blocked, the task
+// done (the last thing that run's task does).
 void JobManager::Unclaimed(const std::string& node, const Job& job) {
   std::lock_guard lock(mu_);
   queues_.Unclaim(node, /*requeue=*/active_.count(job.name) > 0);
   if (--running_tasks_ == 0) idle_.notify_all();
 }
 
+// The outcome of a run that stopped with `failure` (OutcomeAfterFailure, under mu_).
 JobOutcome JobManager::AfterFailure(const ActiveJob& active, JobOutcome failure) {
   std::lock_guard lock(mu_);  // mu_ before the CancelRequest's, as in CancelLocked
   return OutcomeAfterFailure(active.cancel, queues_.closed(), std::move(failure));
 }
 
+// Whether the run stopped only because of Shutdown (InterruptedByShutdown, under mu_).
 bool JobManager::Interrupted(const ActiveJob& active) {
   std::lock_guard lock(mu_);
   return InterruptedByShutdown(active.cancel, queues_.closed());
 }
 
+// Arms the job's timer (EffectiveTimeout) for `start_unix_ms` (its startTime) + the limit; it
+// requests TIMED_OUT if the job still runs then. Returns that moment for the executor (nullopt
+// when there is no limit).
 std::optional<RunDeadline> JobManager::ArmTimeout(const std::shared_ptr<ActiveJob>& active,
                                                   int64_t job_timeout_seconds,
                                                   int64_t start_unix_ms) {
@@ -73,6 +82,9 @@ std::optional<RunDeadline> JobManager::ArmTimeout(const std::shared_ptr<ActiveJo
   return deadline;
 }
 
+// The run of `name` stopped for a fault it may be retried after: QUEUED again (attempt + 1) in the
+// store and in the node's queue (ActiveJob::Requeued); ends it instead if that write fails or a
+// cancel came.
 void JobManager::Retry(const std::string& node, const std::string& name, const ActiveJob& active) {
   bool requeued = false;
   Result<Job> queued = records_.RequeueAfterFault(name, active.cancel.retry_reason(), &requeued);
@@ -94,6 +106,7 @@ void JobManager::Retry(const std::string& node, const std::string& name, const A
   Finish(name, active.cancel.Outcome(), json());
 }
 
+// Writes the terminal state (if the job is not already terminal) and wakes the waiters.
 void JobManager::Finish(const std::string& name, const JobOutcome& outcome, const json& result) {
   std::optional<JobState> previous;  // set when this call made the job terminal
   Result<Job> final_job = records_.MarkTerminal(name, outcome, result, &previous);
