@@ -1,3 +1,6 @@
+// JobManager's API (job_manager.h) and its queueing: a submission checked and stored, its
+// ActiveJob queued in JobQueues, the picked job started on a pool task (PumpLocked), and the jobs a
+// cancel, a node's stop, delete or maintenance ends, written before the caller returns.
 #include "service/jobs/job_manager.h"
 
 #include <cstdio>
@@ -29,7 +32,7 @@ JobManager::JobManager(db::Store& store, NodeManager& nodes, Scheduler& schedule
       cache_(cache),
       limits_(limits),
       records_(store),
-      budget_(limits.host_memory_budget_bytes) {
+      queues_(limits.host_memory_budget_bytes) {
   std::random_device rd;
   next_id_ = (uint64_t{rd()} << 20) & 0xffffffffffull;
 }
@@ -38,7 +41,7 @@ JobManager::~JobManager() { Shutdown(); }
 
 void JobManager::Interrupt() {
   std::lock_guard lock(mu_);
-  stopping_ = true;
+  queues_.Close();
   for (auto& [name, active] : active_) active->cancel.Interrupt();
 }
 
@@ -46,10 +49,8 @@ void JobManager::Shutdown() {
   Interrupt();
   std::unique_lock lock(mu_);
   idle_.wait(lock, [&] { return running_tasks_ == 0; });
-  queues_.clear();
+  queues_.Clear();
   active_.clear();
-  memory_waiting_.clear();
-  held_.clear();
 }
 
 Result<Job> JobManager::Submit(JobSubmission submission, bool* created) {
@@ -73,7 +74,7 @@ Result<Job> JobManager::Submit(JobSubmission submission, bool* created) {
                                    " (the TensorCores of " + node->type.name + ")");
   }
   std::optional<SubmitCompile> submit_compile;
-  const int64_t host_bytes = PlanHostBytes(*spec, *node, &submit_compile);
+  const int64_t host_bytes = PlanJobHostBytes(cache_, limits_, *spec, *node, &submit_compile);
   if (Status fits = CheckJobHostBytes(host_bytes, limits_); !fits.ok()) return fits;
   Job job;
   job.project = key.project;
@@ -102,12 +103,16 @@ Result<Job> JobManager::Submit(JobSubmission submission, bool* created) {
   if (!stored.ok()) return stored.status();
   if (created) *created = inserted;
   if (inserted) {
-    NotifyTransition(*stored, std::nullopt);
+    waiters_.Notify(*stored, std::nullopt);
     {
       std::lock_guard lock(mu_);
-      if (!stopping_) {
-        EnqueueLocked(key.Name(), *stored, std::move(spec), host_bytes, std::move(submit_compile));
-        if (held_.count(key.Name())) pending_lines_.push_back({stored->name, NodeHeldLine()});
+      if (!queues_.closed()) {
+        if (!active_.count(stored->name)) {
+          EnqueueLocked(
+              key.Name(), *stored,
+              ActiveJob::Queued(*stored, std::move(spec), host_bytes, std::move(submit_compile)));
+        }
+        if (queues_.IsHeld(key.Name())) queues_.AddLine(stored->name, NodeHeldLine());
         PumpLocked(key.Name());
       }
     }
@@ -116,46 +121,40 @@ Result<Job> JobManager::Submit(JobSubmission submission, bool* created) {
   return stored;
 }
 
-void JobManager::EnqueueLocked(const std::string& node, const Job& job, Result<JobSpec> spec,
-                               int64_t host_bytes, std::optional<SubmitCompile> submit_compile) {
-  if (active_.count(job.name)) return;
-  auto active = std::make_shared<Active>();
-  active->host_bytes = host_bytes;
-  active->submit_compile = std::move(submit_compile);
-  active->attempt = job.attempt;
-  active->max_retries = job.max_retries;
-  if (spec.ok()) {
-    // The run needs a program's graph, not its JSON (the job keeps the canonical text): drop the
-    // DOM, which costs far more memory per value than the graph, while the job waits.
-    spec->program = nlohmann::json();
-    active->spec = std::make_shared<const JobSpec>(std::move(spec).value());
-  } else {
-    active->spec_error = spec.status();
-  }
+// Queues `job` on `node` with its in-memory half, which replaces the one it had (a retry re-queues
+// a job whose run still holds the old one).
+void JobManager::EnqueueLocked(const std::string& node, const Job& job,
+                               std::shared_ptr<ActiveJob> active) {
+  queues_.Push(node, {job.name, job.priority, job.seq, active->host_bytes});
   active_[job.name] = std::move(active);
-  queues_[node].queued.insert({{-job.priority, job.seq}, job.name});
 }
 
+// Starts the job JobQueues picks for `node` (if any) on a pool task; the task counts for Shutdown.
 void JobManager::PumpLocked(const std::string& node) {
-  NodeQueue& q = queues_[node];
-  // The node's waiting entry, if any, is re-made below for its current next job.
-  std::erase_if(memory_waiting_, [&](const auto& waiter) { return waiter.second == node; });
-  if (stopping_ || q.blocked || held_.count(node) || !q.running.empty() || q.queued.empty()) {
-    return;
-  }
-  const auto next = q.queued.begin();
-  std::string name = next->second;
-  if (!AdmitLocked(node, name, next->first.second)) return;
-  q.queued.erase(next);
-  q.running = name;
-  q.running_bytes = active_.count(name) ? active_[name]->host_bytes : 0;
+  std::optional<std::string> name = queues_.StartNext(node);
+  if (!name) return;
   ++running_tasks_;
-  Status s = pool_.Submit(node, [this, node, name] { Run(node, name); });
+  Status s = pool_.Submit(node, [this, node, name = *name] { Run(node, name); });
   if (!s.ok()) {
     --running_tasks_;
-    q.running.clear();
-    budget_.Release(std::exchange(q.running_bytes, 0));
+    queues_.EndRun(node);
   }
+}
+
+// Pumps the nodes whose next job waits for host memory, oldest job first.
+void JobManager::PumpMemoryWaitersLocked() {
+  for (const std::string& node : queues_.MemoryWaiters()) PumpLocked(node);
+}
+
+// Writes the lines JobQueues' outbox holds; called without mu_ held by every path that pumps (the
+// writes stay out of mu_ and off the pool tasks, and happen before that path returns).
+void JobManager::FlushLines() {
+  std::vector<std::pair<std::string, std::string>> lines;
+  {
+    std::lock_guard lock(mu_);
+    lines = queues_.TakeLines();
+  }
+  for (const auto& [name, line] : lines) (void)records_.AppendLine(name, line);
 }
 
 Result<Job> JobManager::Get(const std::string& name) const { return records_.Get(name); }
@@ -193,6 +192,9 @@ Result<JobPage> JobManager::List(const JobListRequest& req) const {
   return page;
 }
 
+// Requests the end of queued or running job `name` in `state` with `reason`, and appends it to
+// *ended (it counts as a task Shutdown waits for until FinishEnded wrote it). A queued job leaves
+// its queue here.
 void JobManager::CancelLocked(const std::string& name, const std::string& reason, JobState state,
                               std::vector<PendingEnd>* ended) {
   auto it = active_.find(name);
@@ -201,23 +203,16 @@ void JobManager::CancelLocked(const std::string& name, const std::string& reason
   // Written terminal by the caller before it replies (FinishEnded), even while a queued job
   // waits for host memory or a running one is inside a large op: that run stops at its next op
   // boundary, finds the job ended and writes nothing more.
-  for (auto& [node, q] : queues_) {
-    if (q.running == name) {
-      ++running_tasks_;  // Shutdown waits for the write
-      ended->push_back({name, node, Ended(state, reason), /*running=*/true});
-      return;
-    }
-    for (auto qi = q.queued.begin(); qi != q.queued.end(); ++qi) {
-      if (qi->second != name) continue;
-      const bool was_next = qi == q.queued.begin();
-      q.queued.erase(qi);
-      ++running_tasks_;
-      ended->push_back({name, node, Ended(state, reason), /*running=*/false, was_next});
-      return;
-    }
-  }
+  std::optional<JobQueues::Place> place = queues_.Withdraw(name);
+  if (!place) return;
+  ++running_tasks_;  // Shutdown waits for the write
+  ended->push_back({name, place->node, Ended(state, reason), place->running, place->next});
 }
 
+// Writes the terminal state of each job in `ended` on the caller's thread, once mu_ is released
+// and before the caller returns, so the reply to a cancel, a stop or a delete (and a kill -9 right
+// after it) finds the job ended in the store; then lets the nodes of the queued ones start their
+// next jobs. Returns the store's error when the write failed.
 Status JobManager::FinishEnded(const std::vector<PendingEnd>& ended) {
   if (ended.empty()) return Status::Ok();
   // One transaction for all of them: a node's stop or delete ends its whole queue at once.
@@ -227,7 +222,7 @@ Status JobManager::FinishEnded(const std::vector<PendingEnd>& ended) {
   std::map<std::string, Result<Job>> finals;  // what each queued job's waiters are told
   if (stored.ok()) {
     for (const EndedJob& e : *stored) {
-      if (e.previous) NotifyTransition(e.job, e.previous);
+      if (e.previous) waiters_.Notify(e.job, e.previous);
       finals.emplace(e.job.name, e.job);
     }
   }
@@ -279,7 +274,7 @@ Result<Job> JobManager::Cancel(const std::string& name) {
         records_.MarkTerminal(name, Ended(JobState::kCancelled, "cancelled by the user"), json(),
                               &previous, /*any_replica=*/true);
     if (!ended_elsewhere.ok()) return ended_elsewhere.status();
-    if (previous) NotifyTransition(*ended_elsewhere, previous);
+    if (previous) waiters_.Notify(*ended_elsewhere, previous);
     WakeIfTerminal(name);
   }
   return Get(name);
@@ -359,7 +354,7 @@ void JobManager::OnNodeStateChanged(const Node& node, NodeState) {
       node.state == NodeState::kPreempted) {
     // A new node of that name, or one whose maintenance will never end: not held.
     std::lock_guard lock(mu_);
-    held_.erase(node_name);
+    queues_.Unhold(node_name);
   }
   if (node.state == NodeState::kPreempted) {
     EndNodeJobs(node_name, JobState::kFailed, "node " + node_name + " was preempted",
@@ -381,12 +376,7 @@ void JobManager::EndNodeJobs(const std::string& node_name, JobState state,
   std::vector<PendingEnd> ended;
   {
     std::lock_guard lock(mu_);
-    auto q = queues_.find(node_name);
-    if (q == queues_.end()) return;
-    std::vector<std::string> names;
-    for (const auto& item : q->second.queued) names.push_back(item.second);
-    if (!q->second.running.empty()) names.push_back(q->second.running);
-    for (const std::string& name : names) {
+    for (const std::string& name : queues_.Jobs(node_name)) {
       auto it = active_.find(name);
       const bool had_retries = it != active_.end() && it->second->RetriesLeft();
       CancelLocked(name, had_retries && !no_retry.empty() ? reason + "; " + no_retry : reason,
@@ -400,14 +390,9 @@ void JobManager::InterruptNodeJobs(const std::string& node_name, const std::stri
   std::vector<PendingEnd> ended;
   {
     std::lock_guard lock(mu_);
-    held_.insert(node_name);
-    auto q = queues_.find(node_name);
-    if (q == queues_.end()) return;
-    std::vector<std::string> names;
-    for (const auto& item : q->second.queued) names.push_back(item.second);
-    const std::string running = q->second.running;
-    if (!running.empty()) names.push_back(running);
-    for (const std::string& name : names) {
+    queues_.Hold(node_name);
+    const std::string running = queues_.Running(node_name);
+    for (const std::string& name : queues_.Jobs(node_name)) {
       auto it = active_.find(name);
       if (it == active_.end()) continue;
       if (!it->second->RetriesLeft()) {
@@ -415,7 +400,7 @@ void JobManager::InterruptNodeJobs(const std::string& node_name, const std::stri
       } else if (name == running) {
         it->second->cancel.RequestRetry(reason);  // its run re-queues it (Retry)
       } else {
-        pending_lines_.push_back({name, FaultWaitLine(reason)});
+        queues_.AddLine(name, FaultWaitLine(reason));
       }
     }
   }
@@ -426,66 +411,14 @@ void JobManager::InterruptNodeJobs(const std::string& node_name, const std::stri
 void JobManager::ResumeNode(const std::string& node_name) {
   {
     std::lock_guard lock(mu_);
-    if (held_.erase(node_name) == 0) return;
+    if (!queues_.Unhold(node_name)) return;
     PumpLocked(node_name);
   }
   FlushLines();
 }
 
-void JobManager::RequeueLocked(const std::string& node, const Job& job, const Active& previous) {
-  auto active = std::make_shared<Active>();
-  active->spec = previous.spec;
-  active->spec_error = previous.spec_error;
-  active->host_bytes = previous.host_bytes;
-  active->submit_compile = previous.submit_compile;
-  active->attempt = job.attempt;
-  active->max_retries = job.max_retries;
-  active_[job.name] = std::move(active);
-  queues_[node].queued.insert({{-job.priority, job.seq}, job.name});
-}
-
-void JobManager::Retry(const std::string& node, const std::string& name, const Active& active) {
-  bool requeued = false;
-  Result<Job> queued = records_.RequeueAfterFault(name, active.cancel.retry_reason(), &requeued);
-  if (!requeued) {
-    Finish(name, active.cancel.Outcome(), json());  // as without retries
-    return;
-  }
-  NotifyTransition(*queued, JobState::kRunning);
-  {
-    std::lock_guard lock(mu_);
-    // After a shutdown began it stays QUEUED in the store and runs after the restart.
-    if (stopping_) return;
-    if (!active.cancel.has_reason()) {
-      RequeueLocked(node, *queued, active);
-      return;
-    }
-  }
-  // A cancel or timeout came while it was being re-queued: it ends as asked.
-  Finish(name, active.cancel.Outcome(), json());
-}
-
-void JobManager::Finish(const std::string& name, const JobOutcome& outcome, const json& result) {
-  std::optional<JobState> previous;  // set when this call made the job terminal
-  Result<Job> final_job = records_.MarkTerminal(name, outcome, result, &previous);
-  if (final_job.ok() && previous) NotifyTransition(*final_job, previous);
-  // Not terminal: another replica adopted it and runs it now; its waiters wait for that run.
-  if (final_job.ok() && !IsTerminal(final_job->state)) return Forget(name);
-  std::vector<JobWaiters::Callback> waiters;
-  {
-    std::lock_guard lock(mu_);
-    active_.erase(name);
-    waiters = waiters_.Take(name);
-  }
-  for (auto& fn : waiters) fn(final_job);
-}
-
 void JobManager::AddTransitionObserver(TransitionObserver observer) {
   waiters_.AddObserver(std::move(observer));
-}
-
-void JobManager::NotifyTransition(const Job& job, std::optional<JobState> previous) {
-  waiters_.Notify(job, previous);
 }
 
 }  // namespace tpuemu::service

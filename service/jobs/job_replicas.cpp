@@ -1,8 +1,8 @@
 // The replicas half of JobManager (see the header): adopting the jobs no live replica owns (a
 // restart is adoption of this replica's own), the changes other replicas commit (the change feed:
 // jobs ended, cancelled or adopted elsewhere, their nodes' changes) and the waiters of jobs that
-// run elsewhere. Split from job_manager.cpp, which owns the queues and the API; the store's rules
-// (claims, fencing) are JobRecords'.
+// run elsewhere. The API and the queueing are job_manager.cpp's; the store's rules (claims,
+// fencing) are JobRecords'.
 #include <utility>
 
 #include "service/jobs/job_manager.h"
@@ -18,7 +18,7 @@ Status JobManager::Adopt(bool include_own) {
   Result<std::vector<Job>> queued = records_.Adopt(include_own, &previous);
   if (!queued.ok()) return queued.status();
   for (size_t i = 0; i < queued->size(); ++i) {
-    if (previous[i] == JobState::kRunning) NotifyTransition((*queued)[i], JobState::kRunning);
+    if (previous[i] == JobState::kRunning) waiters_.Notify((*queued)[i], JobState::kRunning);
   }
   // Each queued job's spec is decoded once, here, from the canonical JSON Submit stored.
   std::vector<Result<JobSpec>> specs;
@@ -31,23 +31,29 @@ Status JobManager::Adopt(bool include_own) {
     Result<Node> node = nodes_.Get(NodeKey{job.project, job.zone, job.node_id});
     compiles.emplace_back();
     host_bytes.push_back(
-        specs.back().ok() && node.ok() ? PlanHostBytes(*specs.back(), *node, &compiles.back()) : 0);
+        specs.back().ok() && node.ok()
+            ? PlanJobHostBytes(cache_, limits_, *specs.back(), *node, &compiles.back())
+            : 0);
     // Its maintenance ends after this (the daemon recovers maintenance after the jobs): held.
     if (node.ok() && node->UnderMaintenance()) under_maintenance.insert(job.NodeName());
   }
   {
     std::lock_guard lock(mu_);
-    held_.merge(under_maintenance);
+    for (const std::string& node : under_maintenance) queues_.Hold(node);
     for (size_t i = 0; i < queued->size(); ++i) {
-      EnqueueLocked((*queued)[i].NodeName(), (*queued)[i], std::move(specs[i]), host_bytes[i],
-                    std::move(compiles[i]));
+      const Job& job = (*queued)[i];
+      if (active_.count(job.name)) continue;
+      EnqueueLocked(
+          job.NodeName(), job,
+          ActiveJob::Queued(job, std::move(specs[i]), host_bytes[i], std::move(compiles[i])));
     }
-    for (auto& [node, q] : queues_) PumpLocked(node);
+    for (const std::string& node : queues_.Nodes()) PumpLocked(node);
   }
   FlushLines();
   return Status::Ok();
 }
 
+// Wakes the waiters of `name` if it is terminal as stored.
 void JobManager::WakeIfTerminal(const std::string& name) {
   {
     std::lock_guard lock(mu_);
@@ -64,6 +70,8 @@ void JobManager::WakeIfTerminal(const std::string& name) {
   for (auto& fn : waiters) fn(job);
 }
 
+// The job is no longer this replica's (ended or re-owned through another replica): forgets its
+// ActiveJob; its waiters wake if it is terminal, else stay for the change feed.
 void JobManager::Forget(const std::string& name) {
   {
     std::lock_guard lock(mu_);
@@ -82,21 +90,20 @@ void JobManager::OnRemoteChange(const std::string& name, const std::string& stat
     std::lock_guard lock(mu_);
     auto it = active_.find(name);
     if (it != active_.end()) {
-      NodeQueue& q = queues_[node];
-      if (q.running == name) {
+      std::optional<JobQueues::Place> place = queues_.Withdraw(name);
+      if (place && place->running) {
         // Its run stops at the next cancellation point; Finish then finds it ended (or not this
         // replica's) and writes nothing.
         it->second->cancel.Request(JobState::kCancelled, "ended through another replica");
       } else {
-        std::erase_if(q.queued, [&](const auto& item) { return item.second == name; });
         active_.erase(it);
       }
     }
     // A job that started elsewhere frees nothing; one that ended or went back to the queue may
     // let this replica's next job on the node start.
     const bool started = parsed.ok() && *parsed == JobState::kRunning;
-    if (auto q = queues_.find(node); q != queues_.end() && !started) {
-      q->second.blocked = false;
+    if (!started) {
+      queues_.Unblock(node);
       PumpLocked(node);
     }
   }
@@ -107,11 +114,7 @@ void JobManager::OnRemoteChange(const std::string& name, const std::string& stat
 void JobManager::RetryBlocked() {
   {
     std::lock_guard lock(mu_);
-    for (auto& [node, q] : queues_) {
-      if (!q.blocked) continue;
-      q.blocked = false;
-      PumpLocked(node);
-    }
+    for (const std::string& node : queues_.UnblockAll()) PumpLocked(node);
   }
   FlushLines();
 }
@@ -123,7 +126,7 @@ void JobManager::OnRemoteNodeChange(const Node& node) {
   bool held = false;
   {
     std::lock_guard lock(mu_);
-    held = held_.count(name) > 0;
+    held = queues_.IsHeld(name);
   }
   if (node.UnderMaintenance() && !held) {
     InterruptNodeJobs(name, "interrupted by host maintenance on node " + node.key.node_id +

@@ -2,8 +2,9 @@
 // RUNNING), arm the timeout, build the workload from the typed spec, CompileJob, a StepRunner
 // step per step (each stored with its line), AssembleResult, and the terminal write; an hlo job
 // runs RunHloJob (hlo_job_runner.h) in place of the middle three. A run that stops early ends
-// with OutcomeAfterFailure; one interrupted by Shutdown goes back to QUEUED.
-// Split from job_manager.cpp, which owns the queues and the API.
+// with OutcomeAfterFailure; one interrupted by Shutdown goes back to QUEUED, one stopped by a fault
+// with retries left back to its queue (Retry). The task ends with Release, which frees the node
+// in JobQueues and starts what may start next. The API and the queueing are job_manager.cpp's.
 #include <algorithm>
 #include <utility>
 
@@ -27,12 +28,11 @@ std::string Reason(const Status& s) {
 
 }  // namespace
 
+// Marks the node free, starts its next job; the last thing a run's task does.
 void JobManager::Release(const std::string& node) {
   {
     std::lock_guard lock(mu_);
-    NodeQueue& q = queues_[node];
-    q.running.clear();
-    budget_.Release(std::exchange(q.running_bytes, 0));
+    queues_.EndRun(node);
     PumpLocked(node);
     PumpMemoryWaitersLocked();  // the memory this job held may let waiting jobs start
   }
@@ -41,27 +41,30 @@ void JobManager::Release(const std::string& node) {
   if (--running_tasks_ == 0) idle_.notify_all();
 }
 
+// The claim of `job` found the node busy elsewhere: back in its queue, the node blocked, the task
+// done (the last thing that run's task does).
 void JobManager::Unclaimed(const std::string& node, const Job& job) {
   std::lock_guard lock(mu_);
-  NodeQueue& q = queues_[node];
-  q.running.clear();
-  budget_.Release(std::exchange(q.running_bytes, 0));
-  if (active_.count(job.name)) q.queued.insert({{-job.priority, job.seq}, job.name});
-  q.blocked = true;
+  queues_.Unclaim(node, /*requeue=*/active_.count(job.name) > 0);
   if (--running_tasks_ == 0) idle_.notify_all();
 }
 
-JobOutcome JobManager::AfterFailure(const Active& active, JobOutcome failure) {
+// The outcome of a run that stopped with `failure` (OutcomeAfterFailure, under mu_).
+JobOutcome JobManager::AfterFailure(const ActiveJob& active, JobOutcome failure) {
   std::lock_guard lock(mu_);  // mu_ before the CancelRequest's, as in CancelLocked
-  return OutcomeAfterFailure(active.cancel, stopping_, std::move(failure));
+  return OutcomeAfterFailure(active.cancel, queues_.closed(), std::move(failure));
 }
 
-bool JobManager::Interrupted(const Active& active) {
+// Whether the run stopped only because of Shutdown (InterruptedByShutdown, under mu_).
+bool JobManager::Interrupted(const ActiveJob& active) {
   std::lock_guard lock(mu_);
-  return InterruptedByShutdown(active.cancel, stopping_);
+  return InterruptedByShutdown(active.cancel, queues_.closed());
 }
 
-std::optional<RunDeadline> JobManager::ArmTimeout(const std::shared_ptr<Active>& active,
+// Arms the job's timer (EffectiveTimeout) for `start_unix_ms` (its startTime) + the limit; it
+// requests TIMED_OUT if the job still runs then. Returns that moment for the executor (nullopt
+// when there is no limit).
+std::optional<RunDeadline> JobManager::ArmTimeout(const std::shared_ptr<ActiveJob>& active,
                                                   int64_t job_timeout_seconds,
                                                   int64_t start_unix_ms) {
   RunTimeout timeout = EffectiveTimeout(job_timeout_seconds, limits_.max_job_seconds);
@@ -72,15 +75,55 @@ std::optional<RunDeadline> JobManager::ArmTimeout(const std::shared_ptr<Active>&
   RunDeadline deadline{.steady = std::chrono::steady_clock::now() +
                                  std::chrono::milliseconds(due_unix_ms - NowUnixMs()),
                        .reason = timeout.reason};
-  std::weak_ptr<Active> weak = active;
+  std::weak_ptr<ActiveJob> weak = active;
   scheduler_.At(due_unix_ms, [weak, reason = std::move(timeout.reason)] {
-    if (std::shared_ptr<Active> a = weak.lock()) a->cancel.Request(JobState::kTimedOut, reason);
+    if (std::shared_ptr<ActiveJob> a = weak.lock()) a->cancel.Request(JobState::kTimedOut, reason);
   });
   return deadline;
 }
 
+// The run of `name` stopped for a fault it may be retried after: QUEUED again (attempt + 1) in the
+// store and in the node's queue (ActiveJob::Requeued); ends it instead if that write fails or a
+// cancel came.
+void JobManager::Retry(const std::string& node, const std::string& name, const ActiveJob& active) {
+  bool requeued = false;
+  Result<Job> queued = records_.RequeueAfterFault(name, active.cancel.retry_reason(), &requeued);
+  if (!requeued) {
+    Finish(name, active.cancel.Outcome(), json());  // as without retries
+    return;
+  }
+  waiters_.Notify(*queued, JobState::kRunning);
+  {
+    std::lock_guard lock(mu_);
+    // After a shutdown began it stays QUEUED in the store and runs after the restart.
+    if (queues_.closed()) return;
+    if (!active.cancel.has_reason()) {
+      EnqueueLocked(node, *queued, ActiveJob::Requeued(*queued, active));
+      return;
+    }
+  }
+  // A cancel or timeout came while it was being re-queued: it ends as asked.
+  Finish(name, active.cancel.Outcome(), json());
+}
+
+// Writes the terminal state (if the job is not already terminal) and wakes the waiters.
+void JobManager::Finish(const std::string& name, const JobOutcome& outcome, const json& result) {
+  std::optional<JobState> previous;  // set when this call made the job terminal
+  Result<Job> final_job = records_.MarkTerminal(name, outcome, result, &previous);
+  if (final_job.ok() && previous) waiters_.Notify(*final_job, previous);
+  // Not terminal: another replica adopted it and runs it now; its waiters wait for that run.
+  if (final_job.ok() && !IsTerminal(final_job->state)) return Forget(name);
+  std::vector<JobWaiters::Callback> waiters;
+  {
+    std::lock_guard lock(mu_);
+    active_.erase(name);
+    waiters = waiters_.Take(name);
+  }
+  for (auto& fn : waiters) fn(final_job);
+}
+
 void JobManager::Run(const std::string& node, const std::string& name) {
-  std::shared_ptr<Active> active;
+  std::shared_ptr<ActiveJob> active;
   {
     std::lock_guard lock(mu_);
     if (auto it = active_.find(name); it != active_.end()) active = it->second;
@@ -89,7 +132,7 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   if (active && Interrupted(*active)) return Release(node);
   ClaimResult claim = ClaimResult::kGone;
   Result<Job> job = records_.Claim(name, &claim);
-  if (claim == ClaimResult::kStarted) NotifyTransition(*job, JobState::kQueued);
+  if (claim == ClaimResult::kStarted) waiters_.Notify(*job, JobState::kQueued);
   if (claim == ClaimResult::kBusy && active && job.ok()) return Unclaimed(node, *job);
   if (claim == ClaimResult::kBusy && active) {
     // The one-running index refused it: another replica's claim on this node won the race.
@@ -121,7 +164,7 @@ void JobManager::Run(const std::string& node, const std::string& name) {
     } else {
       bool requeued = false;
       Result<Job> queued = records_.RequeueInterrupted(name, &requeued);
-      if (requeued) NotifyTransition(*queued, JobState::kRunning);
+      if (requeued) waiters_.Notify(*queued, JobState::kRunning);
     }
     Release(node);
   };
