@@ -1,0 +1,33 @@
+// Lowers a native engine::Graph to an XLA HLO module in text form, written the way XLA/JAX would
+// write it, so the HLO stack (ParseModule + Evaluate) can run any graph the native executor runs.
+//
+// The module's entry takes one parameter per kParameter AND per kConstant op, in graph order:
+// constants' values are data (their Init is materialised at run time), so the module holds no
+// weights and the caller feeds them. The entry's ROOT is always a tuple of graph.outputs(), in
+// order. Every instruction carries metadata={op_name="<graph name>/<op id>"}; instruction names
+// are the op ids made into HLO identifiers (unique; helper instructions of a composite op are
+// named "<id>.<step>"). Composite ops (gelu, softmax, cross-entropy, their grads) are written out
+// as elementwise formulas and reduces; bf16 composites and sums compute in f32, as the native
+// kernels do. The mapping per op and how closely the two stacks agree: docs/hlo.md, "Lowering an
+// engine graph to HLO".
+// Errors: INVALID_ARGUMENT naming the op for an op it cannot lower (none today), or when the
+// graph itself carries an error. Pure function: thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/ir.h"
+
+namespace tpuemu::engine::hlo {
+
+struct GraphLowering {
+  std::string text;                     // "HloModule <graph name> ..." parseable by ParseModule
+  std::vector<std::string> parameters;  // graph op id of entry parameter i, in parameter order
+  std::vector<std::string> outputs;     // graph output ids in the order of the entry's result
+};
+
+Result<GraphLowering> LowerGraph(const Graph& graph);
+
+}  // namespace tpuemu::engine::hlo
