@@ -1,26 +1,19 @@
-// LowerGraph (from_graph.h): an emitter of entry instructions and one function per op kind. Each
-// function writes the HLO JAX would trace for the op (jnp.matmul/einsum, lax.conv_general_dilated
-// and its transpose rules, jax.nn.gelu(approximate=True), jax.nn.softmax, optax-style
-// cross-entropy); composite formulas keep the native kernels' order of operations
-// (engine/vector_math.cpp, engine/kernels.cpp) so the two stacks round alike.
+// LowerGraph (from_graph.h): the emitter of entry instructions, the per-kind dispatch and the
+// module text. The composite ops' lowerings are in from_graph_ops.cpp; each writes the HLO JAX
+// would trace for the op, keeping the native kernels' order of operations.
 #include "engine/hlo/from_graph.h"
 
-#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <map>
 #include <numeric>
-#include <set>
 #include <sstream>
 
-namespace tpuemu::engine::hlo {
-namespace {
+#include "engine/hlo/from_graph_internal.h"
 
-// The constants of the tanh-approximate gelu, as float (engine/vector_math.cpp kGeluC/kGeluA).
-constexpr float kLowerGeluC = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kLowerGeluA = 0.044715f;
+namespace tpuemu::engine::hlo {
+namespace from_graph_internal {
 
 std::string HloType(DType dtype) {
   switch (dtype) {
@@ -34,11 +27,13 @@ std::string HloType(DType dtype) {
   return "f32";
 }
 
-std::string JoinInts(const std::vector<int64_t>& v, const char* sep = ",") {
+std::string JoinInts(const std::vector<int64_t>& v, const char* sep) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + std::to_string(v[i]);
   return s;
 }
+
+namespace {
 
 // "f32[2,3]{1,0}": XLA prints the default (row-major) layout on every array shape.
 std::string ShapeText(const std::string& type, const std::vector<int64_t>& dims) {
@@ -77,91 +72,7 @@ std::string FloatLiteral(double v) {
   return buf;
 }
 
-// Low and high padding of conv2d along one dim, as the native kernel pads (ConvOutputDim).
-std::pair<int64_t, int64_t> ConvPads(int64_t in, int64_t filter, int64_t stride,
-                                     const Conv2DParams& p, int dim) {
-  const ConvDim d =
-      ConvOutputDim(in, filter, stride, p.padding, p.pads[2 * dim], p.pads[2 * dim + 1]);
-  switch (p.padding) {
-    case ConvPadding::kValid:
-      return {0, 0};
-    case ConvPadding::kSame:
-      return {d.pad_before,
-              std::max<int64_t>((d.out - 1) * stride + filter - in, 0) - d.pad_before};
-    case ConvPadding::kExplicit:
-      break;
-  }
-  return {p.pads[2 * dim], p.pads[2 * dim + 1]};
-}
-
-struct LoweredValue {
-  int index = -1;  // into the entry's instructions
-  std::string type;
-  std::vector<int64_t> dims;
-};
-
-struct LoweredInstruction {
-  std::string name;
-  std::string shape;
-  std::string opcode;
-  std::vector<int> operands;  // indices of earlier instructions
-  std::string literal;        // parameter(N), constant(V) and iota() have no operands
-  std::string attrs;          // ", dimensions={1}" ...
-  std::string op_name;        // metadata; empty for none
-};
-
-class GraphLowerer {
- public:
-  explicit GraphLowerer(const Graph& graph) : graph_(graph) {}
-
-  Result<GraphLowering> Run();
-
- private:
-  // Appends an instruction named "<op>.<step>" and returns its value.
-  LoweredValue Emit(const std::string& step, const std::string& type, std::vector<int64_t> dims,
-                    const std::string& opcode, const std::vector<LoweredValue>& operands,
-                    std::string attrs = "", std::string literal = "");
-  std::string Unique(const std::string& name);
-
-  // Building blocks, as jax.lax emits them.
-  LoweredValue Splat(const std::string& type, double v, const std::vector<int64_t>& dims);
-  LoweredValue BroadcastInDim(const LoweredValue& x, const std::vector<int64_t>& dims,
-                              const std::vector<int64_t>& mapping);
-  LoweredValue NumpyBroadcast(const LoweredValue& x, const std::vector<int64_t>& dims);
-  LoweredValue Convert(const LoweredValue& x, const std::string& type);
-  LoweredValue Map(const std::string& opcode, const LoweredValue& x);
-  LoweredValue Map(const std::string& opcode, const LoweredValue& a, const LoweredValue& b);
-  LoweredValue Reshape(const LoweredValue& x, const std::vector<int64_t>& dims);
-  LoweredValue Transpose(const LoweredValue& x, const std::vector<int64_t>& perm);
-  // reduce over `axes` with add (init 0) or maximum (init -inf).
-  LoweredValue Reduce(const LoweredValue& x, const std::vector<int64_t>& axes, bool max);
-  // x broadcast back along `axis` to `dims` (the shape x was reduced from).
-  LoweredValue Unreduce(const LoweredValue& x, const std::vector<int64_t>& dims, int64_t axis);
-  std::string Reducer(bool max, const std::string& type);
-
-  // One per op kind (or family).
-  Result<LoweredValue> LowerOp(const Op& op, const std::vector<LoweredValue>& in);
-  LoweredValue LowerDot(const Op& op, const LoweredValue& l, const LoweredValue& r);
-  LoweredValue LowerConv(const Op& op, const LoweredValue& x, const LoweredValue& f);
-  LoweredValue LowerConvBackpropInput(const Op& op, const LoweredValue& f, const LoweredValue& dy);
-  LoweredValue LowerConvBackpropFilter(const Op& op, const LoweredValue& x, const LoweredValue& dy);
-  LoweredValue LowerGelu(const LoweredValue& x);
-  LoweredValue LowerGeluGrad(const LoweredValue& x, const LoweredValue& dy);
-  LoweredValue LowerSoftmax(const Op& op, const LoweredValue& x);
-  LoweredValue LowerReduce(const Op& op, const LoweredValue& x);
-  LoweredValue LowerBroadcast(const Op& op, const LoweredValue& x);
-  LoweredValue LowerCrossEntropy(const Op& op, const LoweredValue& logits,
-                                 const LoweredValue& labels);
-
-  const Graph& graph_;
-  std::vector<LoweredInstruction> entry_;
-  std::set<std::string> used_names_;
-  std::map<std::string, std::string> reducers_;  // computation name -> text
-  std::map<std::string, LoweredValue> splats_;   // per op: one broadcast constant per value
-  std::string current_;                          // the op being lowered: name and metadata
-  std::string current_op_name_;
-  int next_parameter_ = 0;
-};
+}  // namespace
 
 std::string GraphLowerer::Unique(const std::string& name) {
   std::string n = name;
@@ -191,8 +102,9 @@ LoweredValue GraphLowerer::Splat(const std::string& type, double v,
   const std::string literal = type == "s32" ? std::to_string(std::llround(v)) : FloatLiteral(v);
   const std::string key = type + " " + literal + " " + JoinInts(dims);
   if (auto it = splats_.find(key); it != splats_.end()) return it->second;
-  LoweredValue c = Emit("constant", type, {}, "constant", {}, "", literal);
-  if (!dims.empty()) c = Emit("broadcast", type, dims, "broadcast", {c}, ", dimensions={}");
+  const LoweredValue c = dims.empty() ? Emit("constant", type, {}, "constant", {}, "", literal)
+                                      : Emit("broadcast", type, dims, "broadcast",
+                                             {Splat(type, v, {})}, ", dimensions={}");
   splats_[key] = c;
   return c;
 }
@@ -273,216 +185,6 @@ LoweredValue GraphLowerer::Unreduce(const LoweredValue& x, const std::vector<int
     if (i != axis) mapping.push_back(i);
   }
   return BroadcastInDim(x, dims, mapping);
-}
-
-// dot(lhs [..., m, k], rhs [..., k, n]) as dot_general: transposes become contracting-dim
-// choices; equal batch dims are batch dims; a rank-2 operand shared across the other's batch is
-// contracted without batch dims (jnp.matmul), and a shared lhs needs its m moved back behind the
-// batch dims the dot put after it.
-LoweredValue GraphLowerer::LowerDot(const Op& op, const LoweredValue& l, const LoweredValue& r) {
-  const int64_t lr = static_cast<int64_t>(l.dims.size()), rr = static_cast<int64_t>(r.dims.size());
-  const int64_t lc = op.attrs.transpose_lhs ? lr - 2 : lr - 1;
-  const int64_t rc = op.attrs.transpose_rhs ? rr - 1 : rr - 2;
-  const std::string contracting = "lhs_contracting_dims={" + std::to_string(lc) +
-                                  "}, rhs_contracting_dims={" + std::to_string(rc) + "}";
-  const std::string type = HloType(op.dtype);
-  if (lr == rr) {
-    std::vector<int64_t> batch(static_cast<size_t>(lr - 2));
-    std::iota(batch.begin(), batch.end(), 0);
-    const std::string b = JoinInts(batch);
-    // XLA prints lhs_batch, lhs_contracting, rhs_batch, rhs_contracting.
-    const std::string attrs = batch.empty()
-                                  ? ", " + contracting
-                                  : ", lhs_batch_dims={" + b + "}, lhs_contracting_dims={" +
-                                        std::to_string(lc) + "}, rhs_batch_dims={" + b +
-                                        "}, rhs_contracting_dims={" + std::to_string(rc) + "}";
-    return Emit("dot", type, op.shape.dims, "dot", {l, r}, attrs);
-  }
-  if (rr == 2) return Emit("dot", type, op.shape.dims, "dot", {l, r}, ", " + contracting);
-  // lhs [m, k] shared: the dot gives [m, batch..., n]; move m behind the batch dims.
-  std::vector<int64_t> dot_dims{op.shape.dims[static_cast<size_t>(rr - 2)]};
-  dot_dims.insert(dot_dims.end(), op.shape.dims.begin(), op.shape.dims.end() - 2);
-  dot_dims.push_back(op.shape.dims.back());
-  const LoweredValue d = Emit("dot", type, dot_dims, "dot", {l, r}, ", " + contracting);
-  std::vector<int64_t> perm;
-  for (int64_t i = 1; i < rr - 1; ++i) perm.push_back(i);
-  perm.push_back(0);
-  perm.push_back(rr - 1);
-  return Transpose(d, perm);
-}
-
-std::string WindowText(const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
-                       const std::vector<std::pair<int64_t, int64_t>>& pads,
-                       const std::vector<int64_t>& lhs_dilate,
-                       const std::vector<int64_t>& rhs_dilate) {
-  auto ones = [](const std::vector<int64_t>& v) {
-    return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
-  };
-  std::string s = ", window={size=" + JoinInts(size, "x");
-  if (!ones(stride)) s += " stride=" + JoinInts(stride, "x");
-  bool padded = false;
-  std::string pad;
-  for (size_t i = 0; i < pads.size(); ++i) {
-    padded |= pads[i].first != 0 || pads[i].second != 0;
-    pad += (i ? "x" : "") + std::to_string(pads[i].first) + "_" + std::to_string(pads[i].second);
-  }
-  if (padded) s += " pad=" + pad;
-  if (!ones(lhs_dilate)) s += " lhs_dilate=" + JoinInts(lhs_dilate, "x");
-  if (!ones(rhs_dilate)) s += " rhs_dilate=" + JoinInts(rhs_dilate, "x");
-  return s + "}";
-}
-
-LoweredValue GraphLowerer::LowerConv(const Op& op, const LoweredValue& x, const LoweredValue& f) {
-  const Conv2DParams& p = op.attrs.conv;
-  const auto ph = ConvPads(x.dims[1], f.dims[0], p.stride_h, p, 0);
-  const auto pw = ConvPads(x.dims[2], f.dims[1], p.stride_w, p, 1);
-  return Emit(
-      "convolution", HloType(op.dtype), op.shape.dims, "convolution", {x, f},
-      WindowText({f.dims[0], f.dims[1]}, {p.stride_h, p.stride_w}, {ph, pw}, {1, 1}, {1, 1}) +
-          ", dim_labels=b01f_01io->b01f");
-}
-
-// dx = conv(dy dilated by the stride, the spatially reversed filter with in/out swapped), padded
-// so that every input position gets the taps that read it (jax's
-// _conv_general_dilated_transpose_lhs).
-LoweredValue GraphLowerer::LowerConvBackpropInput(const Op& op, const LoweredValue& f,
-                                                  const LoweredValue& dy) {
-  const Conv2DParams& p = op.attrs.conv;
-  const std::vector<int64_t>& x = op.shape.dims;
-  const int64_t stride[2] = {p.stride_h, p.stride_w};
-  std::vector<std::pair<int64_t, int64_t>> pads;
-  for (int d = 0; d < 2; ++d) {
-    const auto [lo, hi] = ConvPads(x[1 + d], f.dims[d], stride[d], p, d);
-    (void)hi;
-    const int64_t out = dy.dims[1 + d];
-    pads.emplace_back(f.dims[d] - 1 - lo, x[1 + d] - 1 - (out - 1) * stride[d] + lo);
-  }
-  const LoweredValue rev = Emit("reverse", f.type, f.dims, "reverse", {f}, ", dimensions={0,1}");
-  return Emit("convolution", HloType(op.dtype), x, "convolution", {dy, rev},
-              WindowText({f.dims[0], f.dims[1]}, {1, 1}, pads, {stride[0], stride[1]}, {1, 1}) +
-                  ", dim_labels=b01f_01oi->b01f");
-}
-
-// dfilter = conv(x with batch and feature swapped, dy as the kernel dilated by the stride)
-// (jax's _conv_general_dilated_transpose_rhs); the high pad makes the result the filter's size
-// and is negative when the forward conv left trailing input rows unread.
-LoweredValue GraphLowerer::LowerConvBackpropFilter(const Op& op, const LoweredValue& x,
-                                                   const LoweredValue& dy) {
-  const Conv2DParams& p = op.attrs.conv;
-  const std::vector<int64_t>& f = op.shape.dims;
-  const int64_t stride[2] = {p.stride_h, p.stride_w};
-  std::vector<std::pair<int64_t, int64_t>> pads;
-  for (int d = 0; d < 2; ++d) {
-    const auto [lo, hi] = ConvPads(x.dims[1 + d], f[d], stride[d], p, d);
-    (void)hi;
-    const int64_t out = dy.dims[1 + d];
-    pads.emplace_back(lo, f[d] + (out - 1) * stride[d] - x.dims[1 + d] - lo);
-  }
-  return Emit("convolution", HloType(op.dtype), f, "convolution", {x, dy},
-              WindowText({dy.dims[1], dy.dims[2]}, {1, 1}, pads, {1, 1}, {stride[0], stride[1]}) +
-                  ", dim_labels=f01b_i01o->01bf");
-}
-
-// 0.5·v·(1 + tanh(c·(v + a·v·v·v))), in GeluArray's order: ((a·v)·v)·v, then (0.5·v)·(...).
-LoweredValue GraphLowerer::LowerGelu(const LoweredValue& x) {
-  const LoweredValue v = Convert(x, "f32");
-  auto c = [&](double k) { return Splat("f32", k, v.dims); };
-  const LoweredValue cube =
-      Map("multiply", Map("multiply", Map("multiply", c(kLowerGeluA), v), v), v);
-  const LoweredValue t = Map("tanh", Map("multiply", c(kLowerGeluC), Map("add", v, cube)));
-  const LoweredValue y = Map("multiply", Map("multiply", c(0.5), v), Map("add", c(1), t));
-  return Convert(y, x.type);
-}
-
-// dy·(0.5·(1 + t) + 0.5·v·(1 − t²)·c·(1 + 3a·v²)), in GeluGradArray's order.
-LoweredValue GraphLowerer::LowerGeluGrad(const LoweredValue& x, const LoweredValue& dy) {
-  const LoweredValue v = Convert(x, "f32");
-  auto c = [&](double k) { return Splat("f32", k, v.dims); };
-  const LoweredValue cube =
-      Map("multiply", Map("multiply", Map("multiply", c(kLowerGeluA), v), v), v);
-  const LoweredValue t = Map("tanh", Map("multiply", c(kLowerGeluC), Map("add", v, cube)));
-  const LoweredValue left = Map("multiply", c(0.5), Map("add", c(1), t));
-  const LoweredValue sech2 = Map("subtract", c(1), Map("multiply", t, t));
-  const LoweredValue poly =
-      Map("add", c(1), Map("multiply", Map("multiply", c(3.0f * kLowerGeluA), v), v));
-  const LoweredValue right = Map(
-      "multiply",
-      Map("multiply", Map("multiply", Map("multiply", c(0.5), v), sech2), c(kLowerGeluC)), poly);
-  const LoweredValue d = Map("add", left, right);
-  return Convert(Map("multiply", Convert(dy, "f32"), d), x.type);
-}
-
-// exp(x − max) / Σ exp(x − max) along the axis (jax.nn.softmax), in f32.
-LoweredValue GraphLowerer::LowerSoftmax(const Op& op, const LoweredValue& x) {
-  const int64_t rank = static_cast<int64_t>(x.dims.size());
-  const int64_t axis = op.attrs.axis < 0 ? op.attrs.axis + rank : op.attrs.axis;
-  const LoweredValue v = Convert(x, "f32");
-  const LoweredValue mx = Unreduce(Reduce(v, {axis}, /*max=*/true), v.dims, axis);
-  const LoweredValue e = Map("exponential", Map("subtract", v, mx));
-  const LoweredValue sum = Unreduce(Reduce(e, {axis}, /*max=*/false), v.dims, axis);
-  return Convert(Map("divide", e, sum), x.type);
-}
-
-// sum/max/mean over the axes; bf16 sums accumulate in f32 (as the native double accumulator and
-// XLA on TPU do); keep_dims is a reshape of the reduced value.
-LoweredValue GraphLowerer::LowerReduce(const Op& op, const LoweredValue& x) {
-  const int64_t rank = static_cast<int64_t>(x.dims.size());
-  std::set<int64_t> axis_set;
-  for (int64_t a : op.attrs.axes) axis_set.insert(a < 0 ? a + rank : a);
-  if (op.attrs.axes.empty()) {
-    for (int64_t i = 0; i < rank; ++i) axis_set.insert(i);
-  }
-  const std::vector<int64_t> axes(axis_set.begin(), axis_set.end());
-  const bool max = op.attrs.reduce == ReduceKind::kMax;
-  const LoweredValue v = max ? x : Convert(x, "f32");
-  LoweredValue r = Reduce(v, axes, max);
-  if (op.attrs.reduce == ReduceKind::kMean) {
-    int64_t count = 1;
-    for (int64_t a : axes) count *= x.dims[static_cast<size_t>(a)];
-    r = Map("divide", r, Splat(r.type, static_cast<double>(count), r.dims));
-  }
-  if (op.attrs.keep_dims) r = Reshape(r, op.shape.dims);
-  return Convert(r, x.type);
-}
-
-LoweredValue GraphLowerer::LowerBroadcast(const Op& op, const LoweredValue& x) {
-  std::vector<int64_t> mapping(x.dims.size());
-  if (op.attrs.broadcast_dims) {
-    mapping = *op.attrs.broadcast_dims;
-  } else {
-    std::iota(mapping.begin(), mapping.end(),
-              static_cast<int64_t>(op.shape.dims.size() - x.dims.size()));
-  }
-  return BroadcastInDim(x, op.shape.dims, mapping);
-}
-
-// logits [b,c], labels s32[b]. log_softmax = (x − max) − log Σ exp(x − max); the one-hot by
-// iota == label; loss = mean over rows of −log_softmax[label]; grad = (softmax − onehot) / b.
-LoweredValue GraphLowerer::LowerCrossEntropy(const Op& op, const LoweredValue& logits,
-                                             const LoweredValue& labels) {
-  const std::vector<int64_t>& dims = logits.dims;
-  const double batch = static_cast<double>(dims[0]);
-  const LoweredValue v = Convert(logits, "f32");
-  const LoweredValue shifted = Map("subtract", v, Unreduce(Reduce(v, {1}, true), dims, 1));
-  const LoweredValue e = Map("exponential", shifted);
-  const LoweredValue sum = Reduce(e, {1}, false);
-  const LoweredValue iota = Emit("iota", "s32", dims, "iota", {}, ", iota_dimension=1");
-  const LoweredValue hot = Emit("compare", "pred", dims, "compare",
-                                {iota, BroadcastInDim(labels, dims, {0})}, ", direction=EQ");
-  const LoweredValue zeros = Splat("f32", 0, dims);
-  if (op.kind == OpKind::kSoftmaxCrossEntropyGrad) {
-    const LoweredValue p = Map("divide", e, Unreduce(sum, dims, 1));
-    const LoweredValue onehot =
-        Emit("select", "f32", dims, "select", {hot, Splat("f32", 1, dims), zeros});
-    const LoweredValue g = Map("divide", Map("subtract", p, onehot), Splat("f32", batch, dims));
-    return Convert(g, logits.type);
-  }
-  const LoweredValue log_softmax = Map("subtract", shifted, Unreduce(Map("log", sum), dims, 1));
-  // select, not multiply by the one-hot: a -inf log-probability off the label must not make NaN.
-  const LoweredValue picked =
-      Reduce(Emit("select", "f32", dims, "select", {hot, log_softmax, zeros}), {1}, false);
-  const LoweredValue total = Reduce(Map("negate", picked), {0}, false);
-  return Map("divide", total, Splat("f32", batch, {}));
 }
 
 Result<LoweredValue> GraphLowerer::LowerOp(const Op& op, const std::vector<LoweredValue>& in) {
@@ -641,8 +343,10 @@ Result<GraphLowering> GraphLowerer::Run() {
   return out;
 }
 
-}  // namespace
+}  // namespace from_graph_internal
 
-Result<GraphLowering> LowerGraph(const Graph& graph) { return GraphLowerer(graph).Run(); }
+Result<GraphLowering> LowerGraph(const Graph& graph) {
+  return from_graph_internal::GraphLowerer(graph).Run();
+}
 
 }  // namespace tpuemu::engine::hlo

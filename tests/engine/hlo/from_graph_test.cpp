@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <random>
 
@@ -101,12 +102,13 @@ Tensor RandomFeed(const Op& op, const AgreeOptions& o, std::mt19937& rng) {
 
 // Lowers `g`, checks that the text parses and verifies, runs both stacks on the same values
 // (random feeds for parameters, the constants' own Init for constants) and compares every
-// output. Prints the largest differences seen.
+// output. Prints the largest differences seen (and the module when TPUEMU_FROM_GRAPH_DUMP is set).
 void ExpectAgree(const Graph& g, const AgreeOptions& o = {}) {
   SCOPED_TRACE("graph " + g.name() + " at " + std::string(PrecisionName(o.precision)));
   ASSERT_TRUE(g.status().ok()) << g.status().ToString();
   Result<GraphLowering> lowered = LowerGraph(g);
   ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  if (std::getenv("TPUEMU_FROM_GRAPH_DUMP") != nullptr) std::printf("%s\n", lowered->text.c_str());
   Result<Module> module = ParseModule(lowered->text);
   ASSERT_TRUE(module.ok()) << module.status().ToString() << "\n" << lowered->text;
 
@@ -452,6 +454,100 @@ TEST(FromGraphTest, Conv2DAndItsBackpropsAtDefaultAndHighest) {
     ExpectAgree(ConvGraph("conv_explicit", 6, 5, 3, 2, explicit_pads), At(p, kUlps));
     ExpectAgree(ConvGraph("conv_valid_stride2", 8, 7, 3, 2, valid_stride), At(p, kUlps));
     ExpectAgree(ConvGraph("conv_pointwise", 4, 4, 1, 1, valid), At(p, kUlps));
+  }
+}
+
+// --- Whole training steps -----------------------------------------------------------------------
+
+// A two-layer MLP's forward, cross-entropy loss, backward and SGD update (the shape of the
+// service's "mlp" workload), weights as random-init constants.
+Graph MlpStep() {
+  Graph g("mlp_step");
+  g.Parameter("x", {8, 16});
+  g.Parameter("labels", {8}, DType::kI32);
+  g.Constant("w1", {16, 32}, Init::Random(1, Init::Distribution::kNormal, 0.25));
+  g.Constant("b1", {32}, Init::Fill(0.1));
+  g.Constant("w2", {32, 10}, Init::Random(2, Init::Distribution::kNormal, 0.25));
+  g.Constant("b2", {10}, Init::Fill(0));
+  g.Constant("lr", {}, Init::Fill(0.05));
+  g.Add("pre", g.Dot("xw1", "x", "w1"), "b1");
+  g.Relu("h", "pre");
+  g.Add("logits", g.Dot("hw2", "h", "w2"), "b2");
+  g.MarkOutput(g.SoftmaxCrossEntropy("loss", "logits", "labels"));
+  g.SoftmaxCrossEntropyGrad("dlogits", "logits", "labels");
+  g.Dot("dw2", "h", "dlogits", /*transpose_lhs=*/true);
+  g.Reduce("db2", "dlogits", ReduceKind::kSum, {0});
+  g.ReluGrad("dpre", "pre", g.Dot("dh", "dlogits", "w2", false, /*transpose_rhs=*/true));
+  g.Dot("dw1", "x", "dpre", /*transpose_lhs=*/true);
+  g.Reduce("db1", "dpre", ReduceKind::kSum, {0});
+  for (const char* w : {"w1", "b1", "w2", "b2"}) {
+    const std::string d = std::string("d") + w;
+    g.MarkOutput(g.Sub(std::string(w) + "_new", w, g.Mul(d + "_step", "lr", d)));
+  }
+  return g;
+}
+
+// A transformer block's forward (two-head attention through reshape/transpose, softmax, a
+// layer norm, a gelu MLP, the heads split by slice and joined by concat) and the backward of its
+// MLP, with a bf16 copy of the output.
+Graph TransformerStep() {
+  Graph g("transformer_step");
+  const int64_t b = 2, s = 8, d = 16, h = 2, f = 32;
+  g.Parameter("x", {b, s, d});
+  for (const char* w : {"wq", "wk", "wv", "wo"}) {
+    g.Constant(w, {d, d}, Init::Random(w[1], Init::Distribution::kNormal, 0.25));
+  }
+  g.Constant("w_in", {d, f}, Init::Random(11, Init::Distribution::kUniform, 0.3));
+  g.Constant("w_out", {f, d}, Init::Random(12, Init::Distribution::kUniform, 0.3));
+  g.Constant("scale", {}, Init::Fill(1.0 / std::sqrt(double(d / h))));
+  g.Constant("eps", {}, Init::Fill(1e-5));
+  auto heads = [&](const std::string& name, const char* w) {
+    g.Reshape(name + "_4d", g.Dot(name, "x", w), {b, s, h, d / h});
+    return g.Transpose(name + "_heads", name + "_4d", {0, 2, 1, 3});  // [b, h, s, d/h]
+  };
+  const std::string q = heads("q", "wq"), k = heads("k", "wk"), v = heads("v", "wv");
+  g.Mul("scores", g.Dot("qk", q, k, false, /*transpose_rhs=*/true), "scale");
+  g.Softmax("attn", "scores");
+  g.Transpose("ctx_t", g.Dot("ctx", "attn", v), {0, 2, 1, 3});
+  g.Reshape("ctx_flat", "ctx_t", {b, s, d});
+  // The heads' halves of the output projection, split and joined again.
+  g.Concat("ctx_joined",
+           {g.Slice("ctx_h0", "ctx_flat", {0, 0, 0}, {b, s, d / 2}),
+            g.Slice("ctx_h1", "ctx_flat", {0, 0, d / 2}, {b, s, d})},
+           -1);
+  g.Add("h1", "x", g.Dot("proj", "ctx_joined", "wo"));
+  g.Sub("centred", "h1", g.Reduce("mu", "h1", ReduceKind::kMean, {-1}, true));
+  g.Reduce("var", g.Mul("sq", "centred", "centred"), ReduceKind::kMean, {-1}, true);
+  g.Mul("norm", "centred", g.Rsqrt("inv", g.Add("var_eps", "var", "eps")));
+  g.Gelu("act", g.Dot("up", "norm", "w_in"));
+  g.Add("out", "h1", g.Dot("down", "act", "w_out"));
+  g.MarkOutput("out");
+  g.MarkOutput(g.Convert("out_bf16", "out", DType::kBF16));
+  g.MarkOutput(g.Reduce("loss", g.Mul("out_sq", "out", "out"), ReduceKind::kMean));
+  // Backward of the MLP for loss = mean(out²): dout = 2·out / n.
+  g.Constant("two_over_n", {}, Init::Fill(2.0 / double(b * s * d)));
+  g.Mul("dout", "out", "two_over_n");
+  g.GeluGrad("dup", "up", g.Dot("dact", "dout", "w_out", false, /*transpose_rhs=*/true));
+  g.MarkOutput(g.Reduce("dw_in", g.Dot("dw_in_b", "norm", "dup", /*transpose_lhs=*/true),
+                        ReduceKind::kSum, {0}));
+  g.MarkOutput(g.Reduce("dw_out", g.Dot("dw_out_b", "act", "dout", /*transpose_lhs=*/true),
+                        ReduceKind::kSum, {0}));
+  g.MarkOutput(g.Dot("dnorm", "dup", "w_in", false, /*transpose_rhs=*/true));
+  g.MarkOutput(g.Reduce("attn_peak", "attn", ReduceKind::kMax, {-1}));
+  return g;
+}
+
+TEST(FromGraphTest, MlpTrainingStepAgreesAtDefaultAndHighest) {
+  for (Precision p : {Precision::kDefault, Precision::kHighest}) {
+    AgreeOptions o = At(p, {1e-5, 0});
+    o.labels = 10;
+    ExpectAgree(MlpStep(), o);
+  }
+}
+
+TEST(FromGraphTest, TransformerStepAgreesAtDefaultAndHighest) {
+  for (Precision p : {Precision::kDefault, Precision::kHighest}) {
+    ExpectAgree(TransformerStep(), At(p, {1e-5, 0}));
   }
 }
 
