@@ -116,8 +116,7 @@ LoweredValue GraphLowerer::LowerConvBackpropInput(const Op& op, const LoweredVal
   const int64_t stride[2] = {p.stride_h, p.stride_w};
   std::vector<std::pair<int64_t, int64_t>> pads;
   for (int d = 0; d < 2; ++d) {
-    const auto [lo, hi] = ConvPads(x[1 + d], f.dims[d], stride[d], p, d);
-    (void)hi;
+    const int64_t lo = ConvPads(x[1 + d], f.dims[d], stride[d], p, d).first;
     const int64_t out = dy.dims[1 + d];
     pads.emplace_back(f.dims[d] - 1 - lo, x[1 + d] - 1 - (out - 1) * stride[d] + lo);
   }
@@ -137,8 +136,7 @@ LoweredValue GraphLowerer::LowerConvBackpropFilter(const Op& op, const LoweredVa
   const int64_t stride[2] = {p.stride_h, p.stride_w};
   std::vector<std::pair<int64_t, int64_t>> pads;
   for (int d = 0; d < 2; ++d) {
-    const auto [lo, hi] = ConvPads(x.dims[1 + d], f[d], stride[d], p, d);
-    (void)hi;
+    const int64_t lo = ConvPads(x.dims[1 + d], f[d], stride[d], p, d).first;
     const int64_t out = dy.dims[1 + d];
     pads.emplace_back(lo, f[d] + (out - 1) * stride[d] - x.dims[1 + d] - lo);
   }
