@@ -1,7 +1,8 @@
 // jobs.* (an emulator extension under a node): submit, list, get, cancel, wait, logs, metrics,
-// delete. Submissions and cancels write a transaction, so they run on `writers`; reads answer
-// inline. `:wait` never blocks a thread: it registers a JobManager terminal callback and a
-// Scheduler timer, and whichever fires first answers (the other is ignored).
+// hlo (the job's step as an HLO module, service/jobs/job_hlo.h), delete. Submissions and cancels
+// write a transaction, so they run on `writers`; reads answer inline. `:wait` never blocks a
+// thread: it registers a JobManager terminal callback and a Scheduler timer, and whichever fires
+// first answers (the other is ignored).
 #include <memory>
 #include <mutex>
 #include <string>
@@ -12,7 +13,9 @@
 #include "api/resource_keys.h"
 #include "api/routes.h"
 #include "service/common/clock.h"
+#include "service/jobs/job_hlo.h"
 #include "service/jobs/job_json.h"
+#include "service/jobs/job_spec.h"
 
 namespace tpuemu::api {
 namespace {
@@ -22,6 +25,16 @@ using nlohmann::json;
 constexpr int64_t kMaxWaitSeconds = 600;
 
 std::string JobName(const PathParams& p) { return NodePath(p) + "/jobs/" + p.at("job"); }
+
+// The module behind job `name`, from its stored spec.
+Result<json> StoredJobHlo(const service::JobManager& jobs, const std::string& name) {
+  Result<service::Job> job = jobs.Get(name);
+  if (!job.ok()) return job.status();
+  Result<service::JobSpec> spec = service::ParseJobSpec(
+      json::parse(job->spec_json, nullptr, /*allow_exceptions=*/false), jobs.limits());
+  if (!spec.ok()) return spec.status();
+  return service::JobHlo(*spec);
+}
 
 HttpResponse ListResponse(const HttpRequest& req, service::JobListRequest list,
                           service::JobManager& jobs) {
@@ -157,6 +170,9 @@ void RegisterJobRoutes(Router& router, service::JobManager& jobs, service::Sched
   });
   router.Add("GET", job + "/metrics", [&jobs](const HttpRequest&, const PathParams& p) {
     return Reply(jobs.Metrics(JobName(p)));
+  });
+  router.Add("GET", job + "/hlo", [&jobs](const HttpRequest&, const PathParams& p) {
+    return Reply(StoredJobHlo(jobs, JobName(p)));
   });
   router.AddAsync(
       "GET", job + ":wait",
