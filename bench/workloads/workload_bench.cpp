@@ -13,8 +13,10 @@
 // (bench/engine/raw_gemm.h). Targets: >= 0.8 for matmul, >= 0.5 for the others. Then each graph's
 // speed-up over T = 1 and its serial share (the step's host time in ops no faster than at one
 // thread); targets (issue 27): at T = 2, transformer and mlp >= 1.9x with a serial share <= 5%.
-// With --profile, the host time per op kind of the last step is printed too. Usage: bench_workloads
-// [steps=5] [--profile]
+// With --profile, the host time per op kind of the last step is printed too. Last, the same step
+// lowered to HLO (engine/hlo/from_graph.h) and run by the HLO evaluator on the same values, per T:
+// its time against the native executor's — what HLO as the only IR (issue 27) must close.
+// Usage: bench_workloads [steps=5] [--profile]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -31,6 +33,10 @@
 #include "engine/compiler.h"
 #include "engine/executor.h"
 #include "engine/gemm.h"
+#include "engine/hlo/evaluator.h"
+#include "engine/hlo/from_graph.h"
+#include "engine/hlo/parser.h"
+#include "engine/kernels.h"
 #include "engine/pool.h"
 
 namespace tpuemu::engine {
@@ -187,6 +193,52 @@ Workload Transformer(std::mt19937_64& rng) {
   return w;
 }
 
+// A native tensor as an HLO argument (f32, bf16 or s32).
+hlo::Value ToHlo(const Tensor& t) {
+  const hlo::PrimitiveType type = t.dtype() == DType::kI32    ? hlo::PrimitiveType::kS32
+                                  : t.dtype() == DType::kBF16 ? hlo::PrimitiveType::kBF16
+                                                              : hlo::PrimitiveType::kF32;
+  hlo::Array a = hlo::Array::Zeros(type, t.shape().dims);
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    if (t.dtype() == DType::kI32) {
+      a.i[static_cast<size_t>(i)] = t.i32()[i];
+    } else {
+      a.f[static_cast<size_t>(i)] = t.f32()[i];
+    }
+  }
+  return hlo::Value::Of(std::move(a));
+}
+
+// The best host time of one step of `w` lowered to HLO and run by the evaluator on T threads.
+Result<bench::Timing> HloStep(const Workload& w, Pool& pool, int threads, int steps) {
+  Result<hlo::GraphLowering> lowering = hlo::LowerGraph(w.graph);
+  if (!lowering.ok()) return lowering.status();
+  Result<hlo::Module> module = hlo::ParseModule(lowering->text);
+  if (!module.ok()) return module.status();
+  std::vector<hlo::Value> args;
+  for (const std::string& id : lowering->parameters) {
+    if (auto fed = w.feeds.find(id); fed != w.feeds.end()) {
+      args.push_back(ToHlo(fed->second));
+      continue;
+    }
+    const Op& op = *w.graph.Find(id);  // a constant: its init spec, as the executor makes it
+    Tensor value(op.dtype, op.shape);
+    TPUEMU_RETURN_IF_ERROR(MaterializeInit(op.attrs.init, value));
+    args.push_back(ToHlo(value));
+  }
+  hlo::EvalOptions options;
+  options.pool = threads > 1 ? &pool : nullptr;
+  options.max_threads = threads;
+  bench::Timing best;
+  for (int step = -1; step < steps; ++step) {
+    Result<hlo::EvalResult> r = Status::Internal("not run");
+    const bench::Timing t = bench::Measure([&] { r = hlo::Evaluate(*module, {args}, options); });
+    if (!r.ok()) return r.status();
+    if (step >= 0) best = step == 0 ? t : bench::Min(best, t);
+  }
+  return best;
+}
+
 int Run(int steps, bool profile) {
   std::printf("CPU: %s\nengine GEMM kernel: %s\n", bench::CpuModel().c_str(),
               GemmKernelName().c_str());
@@ -328,6 +380,23 @@ int Run(int steps, bool profile) {
                       ops_t[op] * 1e-6, threads);
         }
       }
+    }
+  }
+  std::printf(
+      "\nthe same step as HLO (engine/hlo/from_graph.h) on the HLO evaluator, same values and "
+      "threads: its host time over the native executor's\n");
+  for (const Workload& w : workloads) {
+    for (int threads : thread_counts) {
+      Result<bench::Timing> t = HloStep(w, pool, threads, std::min(steps, 3));
+      if (!t.ok()) {
+        std::fprintf(stderr, "%s: %s\n", w.name.c_str(), t.status().ToString().c_str());
+        return 1;
+      }
+      const bench::Timing& native = step_times[w.name][threads];
+      std::printf("  %-36s T=%-3d %8.2f ms/step  %5.2fx the native step (%.2f ms)\n",
+                  w.name.c_str(), threads, t->wall_s * 1e3, t->wall_s / native.wall_s,
+                  native.wall_s * 1e3);
+      std::fflush(stdout);
     }
   }
   std::printf("\n%s\n", all_ok ? "all ratios on target" : "SOME RATIOS BELOW TARGET");

@@ -8,7 +8,7 @@
 namespace tpuemu::engine::hlo::internal {
 
 Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array& rhs,
-                          Precision precision, const std::atomic<bool>* cancel) {
+                          Precision precision, const ParallelContext& parallel) {
   const Attributes& a = inst.a();
   const ConvDims& cd = a.conv;
   const size_t n = cd.input_spatial.size();
@@ -117,11 +117,11 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
       }
     }
     if (floating &&
-        !Gemm(col_f.data(), ker_f.data(), res_f.data(), rows, cout_g, cols, precision, cancel)) {
+        !Gemm(col_f.data(), ker_f.data(), res_f.data(), rows, cout_g, cols, precision, parallel)) {
       return CancelledIn(inst);
     }
     for (int64_t r = 0; r < rows; ++r) {
-      if (!floating && cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+      if (!floating && parallel.cancel.Stopped()) {
         return CancelledIn(inst);
       }
       for (int64_t o = 0; o < cout_g; ++o) {

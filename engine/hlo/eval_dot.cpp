@@ -62,15 +62,13 @@ Precision EffectivePrecision(DotPrecision text, Precision fallback) {
 }
 
 bool Gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
-          Precision precision, const std::atomic<bool>* cancel) {
+          Precision precision, const ParallelContext& parallel) {
   GemmProblem p;
   p.m = m, p.n = n, p.k = k;
   p.a.data = a;
   p.b.data = b;
   p.c = c;
-  ParallelContext ctx;  // no pool: the calling thread
-  ctx.cancel.flag = cancel;
-  return RunGemm(p, precision, ctx);
+  return RunGemm(p, precision, parallel);
 }
 
 Status CancelledIn(const Instruction& inst) {
@@ -78,7 +76,7 @@ Status CancelledIn(const Instruction& inst) {
 }
 
 Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, Precision precision,
-                  const std::atomic<bool>* cancel) {
+                  const ParallelContext& parallel) {
   const DotDims& d = inst.a().dot;
   const std::vector<int64_t> lfree = FreeDims(lhs.rank(), d.lhs_batch, d.lhs_contracting);
   const std::vector<int64_t> rfree = FreeDims(rhs.rank(), d.rhs_batch, d.rhs_contracting);
@@ -94,7 +92,7 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, P
     std::vector<float> c(static_cast<size_t>(m * n));
     for (int64_t i = 0; i < batch; ++i) {
       if (!Gemm(a.f.data() + i * m * k, b.f.data() + i * k * n, c.data(), m, n, k, precision,
-                cancel)) {
+                parallel)) {
         return CancelledIn(inst);
       }
       for (int64_t j = 0; j < m * n; ++j) {
@@ -106,7 +104,7 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, P
   const bool unsigned_in = IsUnsignedInt(lhs.type);
   for (int64_t i = 0; i < batch; ++i) {
     for (int64_t r = 0; r < m; ++r) {
-      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return CancelledIn(inst);
+      if (parallel.cancel.Stopped()) return CancelledIn(inst);
       for (int64_t col = 0; col < n; ++col) {
         uint64_t acc = 0;  // wraps like the result type's arithmetic
         for (int64_t x = 0; x < k; ++x) {

@@ -82,14 +82,14 @@ Array Bitcast(const Array& x, const Shape& from, const Shape& to);
 // eval_dot.cpp / eval_conv.cpp: the MXU path. The GEMMs poll `cancel` (may be null) between
 // their tiles (engine/gemm.h): CANCELLED "HLO execution cancelled in <instruction>" once it is set.
 Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, Precision precision,
-                  const std::atomic<bool>* cancel = nullptr);
+                  const ParallelContext& parallel = {});
 Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array& rhs,
-                          Precision precision, const std::atomic<bool>* cancel = nullptr);
+                          Precision precision, const ParallelContext& parallel = {});
 Precision EffectivePrecision(DotPrecision text, Precision fallback);
-// Row-major f32 GEMM C[m,n] = A[m,k]·B[k,n] with TPU numerics (integer types: exact int64) on the
-// calling thread; false when `cancel` stopped it (C then holds partial results).
+// Row-major f32 GEMM C[m,n] = A[m,k]·B[k,n] with TPU numerics, its tiles on `parallel`'s share
+// of the pool; false when its cancel token stopped it (C then holds partial results).
 bool Gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
-          Precision precision, const std::atomic<bool>* cancel = nullptr);
+          Precision precision, const ParallelContext& parallel = {});
 // The status of a dot or convolution that `cancel` stopped.
 Status CancelledIn(const Instruction& inst);
 

@@ -117,12 +117,12 @@ Result<Value> EvalLocal(KernelContext& ctx, const Computation& comp, const Instr
     case Opcode::kPartitionId:
       return ScalarValue(PrimitiveType::kU32, device % ctx.module().num_partitions);
     case Opcode::kDot: {
-      auto out = Dot(inst, x(0), x(1), precision, ctx.options().cancel);
+      auto out = Dot(inst, x(0), x(1), precision, ctx.options().Parallel());
       if (!out.ok()) return out.status();
       return Value::Of(std::move(*out));
     }
     case Opcode::kConvolution: {
-      auto out = Convolution(inst, x(0), x(1), precision, ctx.options().cancel);
+      auto out = Convolution(inst, x(0), x(1), precision, ctx.options().Parallel());
       if (!out.ok()) return out.status();
       return Value::Of(std::move(*out));
     }

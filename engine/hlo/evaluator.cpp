@@ -7,6 +7,15 @@
 #include "engine/hlo/eval_internal.h"
 
 namespace tpuemu::engine::hlo {
+
+ParallelContext EvalOptions::Parallel() const {
+  ParallelContext ctx;
+  ctx.pool = pool;
+  ctx.group = pool_group;
+  ctx.max_threads = max_threads;
+  ctx.cancel.flag = cancel;
+  return ctx;
+}
 namespace internal {
 
 Status CheckSize(const Instruction& inst, const Shape& shape, const Limits& limits) {

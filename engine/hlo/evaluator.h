@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -27,6 +28,7 @@
 #include "engine/hlo/limits.h"
 #include "engine/hlo/module.h"
 #include "engine/numerics.h"
+#include "engine/parallel.h"
 
 namespace tpuemu::engine::hlo {
 
@@ -35,6 +37,15 @@ struct EvalOptions {
   uint64_t seed = 0;                          // elided constants, rng and rng-get-and-update-state
   Limits limits;
   const std::atomic<bool>* cancel = nullptr;  // not owned
+  // Where a dot's or convolution's GEMM tiles run (not owned; null: the calling thread), under
+  // which fairness group, on at most max_threads threads (the caller included; 0 = the pool's
+  // threads + 1): a job asking for N cores passes N, as native jobs do (engine/executor.h).
+  Pool* pool = nullptr;
+  std::string pool_group = "hlo";
+  int max_threads = 0;
+
+  // The share of the pool and the stop these options give one instruction's work.
+  ParallelContext Parallel() const;
 };
 
 struct EvalResult {

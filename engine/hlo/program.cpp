@@ -74,6 +74,9 @@ Result<RunResult> RunModule(const Module& module, const Slice& slice, const RunO
   eval.seed = options.inputs.seed;
   eval.limits = options.limits;
   eval.cancel = options.cancel;
+  eval.pool = options.pool;
+  eval.pool_group = options.pool_group;
+  eval.max_threads = options.max_threads;
   const auto start = std::chrono::steady_clock::now();
   auto result = Evaluate(module, *args, eval);
   if (!result.ok()) return result.status();

@@ -20,6 +20,7 @@
 #include "engine/hlo/inputs.h"
 #include "engine/hlo/limits.h"
 #include "engine/hlo/module.h"
+#include "engine/pool.h"
 
 namespace tpuemu::engine::hlo {
 
@@ -39,6 +40,9 @@ struct RunOptions {
   Limits limits;
   bool allow_unsupported_pricing = false;
   const std::atomic<bool>* cancel = nullptr;  // not owned
+  Pool* pool = nullptr;                       // EvalOptions' (evaluator.h); not owned
+  std::string pool_group = "hlo";
+  int max_threads = 0;
   // Prices a caller already has, so that a job's steps do not price the module again (not
   // owned; both for this module, slice and options, or null). `priced` (statically, at submit)
   // stands in for the check that the module can run on the slice before the run spends time,

@@ -158,7 +158,8 @@ json HloOpsProfile(const hlo::ModuleCost& cost, const engine::ChipSpec& spec) {
 }
 
 Result<HloJobEnd> RunHloJob(JobRecords& records, const std::string& name, const JobSpec& spec,
-                            const engine::Slice& slice, const std::atomic<bool>* cancel) {
+                            const engine::Slice& slice, const engine::ParallelContext& parallel) {
+  const std::atomic<bool>* cancel = parallel.cancel.flag;
   const HloJobSpec& job = *spec.hlo;
   // The price Submit made (PriceHloJobOnNode) serves the run; a job recovered after a restart
   // is priced here, the same way.
@@ -196,6 +197,9 @@ Result<HloJobEnd> RunHloJob(JobRecords& records, const std::string& name, const 
   run.limits = job.limits;
   run.allow_unsupported_pricing = true;
   run.cancel = cancel;
+  run.pool = parallel.pool;
+  run.pool_group = parallel.group;
+  run.max_threads = parallel.max_threads;
   // Priced once: a module whose counts the text fixes is not priced again (counts_exact); one
   // with a conditional or a loop of unknown trips is priced with its first step's counts, and
   // again only when a step's counts differ from the step before (every step runs the same

@@ -23,6 +23,7 @@
 
 #include "base/status.h"
 #include "engine/hardware.h"
+#include "engine/parallel.h"
 #include "engine/hlo/cost_model.h"
 #include "service/jobs/job_records.h"
 #include "service/jobs/job_spec.h"
@@ -34,8 +35,10 @@ struct HloJobEnd {
   std::string reason;  // "completed 3 steps", "estimated without running: fits in HBM"
 };
 
+// `parallel`: the job's share of the pool (its cores: a dot's or convolution's tiles run on
+// that many threads) and its cancel flag.
 Result<HloJobEnd> RunHloJob(JobRecords& records, const std::string& name, const JobSpec& spec,
-                            const engine::Slice& slice, const std::atomic<bool>* cancel);
+                            const engine::Slice& slice, const engine::ParallelContext& parallel);
 
 // The profile rows of a priced module (the "ops" above).
 nlohmann::json HloOpsProfile(const engine::hlo::ModuleCost& cost, const engine::ChipSpec& spec);

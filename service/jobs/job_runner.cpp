@@ -179,7 +179,12 @@ void JobManager::Run(const std::string& node, const std::string& name) {
 
   const engine::Slice slice(target->type);
   if (spec.hlo) {
-    Result<HloJobEnd> end = RunHloJob(records_, name, spec, slice, active->cancel.flag());
+    engine::ParallelContext parallel;
+    parallel.pool = &pool_;
+    parallel.group = name;
+    parallel.max_threads = std::max(1, spec.cores);
+    parallel.cancel.flag = active->cancel.flag();
+    Result<HloJobEnd> end = RunHloJob(records_, name, spec, slice, parallel);
     if (active->cancel.requested()) return stopped();
     if (!end.ok()) return fail(Reason(end.status()));
     Finish(name, Ended(JobState::kSucceeded, end->reason), end->result);

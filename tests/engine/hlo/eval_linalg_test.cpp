@@ -2,6 +2,9 @@
 // dimension numbers, against hand-computed results.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "engine/pool.h"
 #include "tests/engine/hlo/hlo_test_util.h"
 
 namespace tpuemu::engine::hlo {
@@ -46,6 +49,47 @@ TEST(HloEvalDot, NoPrecisionInTheTextUsesTheCallersPrecision) {
                {0.17372088f, 0.09648504f, 0.21183069f, 0.10812636f});
   ExpectFloats(Floats(MustRun(Dot2x2(""), {kX, kY})),  // default: one bf16 pass
                {0.17405128f, 0.09669876f, 0.21180916f, 0.10805416f});
+}
+
+// A job's cores: the GEMM tiles of a dot and a convolution run on the pool, each output tile on
+// one thread, so the numbers do not depend on the threads.
+TEST(HloEvalDot, ThePoolRunsTheTilesWithTheSameNumbers) {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  x = f32[4,96,160] parameter(0)
+  y = f32[4,160,200] parameter(1)
+  d = f32[4,96,200] dot(x, y), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  i = f32[8,12,12,16] parameter(2)
+  k = f32[3,3,16,24] parameter(3)
+  c = f32[8,12,12,24] convolution(i, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[4,96,200], f32[8,12,12,24]) tuple(d, c)
+})";
+  auto values = [](std::vector<int64_t> dims, float step) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<float>(i) * step);
+    return F32(std::move(dims), std::move(v));
+  };
+  const std::vector<Value> args = {values({4, 96, 160}, 0.37f), values({4, 160, 200}, 0.11f),
+                                   values({8, 12, 12, 16}, 0.23f), values({3, 3, 16, 24}, 0.5f)};
+  Pool pool(3);
+  for (Precision precision : {Precision::kDefault, Precision::kHighest}) {
+    EvalOptions serial;
+    serial.precision = precision;
+    EvalOptions pooled = serial;
+    pooled.pool = &pool;
+    pooled.max_threads = 4;
+    const Value one = MustRun(text, args, serial);
+    const Value many = MustRun(text, args, pooled);
+    std::vector<const Array*> a, b;
+    one.CollectArrays(a);
+    many.CollectArrays(b);
+    ASSERT_EQ(a.size(), 2u);
+    ASSERT_EQ(b.size(), 2u);
+    EXPECT_EQ(a[0]->f, b[0]->f);
+    EXPECT_EQ(a[1]->f, b[1]->f);
+  }
 }
 
 TEST(HloEvalDot, BatchAndMultipleContractingDims) {

@@ -184,7 +184,7 @@ TEST_F(HloRunnerTest, EstimateOnlyPricesWithoutRunning) {
   Result<JobSpec> spec = ParseJobSpec({{"hlo", {{"text", kDense}, {"estimateOnly", true}}}});
   ASSERT_TRUE(spec.ok());
   // No job row: the profile write fails and only loses the early view.
-  Result<HloJobEnd> end = RunHloJob(records_, "j", *spec, slice_, nullptr);
+  Result<HloJobEnd> end = RunHloJob(records_, "j", *spec, slice_, {});
   ASSERT_TRUE(end.ok()) << end.status().ToString();
   const json& e = end->result["estimate"];
   EXPECT_EQ(e["module"], "jit_dense");
@@ -211,7 +211,9 @@ TEST_F(HloRunnerTest, ACancelledRunStopsBeforeItsFirstStep) {
   Result<JobSpec> spec = ParseJobSpec({{"hlo", {{"text", kDense}}}, {"steps", 3}});
   ASSERT_TRUE(spec.ok());
   std::atomic<bool> cancel{true};
-  Result<HloJobEnd> end = RunHloJob(records_, "j", *spec, slice_, &cancel);
+  engine::ParallelContext parallel;
+  parallel.cancel.flag = &cancel;
+  Result<HloJobEnd> end = RunHloJob(records_, "j", *spec, slice_, parallel);
   EXPECT_EQ(end.status().code(), StatusCode::kCancelled);
 }
 
@@ -240,14 +242,14 @@ TEST_F(HloRunnerTest, TheRunUsesThePriceMadeAtSubmit) {
   ASSERT_TRUE(records_.InsertOrReplay(job, &inserted).ok());  // steps are rows of a running job
   ClaimResult claimed;
   ASSERT_TRUE(records_.Claim(job.name, &claimed).ok());
-  Result<HloJobEnd> end = RunHloJob(records_, job.name, *spec, slice_, nullptr);
+  Result<HloJobEnd> end = RunHloJob(records_, job.name, *spec, slice_, {});
   ASSERT_TRUE(end.ok()) << end.status().ToString();
   EXPECT_EQ(end->result["profile"]["ops"][0]["cycles"], 777);
   EXPECT_EQ(end->result["metrics"]["cyclesPerStep"], 777);  // the steps were not priced again
 
   // Without one (a job recovered after a restart) the run prices the module itself.
   spec->hlo_price = nullptr;
-  Result<HloJobEnd> own = RunHloJob(records_, job.name, *spec, slice_, nullptr);
+  Result<HloJobEnd> own = RunHloJob(records_, job.name, *spec, slice_, {});
   ASSERT_TRUE(own.ok()) << own.status().ToString();
   EXPECT_EQ(own->result["profile"]["ops"][0]["cycles"], (*price)->cost.rows[0].cycles);
 }
