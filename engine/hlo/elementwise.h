@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "engine/hlo/array.h"
 #include "engine/hlo/module.h"
+#include "engine/parallel.h"
 
 namespace tpuemu::engine::hlo {
 
@@ -39,9 +40,12 @@ Scalar ApplyUnary(const ElementwiseOp& op, const Scalar& x);
 // Binary maps and compare (both operands of one kind; mixed float precisions allowed).
 Scalar ApplyBinary(const ElementwiseOp& op, const Scalar& a, const Scalar& b);
 // select(pred, on_true, on_false) and clamp(min, x, max) read operands per element; scalars
-// broadcast.
-Array ApplyUnary(const ElementwiseOp& op, const Array& x);
-Array ApplyBinary(const ElementwiseOp& op, const Array& a, const Array& b);
+// broadcast. Whole arrays: a large float map runs in chunks (kElementwiseGrain) on `parallel`'s
+// share of the pool, each element computed as alone, so the threads change no bit; a stopped
+// cancel token leaves the rest unwritten (the caller checks the token).
+Array ApplyUnary(const ElementwiseOp& op, const Array& x, const ParallelContext& parallel = {});
+Array ApplyBinary(const ElementwiseOp& op, const Array& a, const Array& b,
+                  const ParallelContext& parallel = {});
 Array Select(const Array& pred, const Array& on_true, const Array& on_false);
 Array Clamp(const Array& lo, const Array& x, const Array& hi, PrimitiveType out_type);
 // compare(a, b) for sorting/reducers: the boolean of `direction` under compare_type.

@@ -42,9 +42,11 @@ Result<Value> EvalLocal(KernelContext& ctx, const Computation& comp, const Instr
   const Precision precision = EffectivePrecision(inst.precision, options.precision);
   if (IsElementwiseUnary(op) || op == Opcode::kConvert || op == Opcode::kBitcastConvert ||
       op == Opcode::kReducePrecision) {
-    return Value::Of(ApplyUnary(OpOf(inst), x(0)));
+    return Value::Of(ApplyUnary(OpOf(inst), x(0), options.Parallel()));
   }
-  if (IsElementwiseBinary(op)) return Value::Of(ApplyBinary(OpOf(inst), x(0), x(1)));
+  if (IsElementwiseBinary(op)) {
+    return Value::Of(ApplyBinary(OpOf(inst), x(0), x(1), options.Parallel()));
+  }
   switch (op) {
     case Opcode::kConstant:
       return inst.literal ? *inst.literal : ctx.ElidedConstant(inst);

@@ -23,8 +23,8 @@
 
 #include "base/status.h"
 #include "engine/hardware.h"
-#include "engine/parallel.h"
 #include "engine/hlo/cost_model.h"
+#include "engine/parallel.h"
 #include "service/jobs/job_records.h"
 #include "service/jobs/job_spec.h"
 
