@@ -128,10 +128,41 @@ Result<Value> Reduce(KernelContext& ctx, const Instruction& inst,
   const std::vector<PrimitiveType> types = ResultTypes(inst);
   std::vector<Array> outs;
   for (PrimitiveType t : types) outs.push_back(Array::Zeros(t, kept));
-  Folder folder(ctx.Scalar(inst.called[0]), operands, n);
+  ScalarComputation& fn = ctx.Scalar(inst.called[0]);
+  const int64_t total = Product(kept);
+  if (n == 1 && fn.simple_binary() && x.floating() && x.type == operands[1]->type) {
+    // One float operand under add/max/...: Folder's fast path, which touches no shared state, so
+    // the outputs are cut into chunks on the job's threads. Each output folds its own elements
+    // in the same order whichever thread takes it: the threads change no bit.
+    const Scalar init = GetScalar(*operands[1], 0);
+    const int64_t per_output = std::max<int64_t>(1, Product(reduced));
+    const bool done = ParallelChunks(
+        ctx.options().Parallel(), total, std::max<int64_t>(1, kElementwiseGrain / per_output),
+        [&](int64_t begin, int64_t end) {
+          Folder chunk_folder(fn, operands, 1);
+          std::vector<Scalar> acc(1);
+          std::vector<int64_t> idx(kept.size(), 0);
+          for (int64_t d = static_cast<int64_t>(kept.size()) - 1, rest = begin; d >= 0; --d) {
+            const auto u = static_cast<size_t>(d);
+            idx[u] = rest % kept[u];
+            rest /= kept[u];
+          }
+          for (int64_t k = begin; k < end; ++k) {
+            int64_t base = 0;
+            for (size_t i = 0; i < idx.size(); ++i) base += idx[i] * kept_strides[i];
+            acc[0] = init;
+            (void)chunk_folder.Fold(acc, base, offsets);  // the fast path cannot fail
+            SetScalar(outs[0], k, acc[0]);
+            NextIndex(idx, kept);
+          }
+        });
+    if (!done) return CancelledIn(inst);
+    return Pack(std::move(outs));
+  }
+  Folder folder(fn, operands, n);
   std::vector<Scalar> acc(n);
   std::vector<int64_t> idx(kept.size(), 0);
-  for (int64_t k = 0, total = Product(kept); k < total; ++k) {
+  for (int64_t k = 0; k < total; ++k) {
     int64_t base = 0;
     for (size_t i = 0; i < idx.size(); ++i) base += idx[i] * kept_strides[i];
     for (size_t j = 0; j < n; ++j) acc[j] = GetScalar(*operands[n + j], 0);
