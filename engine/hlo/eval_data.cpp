@@ -6,13 +6,13 @@
 namespace tpuemu::engine::hlo::internal {
 namespace {
 
-// Calls f(out_index, src_offset) for every index of `dims` in row-major order, where
-// src_offset = base + sum(index[d] * strides[d]).
+// Calls f(out_index, src_offset) for every index of `dims` in row-major order from `begin` to
+// `end` (the whole array by default), where src_offset = base + sum(index[d] * strides[d]).
 template <typename F>
 void Walk(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, int64_t base,
-          F&& f) {
-  const int64_t n = Product(dims);
-  if (n == 0) return;
+          F&& f, int64_t begin = 0, int64_t end = -1) {
+  const int64_t n = end < 0 ? Product(dims) : end;
+  if (n <= begin) return;
   const size_t rank = dims.size();
   if (rank == 0) {
     f(0, base);
@@ -20,11 +20,19 @@ void Walk(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
   }
   std::vector<int64_t> idx(rank, 0);
   int64_t off = base;
+  for (int64_t d = static_cast<int64_t>(rank) - 1, rest = begin; d >= 0; --d) {
+    const auto u = static_cast<size_t>(d);
+    idx[u] = rest % dims[u];
+    rest /= dims[u];
+    off += idx[u] * strides[u];
+  }
   const int64_t inner = dims[rank - 1];
   const int64_t inner_stride = strides[rank - 1];
-  for (int64_t k = 0; k < n;) {
+  for (int64_t k = begin; k < n;) {
     int64_t o = off;
-    for (int64_t j = 0; j < inner; ++j, ++k, o += inner_stride) f(k, o);
+    for (int64_t j = idx[rank - 1]; j < inner && k < n; ++j, ++k, o += inner_stride) f(k, o);
+    off -= idx[rank - 1] * inner_stride;  // back to the row's start: the outer dims advance it
+    idx[rank - 1] = 0;
     // advance the outer dims
     for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
       const auto u = static_cast<size_t>(d);
@@ -37,13 +45,17 @@ void Walk(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
   }
 }
 
-// dst[k] = src[offset(k)] over the walk.
+// dst[k] = src[offset(k)] over the walk; a large float copy in chunks on `parallel`'s threads.
 Array Copy(const Array& src, std::vector<int64_t> out_dims, const std::vector<int64_t>& strides,
-           int64_t base) {
+           int64_t base, const ParallelContext& parallel = {}) {
   Array out = Array::Zeros(src.type, std::move(out_dims));
   if (src.floating()) {
-    Walk(out.dims, strides, base, [&](int64_t k, int64_t o) {
-      out.f[static_cast<size_t>(k)] = src.f[static_cast<size_t>(o)];
+    float* o_data = out.f.data();
+    const float* s_data = src.f.data();
+    ParallelChunks(parallel, out.size(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      Walk(
+          out.dims, strides, base, [&](int64_t k, int64_t o) { o_data[k] = s_data[o]; }, begin,
+          end);
     });
   } else {
     Walk(out.dims, strides, base, [&](int64_t k, int64_t o) {
@@ -77,23 +89,23 @@ int64_t IndexValue(const Array& a, int64_t k) {
 }  // namespace
 
 Array Broadcast(const Array& x, const std::vector<int64_t>& out_dims,
-                const std::vector<int64_t>& dimensions) {
+                const std::vector<int64_t>& dimensions, const ParallelContext& parallel) {
   const std::vector<int64_t> xs = Strides(x.dims);
   std::vector<int64_t> strides(out_dims.size(), 0);
   for (size_t i = 0; i < dimensions.size(); ++i) {
     strides[static_cast<size_t>(dimensions[i])] = xs[i];
   }
-  return Copy(x, out_dims, strides, 0);
+  return Copy(x, out_dims, strides, 0, parallel);
 }
 
-Array Transpose(const Array& x, const std::vector<int64_t>& perm) {
+Array Transpose(const Array& x, const std::vector<int64_t>& perm, const ParallelContext& parallel) {
   const std::vector<int64_t> xs = Strides(x.dims);
   std::vector<int64_t> dims, strides;
   for (int64_t p : perm) {
     dims.push_back(x.dims[static_cast<size_t>(p)]);
     strides.push_back(xs[static_cast<size_t>(p)]);
   }
-  return Copy(x, dims, strides, 0);
+  return Copy(x, dims, strides, 0, parallel);
 }
 
 Array Reverse(const Array& x, const std::vector<int64_t>& dims) {

@@ -32,11 +32,13 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
 }
 
 // x with its dims in `perm` order: x itself when that is its order already (a plain row-major
-// matmul: no copy of up to 16.7 M elements), else a transposed copy held in *copy.
-const Array& Arranged(const Array& x, const std::vector<int64_t>& perm, Array* copy) {
+// matmul: no copy of up to 16.7 M elements), else a transposed copy (on `parallel`'s threads)
+// held in *copy.
+const Array& Arranged(const Array& x, const std::vector<int64_t>& perm, Array* copy,
+                      const ParallelContext& parallel) {
   for (size_t i = 0; i < perm.size(); ++i) {
     if (perm[i] != static_cast<int64_t>(i)) {
-      *copy = Transpose(x, perm);
+      *copy = Transpose(x, perm, parallel);
       return *copy;
     }
   }
@@ -85,19 +87,30 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, P
   const int64_t k = SizeOf(lhs, d.lhs_contracting);
   const int64_t n = SizeOf(rhs, rfree);
   Array a_copy, b_copy;
-  const Array& a = Arranged(lhs, Concat(d.lhs_batch, lfree, d.lhs_contracting), &a_copy);
-  const Array& b = Arranged(rhs, Concat(d.rhs_batch, d.rhs_contracting, rfree), &b_copy);
+  const Array& a = Arranged(lhs, Concat(d.lhs_batch, lfree, d.lhs_contracting), &a_copy, parallel);
+  const Array& b = Arranged(rhs, Concat(d.rhs_batch, d.rhs_contracting, rfree), &b_copy, parallel);
   Array out = Array::Zeros(inst.shape.type, inst.shape.dims);
-  if (a.floating()) {
+  if (a.floating() && out.floating()) {
+    // The GEMM writes the result in place; a narrower float type rounds it afterwards.
+    for (int64_t i = 0; i < batch; ++i) {
+      float* c = out.f.data() + i * m * n;
+      if (!Gemm(a.f.data() + i * m * k, b.f.data() + i * k * n, c, m, n, k, precision, parallel)) {
+        return CancelledIn(inst);
+      }
+    }
+    if (out.type != PrimitiveType::kF32) {
+      for (float& v : out.f) v = RoundToType(out.type, v);
+    }
+    return out;
+  }
+  if (a.floating()) {  // a float dot with an integer result: converted as XLA converts
     std::vector<float> c(static_cast<size_t>(m * n));
     for (int64_t i = 0; i < batch; ++i) {
       if (!Gemm(a.f.data() + i * m * k, b.f.data() + i * k * n, c.data(), m, n, k, precision,
                 parallel)) {
         return CancelledIn(inst);
       }
-      for (int64_t j = 0; j < m * n; ++j) {
-        out.SetDouble(i * m * n + j, c[static_cast<size_t>(j)]);
-      }
+      for (int64_t j = 0; j < m * n; ++j) out.SetDouble(i * m * n + j, c[static_cast<size_t>(j)]);
     }
     return out;
   }

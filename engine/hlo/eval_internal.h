@@ -60,9 +60,11 @@ class KernelContext {
 Status CheckSize(const Instruction& inst, const Shape& shape, const Limits& limits);
 
 // eval_data.cpp: layout/data movement.
+// Broadcast and transpose copy a large float array in chunks on `parallel`'s threads.
 Array Broadcast(const Array& x, const std::vector<int64_t>& out_dims,
-                const std::vector<int64_t>& dimensions);
-Array Transpose(const Array& x, const std::vector<int64_t>& perm);
+                const std::vector<int64_t>& dimensions, const ParallelContext& parallel = {});
+Array Transpose(const Array& x, const std::vector<int64_t>& perm,
+                const ParallelContext& parallel = {});
 Array Reverse(const Array& x, const std::vector<int64_t>& dims);
 Array Slice(const Array& x, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
             const std::vector<int64_t>& stride);

@@ -57,7 +57,7 @@ Result<Value> EvalLocal(KernelContext& ctx, const Computation& comp, const Instr
     case Opcode::kIota:
       return Value::Of(Iota(inst.shape, inst.index));
     case Opcode::kBroadcast:
-      return Value::Of(Broadcast(x(0), inst.shape.dims, inst.dimensions));
+      return Value::Of(Broadcast(x(0), inst.shape.dims, inst.dimensions, options.Parallel()));
     case Opcode::kReshape: {
       Array out = x(0);
       out.dims = inst.shape.dims;
@@ -94,7 +94,7 @@ Result<Value> EvalLocal(KernelContext& ctx, const Computation& comp, const Instr
     case Opcode::kGetTupleElement:
       return ops[0]->elements[static_cast<size_t>(inst.index)];
     case Opcode::kTranspose:
-      return Value::Of(Transpose(x(0), inst.dimensions));
+      return Value::Of(Transpose(x(0), inst.dimensions, options.Parallel()));
     case Opcode::kReverse:
       return Value::Of(Reverse(x(0), inst.dimensions));
     case Opcode::kSlice: {

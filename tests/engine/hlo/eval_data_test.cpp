@@ -3,6 +3,7 @@
 // concatenate, pad (interior and negative), iota.
 #include <gtest/gtest.h>
 
+#include "engine/pool.h"
 #include "tests/engine/hlo/hlo_test_util.h"
 
 namespace tpuemu::engine::hlo {
@@ -19,6 +20,40 @@ std::string Unary(const std::string& in, const std::string& out, const std::stri
 }
 
 const Value kM23 = F32({2, 3}, {1, 2, 3, 4, 5, 6});
+
+// Large broadcasts and transposes copy in chunks on the job's threads; a chunk may start in the
+// middle of a row (65536 is no multiple of 517), and every element lands where a serial copy
+// puts it.
+TEST(HloEvalData, ChunkedBroadcastAndTransposeOnThePool) {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  x = f32[300,517] parameter(0)
+  t = f32[517,300] transpose(x), dimensions={1,0}
+  r = f32[517] parameter(1)
+  b = f32[3,300,517] broadcast(r), dimensions={2}
+  ROOT out = (f32[517,300], f32[3,300,517]) tuple(t, b)
+})";
+  std::vector<float> xv(300 * 517), rv(517);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i);
+  for (size_t i = 0; i < rv.size(); ++i) rv[i] = -static_cast<float>(i);
+  const std::vector<Value> args = {F32({300, 517}, xv), F32({517}, rv)};
+  Pool pool(3);
+  EvalOptions pooled;
+  pooled.pool = &pool;
+  pooled.max_threads = 4;
+  const Value v = MustRun(text, args, pooled);
+  std::vector<const Array*> leaves;
+  v.CollectArrays(leaves);
+  ASSERT_EQ(leaves.size(), 2u);
+  for (int64_t i = 0; i < 517; ++i) {
+    for (int64_t j = 0; j < 300; ++j) {
+      ASSERT_EQ(leaves[0]->f[static_cast<size_t>(i * 300 + j)], static_cast<float>(j * 517 + i));
+    }
+  }
+  for (int64_t k = 0; k < 3 * 300 * 517; ++k) {
+    ASSERT_EQ(leaves[1]->f[static_cast<size_t>(k)], -static_cast<float>(k % 517)) << k;
+  }
+}
 
 TEST(HloEvalData, Broadcast) {
   EXPECT_EQ(Floats(MustRun(Unary("f32[3]", "f32[2,3]", "broadcast(x), dimensions={1}"),
