@@ -193,22 +193,6 @@ Workload Transformer(std::mt19937_64& rng) {
   return w;
 }
 
-// A native tensor as an HLO argument (f32, bf16 or s32).
-hlo::Value ToHlo(const Tensor& t) {
-  const hlo::PrimitiveType type = t.dtype() == DType::kI32    ? hlo::PrimitiveType::kS32
-                                  : t.dtype() == DType::kBF16 ? hlo::PrimitiveType::kBF16
-                                                              : hlo::PrimitiveType::kF32;
-  hlo::Array a = hlo::Array::Zeros(type, t.shape().dims);
-  for (int64_t i = 0; i < t.num_elements(); ++i) {
-    if (t.dtype() == DType::kI32) {
-      a.i[static_cast<size_t>(i)] = t.i32()[i];
-    } else {
-      a.f[static_cast<size_t>(i)] = t.f32()[i];
-    }
-  }
-  return hlo::Value::Of(std::move(a));
-}
-
 // The best host time of one step of `w` lowered to HLO and run by the evaluator on T threads.
 Result<bench::Timing> HloStep(const Workload& w, Pool& pool, int threads, int steps) {
   Result<hlo::GraphLowering> lowering = hlo::LowerGraph(w.graph);
@@ -218,13 +202,13 @@ Result<bench::Timing> HloStep(const Workload& w, Pool& pool, int threads, int st
   std::vector<hlo::Value> args;
   for (const std::string& id : lowering->parameters) {
     if (auto fed = w.feeds.find(id); fed != w.feeds.end()) {
-      args.push_back(ToHlo(fed->second));
+      args.push_back(hlo::ArgumentOf(fed->second));
       continue;
     }
     const Op& op = *w.graph.Find(id);  // a constant: its init spec, as the executor makes it
     Tensor value(op.dtype, op.shape);
     TPUEMU_RETURN_IF_ERROR(MaterializeInit(op.attrs.init, value));
-    args.push_back(ToHlo(value));
+    args.push_back(hlo::ArgumentOf(value));
   }
   hlo::EvalOptions options;
   options.pool = threads > 1 ? &pool : nullptr;

@@ -30,7 +30,8 @@ void Walk(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
   const int64_t inner_stride = strides[rank - 1];
   for (int64_t k = begin; k < n;) {
     int64_t o = off;
-    for (int64_t j = idx[rank - 1]; j < inner && k < n; ++j, ++k, o += inner_stride) f(k, o);
+    const int64_t stop = std::min(inner, idx[rank - 1] + (n - k));  // this row, or the range's end
+    for (int64_t j = idx[rank - 1]; j < stop; ++j, ++k, o += inner_stride) f(k, o);
     off -= idx[rank - 1] * inner_stride;  // back to the row's start: the outer dims advance it
     idx[rank - 1] = 0;
     // advance the outer dims

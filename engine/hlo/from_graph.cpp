@@ -15,17 +15,7 @@
 namespace tpuemu::engine::hlo {
 namespace from_graph_internal {
 
-std::string HloType(DType dtype) {
-  switch (dtype) {
-    case DType::kBF16:
-      return "bf16";
-    case DType::kI32:
-      return "s32";
-    case DType::kF32:
-      break;
-  }
-  return "f32";
-}
+std::string HloType(DType dtype) { return std::string(PrimitiveTypeName(LoweredType(dtype))); }
 
 std::string JoinInts(const std::vector<int64_t>& v, const char* sep) {
   std::string s;
@@ -347,6 +337,30 @@ Result<GraphLowering> GraphLowerer::Run() {
 
 Result<GraphLowering> LowerGraph(const Graph& graph) {
   return from_graph_internal::GraphLowerer(graph).Run();
+}
+
+PrimitiveType LoweredType(DType dtype) {
+  switch (dtype) {
+    case DType::kBF16:
+      return PrimitiveType::kBF16;
+    case DType::kI32:
+      return PrimitiveType::kS32;
+    case DType::kF32:
+      break;
+  }
+  return PrimitiveType::kF32;
+}
+
+Value ArgumentOf(const Tensor& t) {
+  Array a = Array::Zeros(LoweredType(t.dtype()), t.shape().dims);
+  for (int64_t k = 0; k < t.num_elements(); ++k) {
+    if (t.dtype() == DType::kI32) {
+      a.i[static_cast<size_t>(k)] = t.i32()[k];
+    } else {
+      a.f[static_cast<size_t>(k)] = t.f32()[k];
+    }
+  }
+  return Value::Of(std::move(a));
 }
 
 }  // namespace tpuemu::engine::hlo

@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/hlo/array.h"
 #include "engine/ir.h"
+#include "engine/tensor.h"
 
 namespace tpuemu::engine::hlo {
 
@@ -29,5 +31,10 @@ struct GraphLowering {
 };
 
 Result<GraphLowering> LowerGraph(const Graph& graph);
+
+// The element type a DType lowers to (f32, bf16, s32), and a native tensor as the argument the
+// lowered module's parameter takes (the same values, copied).
+PrimitiveType LoweredType(DType dtype);
+Value ArgumentOf(const Tensor& t);
 
 }  // namespace tpuemu::engine::hlo

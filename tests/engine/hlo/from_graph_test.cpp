@@ -77,24 +77,6 @@ struct AgreeOptions {
   uint32_t seed = 7;
 };
 
-PrimitiveType ToPrimitive(DType d) {
-  return d == DType::kBF16  ? PrimitiveType::kBF16
-         : d == DType::kI32 ? PrimitiveType::kS32
-                            : PrimitiveType::kF32;
-}
-
-Value ToValue(const Tensor& t) {
-  Array a = Array::Zeros(ToPrimitive(t.dtype()), t.shape().dims);
-  for (int64_t k = 0; k < t.num_elements(); ++k) {
-    if (t.dtype() == DType::kI32) {
-      a.i[static_cast<size_t>(k)] = t.i32()[k];
-    } else {
-      a.f[static_cast<size_t>(k)] = t.f32()[k];
-    }
-  }
-  return Value::Of(std::move(a));
-}
-
 Tensor RandomFeed(const Op& op, const AgreeOptions& o, std::mt19937& rng) {
   const int64_t n = op.shape.NumElements();
   if (op.dtype == DType::kI32) {
@@ -131,11 +113,11 @@ void ExpectAgree(const Graph& g, const AgreeOptions& o = {}) {
     if (op.kind == OpKind::kConstant) {
       Tensor t = Tensor::Uninitialized(op.dtype, op.shape);
       ASSERT_TRUE(MaterializeInit(op.attrs.init, t).ok());
-      args.push_back(ToValue(t));
+      args.push_back(ArgumentOf(t));
       continue;
     }
     feeds[id] = RandomFeed(op, o, rng);
-    args.push_back(ToValue(feeds[id]));
+    args.push_back(ArgumentOf(feeds[id]));
   }
   CompileOptions copts;
   copts.precision = o.precision;
@@ -156,7 +138,7 @@ void ExpectAgree(const Graph& g, const AgreeOptions& o = {}) {
     const Tensor& want = native->outputs.at(id);
     const Array& got = *root.elements[i].array;
     ASSERT_EQ(got.dims, want.shape().dims) << id;
-    ASSERT_EQ(got.type, ToPrimitive(want.dtype())) << id;
+    ASSERT_EQ(got.type, LoweredType(want.dtype())) << id;
     double scale = 0, max_abs = 0;
     for (int64_t k = 0; k < want.num_elements(); ++k) {
       scale = std::max(scale, std::abs(want.dtype() == DType::kI32 ? double(want.i32()[k])
