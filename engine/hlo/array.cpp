@@ -86,6 +86,19 @@ int64_t CanonicalInt(PrimitiveType type, int64_t x) {
   }
 }
 
+Array Array::Uninitialized(PrimitiveType type, std::vector<int64_t> dims) {
+  Array a;
+  a.type = type;
+  a.dims = std::move(dims);
+  const int64_t n = Product(a.dims);
+  if (IsFloating(type)) {
+    a.f.resize(static_cast<size_t>(n));
+  } else {
+    a.i.resize(static_cast<size_t>(n));
+  }
+  return a;
+}
+
 Array Array::Zeros(PrimitiveType type, std::vector<int64_t> dims) {
   Array a;
   a.type = type;

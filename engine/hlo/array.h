@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/buffer_cache.h"
 #include "engine/hlo/primitive_type.h"
 #include "engine/hlo/shape.h"
 
@@ -32,14 +33,23 @@ float RoundToType(PrimitiveType type, float x);
 // An int64 truncated to the width of an integer/pred type and re-extended (pred: x != 0).
 int64_t CanonicalInt(PrimitiveType type, int64_t x);
 
+// Element storage. Large buffers come from engine::BufferCache, as the native executor's tensors
+// do: a step's arrays reuse the pages the previous step's freed (a fresh mmap faults on every
+// page, which cost as much as the elementwise work itself). Sized construction and resize leave
+// values indeterminate; assign zeros where zeros are wanted.
+using FloatStore = std::vector<float, RecyclingAllocator<float>>;
+using IntStore = std::vector<int64_t, RecyclingAllocator<int64_t>>;
+
 struct Array {
   PrimitiveType type = PrimitiveType::kF32;
   std::vector<int64_t> dims;
-  std::vector<float> f;    // f16, bf16, f32
-  std::vector<int64_t> i;  // pred, sNN, uNN
+  FloatStore f;  // f16, bf16, f32
+  IntStore i;    // pred, sNN, uNN
 
   // A zero-filled array; dims must be static and non-negative.
   static Array Zeros(PrimitiveType type, std::vector<int64_t> dims);
+  // The same with indeterminate elements, for a kernel that writes every one.
+  static Array Uninitialized(PrimitiveType type, std::vector<int64_t> dims);
   bool floating() const { return IsFloating(type); }
   int64_t size() const;
   int rank() const { return static_cast<int>(dims.size()); }

@@ -1,5 +1,6 @@
-// dot on the MXU path: operands transposed to [batch, M, K] x [batch, K, N], one engine::Matmul
-// per batch item at the instruction's precision (engine/gemm.h); integer dots accumulate exactly.
+// dot on the MXU path: one batched GEMM [batch, M, K] x [batch, K, N] at the instruction's
+// precision (engine/gemm.h), each operand read in place (row-major or transposed) where its
+// layout allows; integer dots accumulate exactly.
 #include <algorithm>
 
 #include "engine/gemm.h"
@@ -31,18 +32,42 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
   return a;
 }
 
-// x with its dims in `perm` order: x itself when that is its order already (a plain row-major
-// matmul: no copy of up to 16.7 M elements), else a transposed copy (on `parallel`'s threads)
-// held in *copy.
+bool IsIdentity(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// One GEMM operand of x, which the GEMM reads per batch item as [rows, cols] with its dims in
+// `order` = batch + row dims + column dims: x itself when stored so, x itself read transposed when
+// stored as batch + column dims + row dims (what a dot of a transposed operand gives: no copy),
+// else a transposed copy (on `parallel`'s threads) held in *copy.
+GemmOperand OperandOf(const Array& x, const std::vector<int64_t>& batch,
+                      const std::vector<int64_t>& rows, const std::vector<int64_t>& cols,
+                      Array* copy, const ParallelContext& parallel) {
+  GemmOperand op;
+  op.bf16_valued = x.type == PrimitiveType::kBF16;
+  const std::vector<int64_t> order = Concat(batch, rows, cols);
+  if (IsIdentity(order)) {
+    op.data = x.f.data();
+  } else if (IsIdentity(Concat(batch, cols, rows))) {
+    op.data = x.f.data();
+    op.transposed = true;
+  } else {
+    *copy = Transpose(x, order, parallel);
+    op.data = copy->f.data();
+  }
+  return op;
+}
+
+// x with its dims in `perm` order: x itself when that is its order already, else a transposed
+// copy held in *copy (the integer dot's operands).
 const Array& Arranged(const Array& x, const std::vector<int64_t>& perm, Array* copy,
                       const ParallelContext& parallel) {
-  for (size_t i = 0; i < perm.size(); ++i) {
-    if (perm[i] != static_cast<int64_t>(i)) {
-      *copy = Transpose(x, perm, parallel);
-      return *copy;
-    }
-  }
-  return x;
+  if (IsIdentity(perm)) return x;
+  *copy = Transpose(x, perm, parallel);
+  return *copy;
 }
 
 }  // namespace
@@ -86,34 +111,35 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, P
   const int64_t m = SizeOf(lhs, lfree);
   const int64_t k = SizeOf(lhs, d.lhs_contracting);
   const int64_t n = SizeOf(rhs, rfree);
-  Array a_copy, b_copy;
-  const Array& a = Arranged(lhs, Concat(d.lhs_batch, lfree, d.lhs_contracting), &a_copy, parallel);
-  const Array& b = Arranged(rhs, Concat(d.rhs_batch, d.rhs_contracting, rfree), &b_copy, parallel);
   Array out = Array::Zeros(inst.shape.type, inst.shape.dims);
-  if (a.floating() && out.floating()) {
-    // The GEMM writes the result in place; a narrower float type rounds it afterwards.
-    for (int64_t i = 0; i < batch; ++i) {
-      float* c = out.f.data() + i * m * n;
-      if (!Gemm(a.f.data() + i * m * k, b.f.data() + i * k * n, c, m, n, k, precision, parallel)) {
-        return CancelledIn(inst);
-      }
+  if (lhs.floating()) {
+    // One batched GEMM; an operand stored transposed is read so (the native executor's dots do
+    // the same: engine/gemm.h), so only an operand whose batch dims are not leading is copied.
+    Array a_copy, b_copy;
+    GemmProblem p;
+    p.batch = batch, p.m = m, p.n = n, p.k = k;
+    p.a = OperandOf(lhs, d.lhs_batch, lfree, d.lhs_contracting, &a_copy, parallel);
+    p.b = OperandOf(rhs, d.rhs_batch, d.rhs_contracting, rfree, &b_copy, parallel);
+    std::vector<float> scratch;
+    if (out.floating()) {
+      p.c = out.f.data();  // the GEMM writes the result in place
+    } else {
+      scratch.resize(static_cast<size_t>(batch * m * n));
+      p.c = scratch.data();
     }
-    if (out.type != PrimitiveType::kF32) {
+    if (!RunGemm(p, precision, parallel)) return CancelledIn(inst);
+    if (!out.floating()) {  // a float dot with an integer result: converted as XLA converts
+      for (size_t j = 0; j < scratch.size(); ++j) {
+        out.SetDouble(static_cast<int64_t>(j), scratch[j]);
+      }
+    } else if (out.type != PrimitiveType::kF32) {  // a narrower float type rounds afterwards
       for (float& v : out.f) v = RoundToType(out.type, v);
     }
     return out;
   }
-  if (a.floating()) {  // a float dot with an integer result: converted as XLA converts
-    std::vector<float> c(static_cast<size_t>(m * n));
-    for (int64_t i = 0; i < batch; ++i) {
-      if (!Gemm(a.f.data() + i * m * k, b.f.data() + i * k * n, c.data(), m, n, k, precision,
-                parallel)) {
-        return CancelledIn(inst);
-      }
-      for (int64_t j = 0; j < m * n; ++j) out.SetDouble(i * m * n + j, c[static_cast<size_t>(j)]);
-    }
-    return out;
-  }
+  Array a_copy, b_copy;
+  const Array& a = Arranged(lhs, Concat(d.lhs_batch, lfree, d.lhs_contracting), &a_copy, parallel);
+  const Array& b = Arranged(rhs, Concat(d.rhs_batch, d.rhs_contracting, rfree), &b_copy, parallel);
   const bool unsigned_in = IsUnsignedInt(lhs.type);
   for (int64_t i = 0; i < batch; ++i) {
     for (int64_t r = 0; r < m; ++r) {

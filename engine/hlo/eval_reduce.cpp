@@ -76,7 +76,7 @@ class Folder {
     const auto op = fn_.simple_binary();
     if (op && n_ == 1 && operands_[0]->type == acc[0].type && operands_[0]->floating()) {
       const ElementwiseOp eop{*op, acc[0].type};
-      const std::vector<float>& data = operands_[0]->f;
+      const FloatStore& data = operands_[0]->f;
       float v = acc[0].f;
       const bool f32 = acc[0].type == PrimitiveType::kF32;
       for (int64_t off : offsets) {
@@ -283,8 +283,8 @@ Result<Value> BatchNorm(const Instruction& inst, const std::vector<const Array*>
   } else {
     const Array& m = *operands[inst.opcode == Opcode::kBatchNormInference ? 3 : 2];
     const Array& v = *operands[inst.opcode == Opcode::kBatchNormInference ? 4 : 3];
-    mean = m.f;
-    var = v.f;
+    mean.assign(m.f.begin(), m.f.end());
+    var.assign(v.f.begin(), v.f.end());
   }
   const Array& scale = *operands[1];
   Array y = Array::Zeros(x.type, x.dims);

@@ -78,7 +78,7 @@ TEST(HloElementwise, ExpTanhAndLogisticAreTheEnginesOwn) {
   ExpArray(neg.data(), exp_neg.data(), n);
 
   Array x = Array::Zeros(PrimitiveType::kF32, {n});
-  x.f = xs;
+  x.f.assign(xs.begin(), xs.end());
   const Array exp_hlo = ApplyUnary(ElementwiseOp{Opcode::kExp}, x);
   const Array tanh_hlo = ApplyUnary(ElementwiseOp{Opcode::kTanh}, x);
   const Array logistic_hlo = ApplyUnary(ElementwiseOp{Opcode::kLogistic}, x);
@@ -237,11 +237,11 @@ TEST(HloElementwise, SelectAndClampBroadcastScalars) {
   pred.i = {1, 0, 1};
   const Array a = *testing::F32({3}, {1, 2, 3}).array;
   const Array b = *testing::F32({3}, {-1, -2, -3}).array;
-  EXPECT_EQ(Select(pred, a, b).f, (std::vector<float>{1, -2, 3}));
+  EXPECT_EQ(Select(pred, a, b).f, (FloatStore{1, -2, 3}));
   const Array lo = *testing::F32({}, {0}).array;
   const Array hi = *testing::F32({}, {2.5f}).array;
   const Array x = *testing::F32({4}, {-1, 1, 2, 9}).array;
-  EXPECT_EQ(Clamp(lo, x, hi, PrimitiveType::kF32).f, (std::vector<float>{0, 1, 2, 2.5f}));
+  EXPECT_EQ(Clamp(lo, x, hi, PrimitiveType::kF32).f, (FloatStore{0, 1, 2, 2.5f}));
 }
 
 }  // namespace

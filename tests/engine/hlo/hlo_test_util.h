@@ -36,10 +36,11 @@ inline Value Ints(PrimitiveType type, std::vector<int64_t> dims, std::vector<int
 }
 
 inline std::vector<float> Floats(const Value& v) {
-  return v.array ? v.array->f : std::vector<float>{};
+  return v.array ? std::vector<float>(v.array->f.begin(), v.array->f.end()) : std::vector<float>{};
 }
 inline std::vector<int64_t> Integers(const Value& v) {
-  return v.array ? v.array->i : std::vector<int64_t>{};
+  return v.array ? std::vector<int64_t>(v.array->i.begin(), v.array->i.end())
+                 : std::vector<int64_t>{};
 }
 
 // Runs `text` on one device (or every device with the same args) and returns device 0's result.

@@ -38,7 +38,7 @@ TEST(HloNpy, ReadsEveryDtypeIntoItsParameterType) {
   Result<Array> a =
       ReadNpy(Npy("<f4", "(3,)", Raw(f, 12)), Shape::Array(PrimitiveType::kF32, {3}), "p");
   ASSERT_TRUE(a.ok()) << a.status().ToString();
-  EXPECT_EQ(a->f, (std::vector<float>{1.5f, -2, 0.3f}));
+  EXPECT_EQ(a->f, (FloatStore{1.5f, -2, 0.3f}));
   Result<Array> b =
       ReadNpy(Npy("<f4", "(3,)", Raw(f, 12)), Shape::Array(PrimitiveType::kBF16, {3}), "p");
   ASSERT_TRUE(b.ok());
@@ -47,7 +47,7 @@ TEST(HloNpy, ReadsEveryDtypeIntoItsParameterType) {
   Result<Array> c =
       ReadNpy(Npy("<f8", "(2, 2)", Raw(d, 32)), Shape::Array(PrimitiveType::kF32, {2, 2}), "p");
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->f, (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(c->f, (FloatStore{1, 2, 3, 4}));
   const uint16_t bits[1] = {0x3f80};
   Result<Array> v2 =
       ReadNpy(Npy("<V2", "(1,)", Raw(bits, 2)), Shape::Array(PrimitiveType::kBF16, {1}), "p");
@@ -57,12 +57,12 @@ TEST(HloNpy, ReadsEveryDtypeIntoItsParameterType) {
   Result<Array> s =
       ReadNpy(Npy("<i8", "(2,)", Raw(i, 16)), Shape::Array(PrimitiveType::kS32, {2}), "p");
   ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s->i, (std::vector<int64_t>{7, -3}));
+  EXPECT_EQ(s->i, (IntStore{7, -3}));
   const uint8_t flags[2] = {1, 0};
   Result<Array> pr =
       ReadNpy(Npy("|b1", "(2,)", Raw(flags, 2)), Shape::Array(PrimitiveType::kPred, {2}), "p");
   ASSERT_TRUE(pr.ok());
-  EXPECT_EQ(pr->i, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(pr->i, (IntStore{1, 0}));
   const float scalar = 9;
   EXPECT_TRUE(
       ReadNpy(Npy("<f4", "()", Raw(&scalar, 4)), Shape::Array(PrimitiveType::kF32, {}), "p").ok());
@@ -151,14 +151,14 @@ TEST_F(HloInputs, ValuesThenNpyFilesThenTheSeed) {
   ASSERT_TRUE(args.ok()) << args.status().ToString();
   ASSERT_EQ(args->size(), 2u);
   // device 0: a from the seed, device 1: a from its own file; t's first leaf from 1.0.npy.
-  EXPECT_EQ((*args)[1][0].array->f, (std::vector<float>{5, 6}));
-  EXPECT_NE((*args)[0][0].array->f, (std::vector<float>{5, 6}));
+  EXPECT_EQ((*args)[1][0].array->f, (FloatStore{5, 6}));
+  EXPECT_NE((*args)[0][0].array->f, (FloatStore{5, 6}));
   EXPECT_EQ((*args)[0][1].elements[0].array->i[0], 42);
   EXPECT_EQ((*args)[0][1].elements[1].array->f, (*args)[1][1].elements[1].array->f);  // same seed
   options.values[0] = {7};
   args = MakeArguments(m, options);
   ASSERT_TRUE(args.ok());
-  EXPECT_EQ((*args)[1][0].array->f, (std::vector<float>{7, 7}));  // values win over files
+  EXPECT_EQ((*args)[1][0].array->f, (FloatStore{7, 7}));  // values win over files
   options.distinct_per_device = true;
   options.values.clear();
   args = MakeArguments(m, options);

@@ -211,11 +211,11 @@ ENTRY %e () -> pred[] {
   EXPECT_FLOAT_EQ(f.f[3], -1.5e-3f);
   EXPECT_TRUE(std::isinf(f.f[4]) && f.f[4] > 0);
   EXPECT_TRUE(std::isinf(f.f[5]) && f.f[5] < 0);
-  EXPECT_EQ(Find(m, "p").literal->array->i, (std::vector<int64_t>{0, 1, 0, 1, 0, 1}));
+  EXPECT_EQ(Find(m, "p").literal->array->i, (IntStore{0, 1, 0, 1, 0, 1}));
   EXPECT_EQ(static_cast<uint64_t>(Find(m, "u").literal->array->i[0]), 18446744073709551615ull);
   EXPECT_EQ(Find(m, "s").literal->array->i[0], INT64_MIN);
   EXPECT_EQ(Find(m, "b").literal->array->f[0], 1.0f);  // 1 + 2^-8 rounds to even in bf16
-  EXPECT_EQ(Find(m, "r4").literal->array->f, (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(Find(m, "r4").literal->array->f, (FloatStore{1, 2, 3, 4}));
   EXPECT_TRUE(Find(m, "t").literal->is_tuple);
 }
 
