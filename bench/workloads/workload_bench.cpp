@@ -15,7 +15,8 @@
 // thread); targets (issue 27): at T = 2, transformer and mlp >= 1.9x with a serial share <= 5%.
 // With --profile, the host time per op kind of the last step is printed too. Last, the same step
 // lowered to HLO (engine/hlo/from_graph.h) and run by the HLO evaluator on the same values, per T:
-// its time against the native executor's — what HLO as the only IR (issue 27) must close.
+// its time against the native executor's — what HLO as the only IR (issue 27) must close (with
+// --profile, its host time per opcode too).
 // Usage: bench_workloads [steps=5] [--profile]
 #include <algorithm>
 #include <cmath>
@@ -193,8 +194,36 @@ Workload Transformer(std::mt19937_64& rng) {
   return w;
 }
 
-// The best host time of one step of `w` lowered to HLO and run by the evaluator on T threads.
-Result<bench::Timing> HloStep(const Workload& w, Pool& pool, int threads, int steps) {
+// The host time of one profiled evaluation per opcode, the largest first, as lines to print.
+std::string HloProfile(const hlo::Module& module, const hlo::EvalResult& r) {
+  std::map<std::string, std::pair<int64_t, int>> by_opcode;  // ns, instructions
+  int64_t total = 0;
+  const hlo::Computation& entry = module.entry_computation();
+  for (size_t i = 0; i < entry.instructions.size(); ++i) {
+    auto& [ns, count] = by_opcode[std::string(hlo::OpcodeName(entry.instructions[i].opcode))];
+    ns += r.host_ns[static_cast<size_t>(module.entry)][i];
+    ++count;
+    total += r.host_ns[static_cast<size_t>(module.entry)][i];
+  }
+  std::vector<std::pair<int64_t, std::string>> sorted;
+  for (const auto& [name, v] : by_opcode) sorted.push_back({v.first, name});
+  std::sort(sorted.rbegin(), sorted.rend());
+  std::string text;
+  for (size_t i = 0; i < std::min<size_t>(8, sorted.size()); ++i) {
+    const auto& [ns, name] = sorted[i];
+    char line[128];
+    std::snprintf(line, sizeof line, "      %-22s %3d instr %8.2f ms  %4.1f%%\n", name.c_str(),
+                  by_opcode[name].second, static_cast<double>(ns) * 1e-6,
+                  total > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(total) : 0.0);
+    text += line;
+  }
+  return text;
+}
+
+// The best host time of one step of `w` lowered to HLO and run by the evaluator on T threads;
+// with `profile` non-null, one more step's host time per opcode goes there.
+Result<bench::Timing> HloStep(const Workload& w, Pool& pool, int threads, int steps,
+                              std::string* profile) {
   Result<hlo::GraphLowering> lowering = hlo::LowerGraph(w.graph);
   if (!lowering.ok()) return lowering.status();
   Result<hlo::Module> module = hlo::ParseModule(lowering->text);
@@ -219,6 +248,12 @@ Result<bench::Timing> HloStep(const Workload& w, Pool& pool, int threads, int st
     const bench::Timing t = bench::Measure([&] { r = hlo::Evaluate(*module, {args}, options); });
     if (!r.ok()) return r.status();
     if (step >= 0) best = step == 0 ? t : bench::Min(best, t);
+  }
+  if (profile != nullptr) {
+    options.profile = true;
+    Result<hlo::EvalResult> r = hlo::Evaluate(*module, {args}, options);
+    if (!r.ok()) return r.status();
+    *profile = HloProfile(*module, *r);
   }
   return best;
 }
@@ -371,7 +406,9 @@ int Run(int steps, bool profile) {
       "threads: its host time over the native executor's\n");
   for (const Workload& w : workloads) {
     for (int threads : thread_counts) {
-      Result<bench::Timing> t = HloStep(w, pool, threads, std::min(steps, 3));
+      std::string by_opcode;
+      Result<bench::Timing> t =
+          HloStep(w, pool, threads, std::min(steps, 3), profile ? &by_opcode : nullptr);
       if (!t.ok()) {
         std::fprintf(stderr, "%s: %s\n", w.name.c_str(), t.status().ToString().c_str());
         return 1;
@@ -380,6 +417,7 @@ int Run(int steps, bool profile) {
       std::printf("  %-36s T=%-3d %8.2f ms/step  %5.2fx the native step (%.2f ms)\n",
                   w.name.c_str(), threads, t->wall_s * 1e3, t->wall_s / native.wall_s,
                   native.wall_s * 1e3);
+      std::printf("%s", by_opcode.c_str());
       std::fflush(stdout);
     }
   }

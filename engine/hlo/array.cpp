@@ -86,11 +86,20 @@ int64_t CanonicalInt(PrimitiveType type, int64_t x) {
   }
 }
 
-Array Array::Uninitialized(PrimitiveType type, std::vector<int64_t> dims) {
+Array Array::Uninitialized(PrimitiveType type, std::vector<int64_t> dims, Array* donor) {
   Array a;
   a.type = type;
   a.dims = std::move(dims);
   const int64_t n = Product(a.dims);
+  if (donor != nullptr && donor->size() == n && donor->floating() == IsFloating(type)) {
+    // The buffer moves: pointers a kernel took to the donor's elements stay valid.
+    if (IsFloating(type)) {
+      a.f = std::move(donor->f);
+    } else {
+      a.i = std::move(donor->i);
+    }
+    return a;
+  }
   if (IsFloating(type)) {
     a.f.resize(static_cast<size_t>(n));
   } else {

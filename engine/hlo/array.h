@@ -48,8 +48,11 @@ struct Array {
 
   // A zero-filled array; dims must be static and non-negative.
   static Array Zeros(PrimitiveType type, std::vector<int64_t> dims);
-  // The same with indeterminate elements, for a kernel that writes every one.
-  static Array Uninitialized(PrimitiveType type, std::vector<int64_t> dims);
+  // The same with indeterminate elements, for a kernel that writes every one. With a donor (may
+  // be null) of the same element count and storage kind (float or integer), the result takes the
+  // donor's buffer and the donor is left empty: an elementwise kernel may write its result over
+  // an operand that dies with it, reading each element before it writes it.
+  static Array Uninitialized(PrimitiveType type, std::vector<int64_t> dims, Array* donor = nullptr);
   bool floating() const { return IsFloating(type); }
   int64_t size() const;
   int rank() const { return static_cast<int>(dims.size()); }
@@ -65,7 +68,11 @@ struct Value {
   std::vector<Value> elements;         // set when is_tuple
   bool is_tuple = false;
 
-  static Value Of(Array a) { return Value{std::make_shared<const Array>(std::move(a)), {}, false}; }
+  // The array is created non-const behind the pointer to const, so the evaluator may take the
+  // buffer of a value nobody else holds (use_count 1) at its last use (evaluator.cpp).
+  static Value Of(Array a) {
+    return Value{std::shared_ptr<const Array>(std::make_shared<Array>(std::move(a))), {}, false};
+  }
   static Value Tuple(std::vector<Value> elements) {
     return Value{nullptr, std::move(elements), true};
   }

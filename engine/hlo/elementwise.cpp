@@ -331,7 +331,68 @@ bool Ordered(Direction d, T a, T b) {
   return false;
 }
 
+// out[k] = a[k] <direction> b[k] (0/1) over float arrays, IEEE order (every compare type but
+// TOTALORDER), the direction's switch outside the loop.
+template <typename T>
+void CompareEach(Direction d, const float* a, const float* b, T* out, int64_t begin, int64_t end) {
+  switch (d) {
+    case Direction::kEq:
+      for (int64_t k = begin; k < end; ++k) out[k] = a[k] == b[k];
+      return;
+    case Direction::kNe:
+      for (int64_t k = begin; k < end; ++k) out[k] = a[k] != b[k];
+      return;
+    case Direction::kLt:
+      for (int64_t k = begin; k < end; ++k) out[k] = a[k] < b[k];
+      return;
+    case Direction::kLe:
+      for (int64_t k = begin; k < end; ++k) out[k] = a[k] <= b[k];
+      return;
+    case Direction::kGt:
+      for (int64_t k = begin; k < end; ++k) out[k] = a[k] > b[k];
+      return;
+    case Direction::kGe:
+      for (int64_t k = begin; k < end; ++k) out[k] = a[k] >= b[k];
+      return;
+  }
+}
+
+template <typename F>
+float FoldEach(float v, const float* x, int64_t n, F f) {
+  for (int64_t k = 0; k < n; ++k) v = f(v, x[k]);
+  return v;
+}
+
 }  // namespace
+
+bool FoldF32(Opcode op, float* result, const float* x, int64_t n) {
+  switch (op) {
+    case Opcode::kAdd:
+      *result = FoldEach(*result, x, n, [](float v, float e) { return v + e; });
+      return true;
+    case Opcode::kMultiply:
+      *result = FoldEach(*result, x, n, [](float v, float e) { return v * e; });
+      return true;
+    case Opcode::kMaximum:
+      *result = FoldEach(*result, x, n,
+                         [](float v, float e) { return BinaryFloat(Opcode::kMaximum, v, e); });
+      return true;
+    case Opcode::kMinimum:
+      *result = FoldEach(*result, x, n,
+                         [](float v, float e) { return BinaryFloat(Opcode::kMinimum, v, e); });
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool AccumulateF32(Opcode op, float* acc, const float* x, int64_t n) {
+  if (op != Opcode::kAdd && op != Opcode::kMultiply && op != Opcode::kMaximum &&
+      op != Opcode::kMinimum) {
+    return false;
+  }
+  return MapF32(op, acc, x, acc, 0, n);
+}
 
 Scalar GetScalar(const Array& a, int64_t k) {
   Scalar s;
@@ -407,13 +468,24 @@ Scalar ApplyBinary(const ElementwiseOp& op, const Scalar& a, const Scalar& b) {
   return r;
 }
 
-Array ApplyUnary(const ElementwiseOp& op, const Array& x, const ParallelContext& parallel) {
-  Array out = Array::Zeros(op.out_type, x.dims);
+Array ApplyUnary(const ElementwiseOp& op, const Array& x, const ParallelContext& parallel,
+                 Array* donor) {
   const int64_t n = x.size();
-  const float* in = x.f.data();
+  const bool floats = x.floating() && IsFloating(op.out_type);
+  const bool vector_math = floats && (op.opcode == Opcode::kExp || op.opcode == Opcode::kTanh);
+  const bool convert = floats && op.opcode == Opcode::kConvert;
+  const bool float_map =
+      convert || (floats && IsElementwiseUnary(op.opcode) && op.opcode != Opcode::kIsFinite);
+  if (!vector_math && !float_map) {
+    Array out = Array::Uninitialized(op.out_type, x.dims);
+    for (int64_t k = 0; k < n; ++k) SetScalar(out, k, ApplyUnary(op, GetScalar(x, k)));
+    return out;
+  }
+  const float* in = x.f.data();  // taken first: the donor may be x
+  Array out = Array::Uninitialized(op.out_type, x.dims, donor);
   float* o = out.f.data();
   // exp and tanh over whole arrays: the vectorised loops, the same bits as one element at a time.
-  if ((op.opcode == Opcode::kExp || op.opcode == Opcode::kTanh) && x.floating() && out.floating()) {
+  if (vector_math) {
     ParallelChunks(parallel, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
       (op.opcode == Opcode::kExp ? ExpArray : TanhArray)(in + begin, o + begin, end - begin);
       if (op.out_type != PrimitiveType::kF32) {
@@ -422,28 +494,27 @@ Array ApplyUnary(const ElementwiseOp& op, const Array& x, const ParallelContext&
     });
     return out;
   }
-  // The common float maps skip the Scalar round trip.
-  if (x.floating() && out.floating() && IsElementwiseUnary(op.opcode) &&
-      op.opcode != Opcode::kIsFinite) {
-    ParallelChunks(parallel, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t k = begin; k < end; ++k) {
-        o[k] = RoundToType(op.out_type, UnaryFloat(op.opcode, in[k]));
-      }
-    });
-    return out;
-  }
-  for (int64_t k = 0; k < n; ++k) SetScalar(out, k, ApplyUnary(op, GetScalar(x, k)));
+  // The common float maps (and float-to-float converts) skip the Scalar round trip.
+  ParallelChunks(parallel, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+    if (convert) {
+      for (int64_t k = begin; k < end; ++k) o[k] = RoundToType(op.out_type, in[k]);
+      return;
+    }
+    for (int64_t k = begin; k < end; ++k) {
+      o[k] = RoundToType(op.out_type, UnaryFloat(op.opcode, in[k]));
+    }
+  });
   return out;
 }
 
 Array ApplyBinary(const ElementwiseOp& op, const Array& a, const Array& b,
-                  const ParallelContext& parallel) {
-  Array out =
-      Array::Zeros(op.opcode == Opcode::kCompare ? PrimitiveType::kPred : op.out_type, a.dims);
+                  const ParallelContext& parallel, Array* donor) {
+  const PrimitiveType out_type = op.opcode == Opcode::kCompare ? PrimitiveType::kPred : op.out_type;
   const int64_t n = a.size();
-  if (a.floating() && out.floating()) {
-    const float* pa = a.f.data();
+  if (a.floating() && IsFloating(out_type)) {
+    const float* pa = a.f.data();  // taken first: the donor may be a or b
     const float* pb = b.f.data();
+    Array out = Array::Uninitialized(out_type, a.dims, donor);
     float* o = out.f.data();
     ParallelChunks(parallel, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
       if (op.out_type == PrimitiveType::kF32 && MapF32(op.opcode, pa, pb, o, begin, end)) return;
@@ -453,16 +524,50 @@ Array ApplyBinary(const ElementwiseOp& op, const Array& a, const Array& b,
     });
     return out;
   }
+  if (op.opcode == Opcode::kCompare && a.floating() &&
+      op.compare_type != CompareType::kTotalOrder) {
+    const float* pa = a.f.data();
+    const float* pb = b.f.data();
+    Array out = Array::Uninitialized(out_type, a.dims);
+    int64_t* o = out.i.data();
+    ParallelChunks(parallel, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      CompareEach(op.direction, pa, pb, o, begin, end);
+    });
+    return out;
+  }
+  Array out = Array::Uninitialized(out_type, a.dims);
   for (int64_t k = 0; k < n; ++k) {
     SetScalar(out, k, ApplyBinary(op, GetScalar(a, k), GetScalar(b, k)));
   }
   return out;
 }
 
-Array Select(const Array& pred, const Array& on_true, const Array& on_false) {
-  Array out = Array::Zeros(on_true.type, on_true.dims);
+Array Select(const Array& pred, const Array& on_true, const Array& on_false,
+             const ParallelContext& parallel, Array* donor) {
   const bool scalar = pred.dims.empty();
-  const int64_t n = out.size();
+  const int64_t n = on_true.size();
+  if (on_true.floating() && on_true.type == on_false.type) {
+    const int64_t* p = pred.i.data();  // taken first: the donor may be an operand
+    const float* t = on_true.f.data();
+    const float* f = on_false.f.data();
+    Array out = Array::Uninitialized(on_true.type, on_true.dims, donor);
+    float* o = out.f.data();
+    ParallelChunks(parallel, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      if (scalar) {
+        const float* src = p[0] != 0 ? t : f;
+        for (int64_t k = begin; k < end; ++k) o[k] = src[k];
+        return;
+      }
+      // A bit mask, not a branch that data (a ReLU's mask) mispredicts half the time.
+      for (int64_t k = begin; k < end; ++k) {
+        const uint32_t mask = 0u - static_cast<uint32_t>(p[k] != 0);
+        o[k] = std::bit_cast<float>((std::bit_cast<uint32_t>(t[k]) & mask) |
+                                    (std::bit_cast<uint32_t>(f[k]) & ~mask));
+      }
+    });
+    return out;
+  }
+  Array out = Array::Uninitialized(on_true.type, on_true.dims);
   for (int64_t k = 0; k < n; ++k) {
     const bool p = pred.i[static_cast<size_t>(scalar ? 0 : k)] != 0;
     const Array& src = p ? on_true : on_false;
@@ -474,7 +579,7 @@ Array Select(const Array& pred, const Array& on_true, const Array& on_false) {
 }
 
 Array Clamp(const Array& lo, const Array& x, const Array& hi, PrimitiveType out_type) {
-  Array out = Array::Zeros(out_type, x.dims);
+  Array out = Array::Uninitialized(out_type, x.dims);
   const int64_t n = x.size();
   ElementwiseOp max_op{Opcode::kMaximum, out_type};
   ElementwiseOp min_op{Opcode::kMinimum, out_type};

@@ -42,12 +42,21 @@ Scalar ApplyBinary(const ElementwiseOp& op, const Scalar& a, const Scalar& b);
 // select(pred, on_true, on_false) and clamp(min, x, max) read operands per element; scalars
 // broadcast. Whole arrays: a large float map runs in chunks (kElementwiseGrain) on `parallel`'s
 // share of the pool, each element computed as alone, so the threads change no bit; a stopped
-// cancel token leaves the rest unwritten (the caller checks the token).
-Array ApplyUnary(const ElementwiseOp& op, const Array& x, const ParallelContext& parallel = {});
+// cancel token leaves the rest unwritten (the caller checks the token). A float map writes its
+// result into `donor`'s buffer when it fits (Array::Uninitialized): pass an operand that dies
+// here and that nothing else holds.
+Array ApplyUnary(const ElementwiseOp& op, const Array& x, const ParallelContext& parallel = {},
+                 Array* donor = nullptr);
 Array ApplyBinary(const ElementwiseOp& op, const Array& a, const Array& b,
-                  const ParallelContext& parallel = {});
-Array Select(const Array& pred, const Array& on_true, const Array& on_false);
+                  const ParallelContext& parallel = {}, Array* donor = nullptr);
+Array Select(const Array& pred, const Array& on_true, const Array& on_false,
+             const ParallelContext& parallel = {}, Array* donor = nullptr);
 Array Clamp(const Array& lo, const Array& x, const Array& hi, PrimitiveType out_type);
+// f32 folds with the values ApplyBinary gives, for add, multiply, maximum and minimum (false for
+// any other opcode): FoldF32 folds *result = op(*result, x[k]) for k < n in order;
+// AccumulateF32 folds one row into n accumulators, acc[j] = op(acc[j], x[j]).
+bool FoldF32(Opcode op, float* result, const float* x, int64_t n);
+bool AccumulateF32(Opcode op, float* acc, const float* x, int64_t n);
 // compare(a, b) for sorting/reducers: the boolean of `direction` under compare_type.
 bool Compare(Direction direction, CompareType type, const Scalar& a, const Scalar& b);
 

@@ -49,7 +49,7 @@ void Walk(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
 // dst[k] = src[offset(k)] over the walk; a large float copy in chunks on `parallel`'s threads.
 Array Copy(const Array& src, std::vector<int64_t> out_dims, const std::vector<int64_t>& strides,
            int64_t base, const ParallelContext& parallel = {}) {
-  Array out = Array::Zeros(src.type, std::move(out_dims));
+  Array out = Array::Uninitialized(src.type, std::move(out_dims));
   if (src.floating()) {
     float* o_data = out.f.data();
     const float* s_data = src.f.data();

@@ -111,7 +111,7 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, P
   const int64_t m = SizeOf(lhs, lfree);
   const int64_t k = SizeOf(lhs, d.lhs_contracting);
   const int64_t n = SizeOf(rhs, rfree);
-  Array out = Array::Zeros(inst.shape.type, inst.shape.dims);
+  Array out = Array::Uninitialized(inst.shape.type, inst.shape.dims);  // every element written
   if (lhs.floating()) {
     // One batched GEMM; an operand stored transposed is read so (the native executor's dots do
     // the same: engine/gemm.h), so only an operand whose batch dims are not leading is copied.

@@ -35,31 +35,34 @@ Value ScalarValue(PrimitiveType type, int64_t v) {
 }  // namespace
 
 Result<Value> EvalLocal(KernelContext& ctx, const Computation& comp, const Instruction& inst,
-                        const std::vector<const Value*>& ops, int device, uint64_t* counter) {
+                        const std::vector<const Value*>& ops, const std::vector<Array*>& donors,
+                        int device, uint64_t* counter) {
   const Opcode op = inst.opcode;
   auto x = [&](size_t i) -> const Array& { return *ops[i]->array; };
   const EvalOptions& options = ctx.options();
   const Precision precision = EffectivePrecision(inst.precision, options.precision);
   if (IsElementwiseUnary(op) || op == Opcode::kConvert || op == Opcode::kBitcastConvert ||
       op == Opcode::kReducePrecision) {
-    return Value::Of(ApplyUnary(OpOf(inst), x(0), options.Parallel()));
+    return Value::Of(ApplyUnary(OpOf(inst), x(0), options.Parallel(), donors[0]));
   }
   if (IsElementwiseBinary(op)) {
-    return Value::Of(ApplyBinary(OpOf(inst), x(0), x(1), options.Parallel()));
+    return Value::Of(ApplyBinary(OpOf(inst), x(0), x(1), options.Parallel(),
+                                 donors[0] != nullptr ? donors[0] : donors[1]));
   }
   switch (op) {
     case Opcode::kConstant:
       return inst.literal ? *inst.literal : ctx.ElidedConstant(inst);
     case Opcode::kSelect:
-      return Value::Of(Select(x(0), x(1), x(2)));
+      return Value::Of(Select(x(0), x(1), x(2), options.Parallel(),
+                              donors[1] != nullptr ? donors[1] : donors[2]));
     case Opcode::kClamp:
       return Value::Of(Clamp(x(0), x(1), x(2), inst.shape.type));
     case Opcode::kIota:
       return Value::Of(Iota(inst.shape, inst.index));
     case Opcode::kBroadcast:
       return Value::Of(Broadcast(x(0), inst.shape.dims, inst.dimensions, options.Parallel()));
-    case Opcode::kReshape: {
-      Array out = x(0);
+    case Opcode::kReshape: {  // the dying operand's buffer as is, else a copy
+      Array out = donors[0] != nullptr ? std::move(*donors[0]) : x(0);
       out.dims = inst.shape.dims;
       return Value::Of(std::move(out));
     }

@@ -108,6 +108,50 @@ class Folder {
   std::vector<Scalar> args_, results_;
 };
 
+// An f32 reduction under add/multiply/maximum/minimum whose reduced dims all come after its kept
+// dims (each output folds one contiguous run: a softmax's row sums) or all before them (each
+// row of the kept block folds into every output at once: a bias gradient's column sums). Each
+// output folds its elements in row-major order, as Folder does, so the bits are the same;
+// outputs are split into chunks on the job's threads. False when the reduction is neither.
+bool ReduceF32Runs(const ParallelContext& parallel, Opcode op, const Array& x, float init,
+                   const std::vector<int64_t>& reduced_dims, Array& out, bool* done) {
+  if (x.type != PrimitiveType::kF32 || out.type != PrimitiveType::kF32) return false;
+  float probe = init;
+  if (!FoldF32(op, &probe, nullptr, 0)) return false;  // an opcode FoldF32 does not cover
+  const int64_t rank = x.rank();
+  const int64_t r = static_cast<int64_t>(reduced_dims.size());
+  bool suffix = true, prefix = true;
+  for (int64_t d : reduced_dims) {
+    suffix = suffix && d >= rank - r;
+    prefix = prefix && d < r;
+  }
+  const int64_t outputs = out.size();
+  const int64_t run = outputs > 0 ? x.size() / outputs : 0;  // elements per output
+  const float* in = x.f.data();
+  float* o = out.f.data();
+  if (suffix) {
+    *done = ParallelChunks(parallel, outputs,
+                           std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, run)),
+                           [&](int64_t begin, int64_t end) {
+                             for (int64_t k = begin; k < end; ++k) {
+                               o[k] = init;
+                               FoldF32(op, &o[k], in + k * run, run);
+                             }
+                           });
+    return true;
+  }
+  if (!prefix) return false;
+  *done = ParallelChunks(parallel, outputs,
+                         std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, run)),
+                         [&](int64_t begin, int64_t end) {
+                           std::fill(o + begin, o + end, init);
+                           for (int64_t row = 0; row < run; ++row) {
+                             AccumulateF32(op, o + begin, in + row * outputs + begin, end - begin);
+                           }
+                         });
+  return true;
+}
+
 }  // namespace
 
 Result<Value> Reduce(KernelContext& ctx, const Instruction& inst,
@@ -130,6 +174,14 @@ Result<Value> Reduce(KernelContext& ctx, const Instruction& inst,
   for (PrimitiveType t : types) outs.push_back(Array::Zeros(t, kept));
   ScalarComputation& fn = ctx.Scalar(inst.called[0]);
   const int64_t total = Product(kept);
+  if (n == 1 && fn.simple_binary() && operands[1]->type == x.type && x.floating()) {
+    bool done = true;
+    if (ReduceF32Runs(ctx.options().Parallel(), *fn.simple_binary(), x, operands[1]->f[0],
+                      inst.dimensions, outs[0], &done)) {
+      if (!done) return CancelledIn(inst);
+      return Pack(std::move(outs));
+    }
+  }
   if (n == 1 && fn.simple_binary() && x.floating() && x.type == operands[1]->type) {
     // One float operand under add/max/...: Folder's fast path, which touches no shared state, so
     // the outputs are cut into chunks on the job's threads. Each output folds its own elements

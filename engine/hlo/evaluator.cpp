@@ -1,5 +1,7 @@
 #include "engine/hlo/evaluator.h"
 
+#include <algorithm>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <set>
@@ -22,11 +24,18 @@ Status CheckSize(const Instruction& inst, const Shape& shape, const Limits& limi
   return ValidateStatic(shape, limits.max_tensor_elements, inst.Describe());
 }
 
-// Implemented in eval_local.cpp: one instruction on one device.
+// Implemented in eval_local.cpp: one instruction on one device. donors[j] (null, or ops[j]'s array
+// when operand j dies here and nothing else holds it) may give the result its buffer.
 Result<Value> EvalLocal(KernelContext& ctx, const Computation& comp, const Instruction& inst,
-                        const std::vector<const Value*>& ops, int device, uint64_t* counter);
+                        const std::vector<const Value*>& ops, const std::vector<Array*>& donors,
+                        int device, uint64_t* counter);
 
 namespace {
+// Whether an instruction may write its result over an operand's buffer (EvalLocal).
+bool ReusesOperands(Opcode op) {
+  return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == Opcode::kConvert ||
+         op == Opcode::kReshape || op == Opcode::kSelect;
+}
 
 using Lanes = std::vector<Value>;  // one value per running device
 
@@ -41,6 +50,7 @@ class Machine : public KernelContext {
     for (size_t c = 0; c < module.computations.size(); ++c) {
       executions[c].assign(module.computations[c].instructions.size(), 0);
     }
+    if (options.profile) host_ns = executions;
   }
 
   const Module& module() const override { return module_; }
@@ -75,10 +85,11 @@ class Machine : public KernelContext {
                      std::vector<std::vector<Value>> args);
 
   std::vector<std::vector<int64_t>> executions;
+  std::vector<std::vector<int64_t>> host_ns;  // with options.profile
 
  private:
   const std::vector<int>& LastUse(int index);
-  Result<Lanes> Step(int comp, const Instruction& inst, const std::vector<int>& devices,
+  Result<Lanes> Step(int comp, int index, const Instruction& inst, const std::vector<int>& devices,
                      const std::vector<Lanes>& env);
   Result<Lanes> While(const Instruction& inst, const std::vector<int>& devices, Lanes state);
   Result<Lanes> Conditional(const Instruction& inst, const std::vector<int>& devices,
@@ -121,9 +132,17 @@ Result<Lanes> Machine::Call(int index, const std::vector<int>& devices,
       env[i].reserve(devices.size());
       for (auto& a : args) env[i].push_back(a[static_cast<size_t>(inst.index)]);
     } else {
-      auto out = Step(index, inst, devices, env);
+      const auto start = options_.profile ? std::chrono::steady_clock::now()
+                                          : std::chrono::steady_clock::time_point{};
+      auto out = Step(index, static_cast<int>(i), inst, devices, env);
       if (!out.ok()) return out.status();
       env[i] = std::move(*out);
+      if (options_.profile) {
+        host_ns[static_cast<size_t>(index)][i] +=
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                 start)
+                .count();
+      }
     }
     ++executions[static_cast<size_t>(index)][i];
     for (int o : inst.operands) {
@@ -133,8 +152,8 @@ Result<Lanes> Machine::Call(int index, const std::vector<int>& devices,
   return std::move(env[static_cast<size_t>(comp.root)]);
 }
 
-Result<Lanes> Machine::Step(int comp, const Instruction& inst, const std::vector<int>& devices,
-                            const std::vector<Lanes>& env) {
+Result<Lanes> Machine::Step(int comp, int index, const Instruction& inst,
+                            const std::vector<int>& devices, const std::vector<Lanes>& env) {
   std::vector<std::vector<const Value*>> ops(devices.size());
   for (size_t lane = 0; lane < devices.size(); ++lane) {
     for (int o : inst.operands) ops[lane].push_back(&env[static_cast<size_t>(o)][lane]);
@@ -175,11 +194,31 @@ Result<Lanes> Machine::Step(int comp, const Instruction& inst, const std::vector
       break;
   }
   TPUEMU_RETURN_IF_ERROR(CheckSize(inst, inst.shape, options_.limits));
+  // Operands that die here, once in the operand list, and held by nothing but env (not a
+  // parameter the caller keeps, a constant, or an element of a live tuple) lend their buffers.
+  const std::vector<int>& last = LastUse(comp);
+  std::vector<size_t> dying;
+  if (ReusesOperands(inst.opcode)) {
+    for (size_t j = 0; j < inst.operands.size(); ++j) {
+      const int o = inst.operands[j];
+      if (last[static_cast<size_t>(o)] == index &&
+          std::count(inst.operands.begin(), inst.operands.end(), o) == 1) {
+        dying.push_back(j);
+      }
+    }
+  }
   Lanes out;
   out.reserve(devices.size());
+  std::vector<Array*> donors(inst.operands.size());
   for (size_t lane = 0; lane < devices.size(); ++lane) {
+    std::fill(donors.begin(), donors.end(), nullptr);
+    for (size_t j : dying) {
+      const Value& v = env[static_cast<size_t>(inst.operands[j])][lane];
+      // Value::Of made the array non-const; with use_count 1 no one else can see the change.
+      if (!v.is_tuple && v.array.use_count() == 1) donors[j] = const_cast<Array*>(v.array.get());
+    }
     auto v = EvalLocal(*this, module_.computations[static_cast<size_t>(comp)], inst, ops[lane],
-                       devices[lane], &counter_);
+                       donors, devices[lane], &counter_);
     if (!v.ok()) return v.status();
     out.push_back(std::move(*v));
   }
@@ -341,6 +380,7 @@ Result<EvalResult> Evaluate(const Module& module, const std::vector<std::vector<
   EvalResult result;
   result.outputs = std::move(*outputs);
   result.executions = std::move(machine.executions);
+  result.host_ns = std::move(machine.host_ns);
   return result;
 }
 

@@ -43,6 +43,8 @@ struct EvalOptions {
   Pool* pool = nullptr;
   std::string pool_group = "hlo";
   int max_threads = 0;
+  // Time every instruction (EvalResult::host_ns): a steady_clock read around each.
+  bool profile = false;
 
   // The share of the pool and the stop these options give one instruction's work.
   ParallelContext Parallel() const;
@@ -53,6 +55,9 @@ struct EvalResult {
   // executions[c][i]: how many lockstep steps ran instruction i of computation c (a while body
   // instruction counts once per iteration of the longest-running device).
   std::vector<std::vector<int64_t>> executions;
+  // With EvalOptions::profile: host_ns[c][i], the wall time spent in instruction i of computation
+  // c over all its executions (a call, fusion, while or conditional includes what it runs).
+  std::vector<std::vector<int64_t>> host_ns;
 };
 
 // args[device][parameter]: the entry parameters of each of module.devices() devices.

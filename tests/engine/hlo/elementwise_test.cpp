@@ -188,6 +188,56 @@ TEST(HloElementwise, CompareDirectionsAndTotalOrder) {
                       I(INT64_MAX, PrimitiveType::kU64)));
 }
 
+TEST(HloElementwise, WholeArrayCompareSelectAndConvertAgreeWithOneElementAtATime) {
+  // The array loops (compare, a masked select, f32 -> bf16/f16 converts) must give what the
+  // Scalar functions give for every pair, NaN, infinities and signed zeros included.
+  const float nan = std::nanf("");
+  const std::vector<float> xs{nan,      1,         -1,       0.0f,   -0.0f,
+                              INFINITY, -INFINITY, 3.14159f, 1e-40f, 65504.5f};
+  std::vector<float> as, bs;
+  for (float a : xs) {
+    for (float b : xs) {
+      as.push_back(a);
+      bs.push_back(b);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(as.size());
+  Array a = Array::Zeros(PrimitiveType::kF32, {n}), b = a;
+  a.f.assign(as.begin(), as.end());
+  b.f.assign(bs.begin(), bs.end());
+  for (CompareType type : {CompareType::kDefault, CompareType::kFloat, CompareType::kTotalOrder}) {
+    for (Direction d : {Direction::kEq, Direction::kNe, Direction::kLt, Direction::kLe,
+                        Direction::kGt, Direction::kGe}) {
+      ElementwiseOp op{Opcode::kCompare, PrimitiveType::kPred};
+      op.direction = d;
+      op.compare_type = type;
+      const Array got = ApplyBinary(op, a, b);
+      ASSERT_EQ(got.type, PrimitiveType::kPred);
+      for (int64_t k = 0; k < n; ++k) {
+        const auto i = static_cast<size_t>(k);
+        EXPECT_EQ(got.i[i], Compare(d, type, F(as[i]), F(bs[i])) ? 1 : 0)
+            << as[i] << " vs " << bs[i] << " direction " << static_cast<int>(d);
+      }
+    }
+  }
+  Array mask = Array::Zeros(PrimitiveType::kPred, {n});
+  for (int64_t k = 0; k < n; ++k) mask.i[static_cast<size_t>(k)] = (k * 7919) % 3 == 0;
+  const Array picked = Select(mask, a, b);
+  for (int64_t k = 0; k < n; ++k) {
+    const auto i = static_cast<size_t>(k);
+    const float want = mask.i[i] != 0 ? as[i] : bs[i];
+    EXPECT_EQ(std::bit_cast<uint32_t>(picked.f[i]), std::bit_cast<uint32_t>(want)) << k;
+  }
+  for (PrimitiveType to : {PrimitiveType::kBF16, PrimitiveType::kF16}) {
+    const Array got = ApplyUnary(ElementwiseOp{Opcode::kConvert, to}, a);
+    for (int64_t k = 0; k < n; ++k) {
+      const auto i = static_cast<size_t>(k);
+      const Scalar want = ApplyUnary(ElementwiseOp{Opcode::kConvert, to}, F(as[i]));
+      EXPECT_EQ(std::bit_cast<uint32_t>(got.f[i]), std::bit_cast<uint32_t>(want.f)) << as[i];
+    }
+  }
+}
+
 TEST(HloElementwise, ConvertSaturatesAndRounds) {
   auto cv = [](Scalar x, PrimitiveType to) {
     return ApplyUnary(ElementwiseOp{Opcode::kConvert, to}, x);

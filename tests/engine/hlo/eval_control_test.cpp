@@ -35,6 +35,43 @@ ENTRY e {
   ROOT w = f32[] while(x), condition=cond, body=body
 })";
 
+TEST(HloEvalBuffers, ADyingOperandLendsItsBufferAndNothingLiveIsOverwritten) {
+  // s dies in m (its buffer may become m's), but x is a parameter the caller keeps, c is a
+  // constant, d is used twice by one instruction and again later, and r is a reshape of a dying
+  // value: every result must be what fresh arrays give, and the arguments must be unchanged.
+  const std::string text = R"(HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  c = f32[4] constant({1, 2, 3, 4})
+  s = f32[4] add(x, c)
+  m = f32[4] multiply(s, c)
+  d = f32[4] subtract(m, x)
+  dd = f32[4] multiply(d, d)
+  e = f32[4] add(dd, d)
+  p = pred[4] compare(e, c), direction=GT
+  sel = f32[4] select(p, e, x)
+  r = f32[2,2] reshape(sel)
+  n = f32[2,2] negate(r)
+  ROOT t = (f32[4], f32[2,2], f32[4]) tuple(x, n, c)
+})";
+  const Value x = F32({4}, {0.5f, -1, 2, 10});
+  const Value out = MustRun(text, {x});
+  // s = x + c, m = s·c, d = m - x, e = d² + d; sel = e > c ? e : x; n = -sel.
+  std::vector<float> want;
+  const std::vector<float> xs{0.5f, -1, 2, 10}, cs{1, 2, 3, 4};
+  for (size_t i = 0; i < 4; ++i) {
+    const float s = xs[i] + cs[i], m = s * cs[i], d = m - xs[i], e = d * d + d;
+    want.push_back(-(e > cs[i] ? e : xs[i]));
+  }
+  ASSERT_EQ(out.elements.size(), 3u);
+  EXPECT_EQ(Floats(out.elements[0]), xs);
+  EXPECT_EQ(Floats(out.elements[1]), want);
+  EXPECT_EQ(Floats(out.elements[2]), cs);
+  EXPECT_EQ(Floats(x), xs);
+  // Run twice: the constant's literal was not written through either.
+  EXPECT_EQ(Floats(MustRun(text, {x}).elements[1]), want);
+}
+
 TEST(HloEvalControl, WhileRunsUntilItsConditionIsFalse) {
   EXPECT_EQ(Floats(MustRun(kDoubling, {F32({}, {3})})), std::vector<float>{192});
   EXPECT_EQ(Floats(MustRun(kDoubling, {F32({}, {500})})), std::vector<float>{500});

@@ -92,6 +92,43 @@ ENTRY e {
   }
 }
 
+TEST(HloEvalDot, TransposedOperandsAreReadInPlaceWithTheSameResult) {
+  // xᵀ·y (lhs contracting dim 0), x·yᵀ (rhs contracting dim 1) and a batch dot with both read
+  // transposed, against an explicit transpose then a plain dot: small integers, so every
+  // layout the GEMM reads gives the exact sums.
+  const std::string text = R"(HloModule m
+ENTRY e {
+  x = f32[3,5,4] parameter(0)
+  y = f32[3,5,6] parameter(1)
+  a = f32[3,4,6] dot(x, y), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  xt = f32[3,4,5] transpose(x), dimensions={0,2,1}
+  b = f32[3,4,6] dot(xt, y), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  yt = f32[3,6,5] transpose(y), dimensions={0,2,1}
+  c = f32[3,4,6] dot(xt, yt), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  ROOT t = (f32[3,4,6], f32[3,4,6], f32[3,4,6]) tuple(a, b, c)
+})";
+  auto values = [](std::vector<int64_t> dims, int step) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = static_cast<float>(static_cast<int>(i) * step % 7 - 3);
+    return F32(std::move(dims), std::move(v));
+  };
+  const Value out = MustRun(text, {values({3, 5, 4}, 3), values({3, 5, 6}, 5)});
+  ASSERT_EQ(out.elements.size(), 3u);
+  const std::vector<float> plain = Floats(out.elements[1]);
+  EXPECT_EQ(Floats(out.elements[0]), plain);
+  EXPECT_EQ(Floats(out.elements[2]), plain);
+  // One element by hand: batch 1, row 2, column 3 = sum over k of x[1,k,2]·y[1,k,3].
+  float want = 0;
+  for (int k = 0; k < 5; ++k) {
+    const int xi = (1 * 5 + k) * 4 + 2, yi = (1 * 5 + k) * 6 + 3;
+    want += static_cast<float>(xi * 3 % 7 - 3) * static_cast<float>(yi * 5 % 7 - 3);
+  }
+  EXPECT_EQ(plain[static_cast<size_t>((1 * 4 + 2) * 6 + 3)], want);
+}
+
 TEST(HloEvalDot, BatchAndMultipleContractingDims) {
   // [2(batch), 2, 3] x [2(batch), 3] contracting the 3: per batch a matrix-vector product.
   const std::string text = R"(HloModule m

@@ -2,6 +2,7 @@
 // select-and-scatter, sort, topk, map, batch-norm — against hand-computed results.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 
 #include "tests/engine/hlo/hlo_test_util.h"
@@ -44,6 +45,73 @@ ENTRY e {
   ROOT r = f32[] reduce(x, init), dimensions={0}, to_apply=sub
 })";
   EXPECT_EQ(Floats(MustRun(text, {F32({3}, {1, 2, 3})})), std::vector<float>{4});
+}
+
+TEST(HloEvalReduce, RowAndColumnFoldsKeepTheRowMajorOrder) {
+  // Reductions over trailing dims (a softmax's row sums) and leading dims (a bias gradient's
+  // column sums) take the f32 fast paths; each output must still fold its elements from the
+  // init in row-major order, bit for bit, and a max must keep a NaN.
+  const std::string text = std::string("HloModule m\n") + kAdd + R"(ENTRY e {
+  x = f32[6,5,7] parameter(0)
+  z = f32[] constant(0.1)
+  lo = f32[] constant(-inf)
+  rows = f32[6] reduce(x, z), dimensions={1,2}, to_apply=add
+  cols = f32[7] reduce(x, z), dimensions={0,1}, to_apply=add
+  mid = f32[6,7] reduce(x, z), dimensions={1}, to_apply=add
+  mx = f32[6,5] reduce(x, lo), dimensions={2}, to_apply=max
+  ROOT t = (f32[6], f32[7], f32[6,7], f32[6,5]) tuple(rows, cols, mid, mx)
+})";
+  std::vector<float> v(6 * 5 * 7);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<float>(i) * 1.3f) * 1e3f;
+  v[3 * 35 + 2 * 7 + 4] = std::nanf("");
+  const Value out = MustRun(text, {F32({6, 5, 7}, v)});
+  ASSERT_EQ(out.elements.size(), 4u);
+  auto at = [&](int i, int j, int k) { return v[static_cast<size_t>((i * 5 + j) * 7 + k)]; };
+  std::vector<float> rows, cols, mid, mx;
+  for (int i = 0; i < 6; ++i) {
+    float acc = 0.1f;
+    for (int j = 0; j < 5; ++j)
+      for (int k = 0; k < 7; ++k) acc += at(i, j, k);
+    rows.push_back(acc);
+  }
+  for (int k = 0; k < 7; ++k) {
+    float acc = 0.1f;
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 5; ++j) acc += at(i, j, k);
+    cols.push_back(acc);
+  }
+  for (int i = 0; i < 6; ++i) {
+    for (int k = 0; k < 7; ++k) {
+      float acc = 0.1f;
+      for (int j = 0; j < 5; ++j) acc += at(i, j, k);
+      mid.push_back(acc);
+    }
+  }
+  auto bits = [](const std::vector<float>& xs) {
+    std::vector<uint32_t> b;
+    for (float x : xs) b.push_back(std::bit_cast<uint32_t>(x));
+    return b;
+  };
+  EXPECT_EQ(bits(Floats(out.elements[0])), bits(rows));
+  EXPECT_EQ(bits(Floats(out.elements[1])), bits(cols));
+  EXPECT_EQ(bits(Floats(out.elements[2])), bits(mid));
+  const std::vector<float> got_max = Floats(out.elements[3]);
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j < 5; ++j) {
+      float want = -INFINITY;
+      bool nan = false;
+      for (int k = 0; k < 7; ++k) {
+        nan = nan || std::isnan(at(i, j, k));
+        want = std::max(want, at(i, j, k));
+      }
+      const float got = got_max[static_cast<size_t>(i * 5 + j)];
+      if (nan) {
+        EXPECT_TRUE(std::isnan(got)) << i << "," << j;
+      } else {
+        EXPECT_EQ(got, want) << i << "," << j;
+      }
+    }
+  }
 }
 
 TEST(HloEvalReduce, VariadicArgmax) {
