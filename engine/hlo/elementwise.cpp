@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/vector_clones.h"
 #include "engine/vector_math.h"
 
 namespace tpuemu::engine::hlo {
@@ -285,7 +286,8 @@ template <typename F>
 void MapEach(const float* a, const float* b, float* o, int64_t begin, int64_t end, F f) {
   for (int64_t k = begin; k < end; ++k) o[k] = f(a[k], b[k]);
 }
-bool MapF32(Opcode op, const float* a, const float* b, float* o, int64_t begin, int64_t end) {
+TPUEMU_VECTOR_CLONES bool MapF32(Opcode op, const float* a, const float* b, float* o, int64_t begin,
+                                 int64_t end) {
   switch (op) {
     case Opcode::kAdd:
       MapEach(a, b, o, begin, end, [](float x, float y) { return x + y; });
@@ -357,33 +359,113 @@ void CompareEach(Direction d, const float* a, const float* b, T* out, int64_t be
   }
 }
 
+TPUEMU_VECTOR_CLONES void CompareToInts(Direction d, const float* a, const float* b, int64_t* out,
+                                        int64_t begin, int64_t end) {
+  CompareEach(d, a, b, out, begin, end);
+}
+TPUEMU_VECTOR_CLONES void CompareToFloats(Direction d, const float* a, const float* b, float* out,
+                                          int64_t n) {
+  CompareEach(d, a, b, out, 0, n);
+}
+
+// f32 unary maps: the common ones with the opcode's switch outside the loop (so it vectorises),
+// the rest through UnaryFloat; the same value per element either way.
+TPUEMU_VECTOR_CLONES void UnaryF32(Opcode op, const float* x, float* o, int64_t begin,
+                                   int64_t end) {
+  switch (op) {
+    case Opcode::kNegate:
+      for (int64_t k = begin; k < end; ++k) o[k] = -x[k];
+      return;
+    case Opcode::kAbs:
+      for (int64_t k = begin; k < end; ++k) o[k] = std::fabs(x[k]);
+      return;
+    case Opcode::kSqrt:
+      for (int64_t k = begin; k < end; ++k) o[k] = std::sqrt(x[k]);
+      return;
+    default:
+      for (int64_t k = begin; k < end; ++k) o[k] = UnaryFloat(op, x[k]);
+      return;
+  }
+}
+
+// Mask (0 or not) picks on_true or on_false through a bit mask: no branch for data to mispredict.
+template <typename M>
+void SelectEach(const M* mask, const float* t, const float* f, float* o, int64_t begin,
+                int64_t end) {
+  for (int64_t k = begin; k < end; ++k) {
+    const uint32_t bits = 0u - static_cast<uint32_t>(mask[k] != 0);
+    o[k] = std::bit_cast<float>((std::bit_cast<uint32_t>(t[k]) & bits) |
+                                (std::bit_cast<uint32_t>(f[k]) & ~bits));
+  }
+}
+TPUEMU_VECTOR_CLONES void SelectByInts(const int64_t* mask, const float* t, const float* f,
+                                       float* o, int64_t begin, int64_t end) {
+  SelectEach(mask, t, f, o, begin, end);
+}
+
+// out[r] = fold of row r (len elements from init, in order) for r < rows. Eight rows at a time:
+// each row's fold is a chain of dependent ops (a NaN-aware max is several), so eight chains side
+// by side keep the core busy without changing any row's order.
 template <typename F>
-float FoldEach(float v, const float* x, int64_t n, F f) {
-  for (int64_t k = 0; k < n; ++k) v = f(v, x[k]);
-  return v;
+void FoldRowsEach(const float* x, int64_t rows, int64_t len, float init, float* out, F f) {
+  constexpr int64_t kChains = 8;
+  int64_t r = 0;
+  for (; r + kChains <= rows; r += kChains) {
+    float acc[kChains];
+    for (int64_t c = 0; c < kChains; ++c) acc[c] = init;
+    const float* row = x + r * len;
+    for (int64_t k = 0; k < len; ++k) {
+      for (int64_t c = 0; c < kChains; ++c) acc[c] = f(acc[c], row[c * len + k]);
+    }
+    for (int64_t c = 0; c < kChains; ++c) out[r + c] = acc[c];
+  }
+  for (; r < rows; ++r) {
+    float v = init;
+    for (int64_t k = 0; k < len; ++k) v = f(v, x[r * len + k]);
+    out[r] = v;
+  }
 }
 
 }  // namespace
 
-bool FoldF32(Opcode op, float* result, const float* x, int64_t n) {
+bool FoldRowsF32(Opcode op, const float* x, int64_t rows, int64_t len, float init, float* out) {
   switch (op) {
     case Opcode::kAdd:
-      *result = FoldEach(*result, x, n, [](float v, float e) { return v + e; });
+      FoldRowsEach(x, rows, len, init, out, [](float v, float e) { return v + e; });
       return true;
     case Opcode::kMultiply:
-      *result = FoldEach(*result, x, n, [](float v, float e) { return v * e; });
+      FoldRowsEach(x, rows, len, init, out, [](float v, float e) { return v * e; });
       return true;
     case Opcode::kMaximum:
-      *result = FoldEach(*result, x, n,
-                         [](float v, float e) { return BinaryFloat(Opcode::kMaximum, v, e); });
+      FoldRowsEach(x, rows, len, init, out,
+                   [](float v, float e) { return BinaryFloat(Opcode::kMaximum, v, e); });
       return true;
     case Opcode::kMinimum:
-      *result = FoldEach(*result, x, n,
-                         [](float v, float e) { return BinaryFloat(Opcode::kMinimum, v, e); });
+      FoldRowsEach(x, rows, len, init, out,
+                   [](float v, float e) { return BinaryFloat(Opcode::kMinimum, v, e); });
       return true;
     default:
       return false;
   }
+}
+
+void MapBlockF32(const ElementwiseOp& op, const float* a, const float* b, float* o, int64_t n) {
+  if (op.opcode == Opcode::kCompare) {
+    CompareToFloats(op.direction, a, b, o, n);
+  } else if (op.opcode == Opcode::kExp) {
+    ExpArray(a, o, n);
+  } else if (op.opcode == Opcode::kTanh) {
+    TanhArray(a, o, n);
+  } else if (IsElementwiseUnary(op.opcode)) {
+    UnaryF32(op.opcode, a, o, 0, n);
+  } else if (!MapF32(op.opcode, a, b, o, 0, n)) {
+    for (int64_t k = 0; k < n; ++k) o[k] = BinaryFloat(op.opcode, a[k], b[k]);
+  }
+}
+
+void SelectBlockF32(const float* mask, const float* on_true, const float* on_false, float* o,
+                    int64_t n) {
+  SelectEach(mask, on_true, on_false, o, 0, n);
 }
 
 bool AccumulateF32(Opcode op, float* acc, const float* x, int64_t n) {
@@ -500,6 +582,10 @@ Array ApplyUnary(const ElementwiseOp& op, const Array& x, const ParallelContext&
       for (int64_t k = begin; k < end; ++k) o[k] = RoundToType(op.out_type, in[k]);
       return;
     }
+    if (op.out_type == PrimitiveType::kF32) {
+      UnaryF32(op.opcode, in, o, begin, end);
+      return;
+    }
     for (int64_t k = begin; k < end; ++k) {
       o[k] = RoundToType(op.out_type, UnaryFloat(op.opcode, in[k]));
     }
@@ -531,7 +617,7 @@ Array ApplyBinary(const ElementwiseOp& op, const Array& a, const Array& b,
     Array out = Array::Uninitialized(out_type, a.dims);
     int64_t* o = out.i.data();
     ParallelChunks(parallel, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
-      CompareEach(op.direction, pa, pb, o, begin, end);
+      CompareToInts(op.direction, pa, pb, o, begin, end);
     });
     return out;
   }
@@ -558,12 +644,7 @@ Array Select(const Array& pred, const Array& on_true, const Array& on_false,
         for (int64_t k = begin; k < end; ++k) o[k] = src[k];
         return;
       }
-      // A bit mask, not a branch that data (a ReLU's mask) mispredicts half the time.
-      for (int64_t k = begin; k < end; ++k) {
-        const uint32_t mask = 0u - static_cast<uint32_t>(p[k] != 0);
-        o[k] = std::bit_cast<float>((std::bit_cast<uint32_t>(t[k]) & mask) |
-                                    (std::bit_cast<uint32_t>(f[k]) & ~mask));
-      }
+      SelectByInts(p, t, f, o, begin, end);
     });
     return out;
   }

@@ -52,10 +52,18 @@ Array ApplyBinary(const ElementwiseOp& op, const Array& a, const Array& b,
 Array Select(const Array& pred, const Array& on_true, const Array& on_false,
              const ParallelContext& parallel = {}, Array* donor = nullptr);
 Array Clamp(const Array& lo, const Array& x, const Array& hi, PrimitiveType out_type);
+// One block of an f32 map, the values ApplyUnary/ApplyBinary give element by element: a unary
+// op of a (not is-finite), a binary op of a and b, or a compare (not TOTALORDER) writing 1.0 for
+// true and 0.0 for false; o may be a or b. The evaluator's loop fusion runs its ops with it.
+void MapBlockF32(const ElementwiseOp& op, const float* a, const float* b, float* o, int64_t n);
+// o[k] = mask[k] != 0 ? on_true[k] : on_false[k], as Select does.
+void SelectBlockF32(const float* mask, const float* on_true, const float* on_false, float* o,
+                    int64_t n);
 // f32 folds with the values ApplyBinary gives, for add, multiply, maximum and minimum (false for
-// any other opcode): FoldF32 folds *result = op(*result, x[k]) for k < n in order;
-// AccumulateF32 folds one row into n accumulators, acc[j] = op(acc[j], x[j]).
-bool FoldF32(Opcode op, float* result, const float* x, int64_t n);
+// any other opcode): FoldRowsF32 folds each of `rows` contiguous rows of `len` elements from
+// init in order, out[r] = op(...op(op(init, x[r·len]), x[r·len + 1])...); AccumulateF32 folds one
+// row into n accumulators, acc[j] = op(acc[j], x[j]).
+bool FoldRowsF32(Opcode op, const float* x, int64_t rows, int64_t len, float init, float* out);
 bool AccumulateF32(Opcode op, float* acc, const float* x, int64_t n);
 // compare(a, b) for sorting/reducers: the boolean of `direction` under compare_type.
 bool Compare(Direction direction, CompareType type, const Scalar& a, const Scalar& b);

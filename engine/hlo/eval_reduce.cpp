@@ -116,8 +116,7 @@ class Folder {
 bool ReduceF32Runs(const ParallelContext& parallel, Opcode op, const Array& x, float init,
                    const std::vector<int64_t>& reduced_dims, Array& out, bool* done) {
   if (x.type != PrimitiveType::kF32 || out.type != PrimitiveType::kF32) return false;
-  float probe = init;
-  if (!FoldF32(op, &probe, nullptr, 0)) return false;  // an opcode FoldF32 does not cover
+  if (!FoldRowsF32(op, nullptr, 0, 0, init, nullptr)) return false;  // an opcode it lacks
   const int64_t rank = x.rank();
   const int64_t r = static_cast<int64_t>(reduced_dims.size());
   bool suffix = true, prefix = true;
@@ -133,10 +132,7 @@ bool ReduceF32Runs(const ParallelContext& parallel, Opcode op, const Array& x, f
     *done = ParallelChunks(parallel, outputs,
                            std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, run)),
                            [&](int64_t begin, int64_t end) {
-                             for (int64_t k = begin; k < end; ++k) {
-                               o[k] = init;
-                               FoldF32(op, &o[k], in + k * run, run);
-                             }
+                             FoldRowsF32(op, in + begin * run, end - begin, run, init, o + begin);
                            });
     return true;
   }

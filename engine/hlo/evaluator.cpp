@@ -7,6 +7,7 @@
 #include <set>
 
 #include "engine/hlo/eval_internal.h"
+#include "engine/hlo/loop_fusion.h"
 
 namespace tpuemu::engine::hlo {
 
@@ -45,7 +46,7 @@ class Machine : public KernelContext {
       : module_(module),
         options_(options),
         scalars_(module.computations.size()),
-        last_use_(module.computations.size()) {
+        plans_(module.computations.size()) {
     executions.resize(module.computations.size());
     for (size_t c = 0; c < module.computations.size(); ++c) {
       executions[c].assign(module.computations[c].instructions.size(), 0);
@@ -88,7 +89,10 @@ class Machine : public KernelContext {
   std::vector<std::vector<int64_t>> host_ns;  // with options.profile
 
  private:
-  const std::vector<int>& LastUse(int index);
+  // The loop-fusion plan and last uses of computation `index` (made on first use).
+  const LoopFusionPlan& Plan(int index);
+  // Runs fused group `group` of computation `comp` for every lane; sets its outputs in env.
+  Status RunGroup(int comp, int group, std::vector<Lanes>& env, size_t lanes);
   Result<Lanes> Step(int comp, int index, const Instruction& inst, const std::vector<int>& devices,
                      const std::vector<Lanes>& env);
   Result<Lanes> While(const Instruction& inst, const std::vector<int>& devices, Lanes state);
@@ -98,45 +102,68 @@ class Machine : public KernelContext {
   const Module& module_;
   const EvalOptions& options_;
   std::vector<std::unique_ptr<ScalarComputation>> scalars_;
-  std::vector<std::vector<int>> last_use_;
+  std::vector<std::unique_ptr<LoopFusionPlan>> plans_;
   std::map<const Instruction*, Value> elided_;
   uint64_t counter_ = 0;  // rng / rng-get-and-update-state calls
 };
 
-const std::vector<int>& Machine::LastUse(int index) {
-  std::vector<int>& last = last_use_[static_cast<size_t>(index)];
-  if (last.empty()) {
-    const Computation& comp = module_.computations[static_cast<size_t>(index)];
-    const int n = static_cast<int>(comp.instructions.size());
-    last.assign(static_cast<size_t>(n), -1);
-    for (int i = 0; i < n; ++i) {
-      for (int o : comp.instructions[static_cast<size_t>(i)].operands)
-        last[static_cast<size_t>(o)] = i;
-    }
-    last[static_cast<size_t>(comp.root)] = n;  // the result outlives the computation
+const LoopFusionPlan& Machine::Plan(int index) {
+  std::unique_ptr<LoopFusionPlan>& plan = plans_[static_cast<size_t>(index)];
+  if (!plan) {
+    plan = std::make_unique<LoopFusionPlan>(
+        PlanLoopFusion(module_.computations[static_cast<size_t>(index)], options_.loop_fusion));
   }
-  return last;
+  return *plan;
+}
+
+Status Machine::RunGroup(int comp, int group, std::vector<Lanes>& env, size_t lanes) {
+  const Computation& computation = module_.computations[static_cast<size_t>(comp)];
+  const LoopFusionPlan& plan = Plan(comp);
+  const LoopGroup& g = plan.groups[static_cast<size_t>(group)];
+  for (int m : g.members) {
+    const Instruction& inst = computation.instructions[static_cast<size_t>(m)];
+    TPUEMU_RETURN_IF_ERROR(CheckSize(inst, inst.shape, options_.limits));
+  }
+  for (size_t lane = 0; lane < lanes; ++lane) {
+    auto outs = RunLoopGroup(
+        computation, plan, group,
+        [&](int o) -> const Array& { return *env[static_cast<size_t>(o)][lane].array; },
+        options_.Parallel());
+    if (!outs.ok()) return outs.status();
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+      env[static_cast<size_t>(g.outputs[k])].push_back(Value::Of(std::move((*outs)[k])));
+    }
+  }
+  return Status::Ok();
 }
 
 Result<Lanes> Machine::Call(int index, const std::vector<int>& devices,
                             std::vector<std::vector<Value>> args) {
   const Computation& comp = module_.computations[static_cast<size_t>(index)];
-  const std::vector<int>& last = LastUse(index);
+  const LoopFusionPlan& plan = Plan(index);
   std::vector<Lanes> env(comp.instructions.size());
   for (size_t i = 0; i < comp.instructions.size(); ++i) {
     if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
       return Status::Cancelled("HLO execution cancelled before " + comp.instructions[i].Describe());
     }
     const Instruction& inst = comp.instructions[i];
+    const int group = plan.group_of[i];
     if (inst.opcode == Opcode::kParameter) {
       env[i].reserve(devices.size());
       for (auto& a : args) env[i].push_back(a[static_cast<size_t>(inst.index)]);
+    } else if (plan.unmaterialised[i] ||
+               (group >= 0 && plan.groups[static_cast<size_t>(group)].at != static_cast<int>(i))) {
+      // Read only inside a fused loop, or a fused member that runs with its group's last one.
     } else {
       const auto start = options_.profile ? std::chrono::steady_clock::now()
                                           : std::chrono::steady_clock::time_point{};
-      auto out = Step(index, static_cast<int>(i), inst, devices, env);
-      if (!out.ok()) return out.status();
-      env[i] = std::move(*out);
+      if (group >= 0) {
+        TPUEMU_RETURN_IF_ERROR(RunGroup(index, group, env, devices.size()));
+      } else {
+        auto out = Step(index, static_cast<int>(i), inst, devices, env);
+        if (!out.ok()) return out.status();
+        env[i] = std::move(*out);
+      }
       if (options_.profile) {
         host_ns[static_cast<size_t>(index)][i] +=
             std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
@@ -145,9 +172,7 @@ Result<Lanes> Machine::Call(int index, const std::vector<int>& devices,
       }
     }
     ++executions[static_cast<size_t>(index)][i];
-    for (int o : inst.operands) {
-      if (last[static_cast<size_t>(o)] == static_cast<int>(i)) env[static_cast<size_t>(o)].clear();
-    }
+    for (int o : plan.released_after[i]) env[static_cast<size_t>(o)].clear();
   }
   return std::move(env[static_cast<size_t>(comp.root)]);
 }
@@ -196,7 +221,7 @@ Result<Lanes> Machine::Step(int comp, int index, const Instruction& inst,
   TPUEMU_RETURN_IF_ERROR(CheckSize(inst, inst.shape, options_.limits));
   // Operands that die here, once in the operand list, and held by nothing but env (not a
   // parameter the caller keeps, a constant, or an element of a live tuple) lend their buffers.
-  const std::vector<int>& last = LastUse(comp);
+  const std::vector<int>& last = Plan(comp).last_use;
   std::vector<size_t> dying;
   if (ReusesOperands(inst.opcode)) {
     for (size_t j = 0; j < inst.operands.size(); ++j) {

@@ -45,6 +45,9 @@ struct EvalOptions {
   int max_threads = 0;
   // Time every instruction (EvalResult::host_ns): a steady_clock read around each.
   bool profile = false;
+  // Run chains of f32 elementwise ops as fused loops (engine/hlo/loop_fusion.h): the same bits,
+  // without an array per intermediate. Off: one kernel per instruction (the tests compare both).
+  bool loop_fusion = true;
 
   // The share of the pool and the stop these options give one instruction's work.
   ParallelContext Parallel() const;

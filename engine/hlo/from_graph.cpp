@@ -3,6 +3,7 @@
 // would trace for the op, keeping the native kernels' order of operations.
 #include "engine/hlo/from_graph.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>

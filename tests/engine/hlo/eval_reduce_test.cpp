@@ -50,25 +50,26 @@ ENTRY e {
 TEST(HloEvalReduce, RowAndColumnFoldsKeepTheRowMajorOrder) {
   // Reductions over trailing dims (a softmax's row sums) and leading dims (a bias gradient's
   // column sums) take the f32 fast paths; each output must still fold its elements from the
-  // init in row-major order, bit for bit, and a max must keep a NaN.
+  // init in row-major order, bit for bit (ten rows: eight folded side by side, two alone), and a
+  // max must keep a NaN.
   const std::string text = std::string("HloModule m\n") + kAdd + R"(ENTRY e {
-  x = f32[6,5,7] parameter(0)
+  x = f32[10,5,7] parameter(0)
   z = f32[] constant(0.1)
   lo = f32[] constant(-inf)
-  rows = f32[6] reduce(x, z), dimensions={1,2}, to_apply=add
+  rows = f32[10] reduce(x, z), dimensions={1,2}, to_apply=add
   cols = f32[7] reduce(x, z), dimensions={0,1}, to_apply=add
-  mid = f32[6,7] reduce(x, z), dimensions={1}, to_apply=add
-  mx = f32[6,5] reduce(x, lo), dimensions={2}, to_apply=max
-  ROOT t = (f32[6], f32[7], f32[6,7], f32[6,5]) tuple(rows, cols, mid, mx)
+  mid = f32[10,7] reduce(x, z), dimensions={1}, to_apply=add
+  mx = f32[10,5] reduce(x, lo), dimensions={2}, to_apply=max
+  ROOT t = (f32[10], f32[7], f32[10,7], f32[10,5]) tuple(rows, cols, mid, mx)
 })";
-  std::vector<float> v(6 * 5 * 7);
+  std::vector<float> v(10 * 5 * 7);
   for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<float>(i) * 1.3f) * 1e3f;
   v[3 * 35 + 2 * 7 + 4] = std::nanf("");
-  const Value out = MustRun(text, {F32({6, 5, 7}, v)});
+  const Value out = MustRun(text, {F32({10, 5, 7}, v)});
   ASSERT_EQ(out.elements.size(), 4u);
   auto at = [&](int i, int j, int k) { return v[static_cast<size_t>((i * 5 + j) * 7 + k)]; };
   std::vector<float> rows, cols, mid, mx;
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 10; ++i) {
     float acc = 0.1f;
     for (int j = 0; j < 5; ++j)
       for (int k = 0; k < 7; ++k) acc += at(i, j, k);
@@ -76,11 +77,11 @@ TEST(HloEvalReduce, RowAndColumnFoldsKeepTheRowMajorOrder) {
   }
   for (int k = 0; k < 7; ++k) {
     float acc = 0.1f;
-    for (int i = 0; i < 6; ++i)
+    for (int i = 0; i < 10; ++i)
       for (int j = 0; j < 5; ++j) acc += at(i, j, k);
     cols.push_back(acc);
   }
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 10; ++i) {
     for (int k = 0; k < 7; ++k) {
       float acc = 0.1f;
       for (int j = 0; j < 5; ++j) acc += at(i, j, k);
@@ -96,7 +97,7 @@ TEST(HloEvalReduce, RowAndColumnFoldsKeepTheRowMajorOrder) {
   EXPECT_EQ(bits(Floats(out.elements[1])), bits(cols));
   EXPECT_EQ(bits(Floats(out.elements[2])), bits(mid));
   const std::vector<float> got_max = Floats(out.elements[3]);
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 10; ++i) {
     for (int j = 0; j < 5; ++j) {
       float want = -INFINITY;
       bool nan = false;

@@ -1,0 +1,272 @@
+#include "engine/hlo/loop_fusion.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "engine/hlo/elementwise.h"
+
+namespace tpuemu::engine::hlo::internal {
+namespace {
+
+// Below this many elements a loop of separate kernels costs no more than the fused one.
+constexpr int64_t kMinFusedElements = 4096;
+// Elements per block: every member's register holds one block (4 KiB), so a group's registers
+// stay in L1/L2 while it runs.
+constexpr int64_t kBlock = 1024;
+
+bool IsF32(const Shape& s) { return !s.IsTuple() && s.type == PrimitiveType::kF32; }
+
+const Instruction& Operand(const Computation& comp, const Instruction& inst, size_t j) {
+  return comp.instructions[static_cast<size_t>(inst.operands[j])];
+}
+
+// A broadcast of an f32 scalar: read by fused members as a constant register.
+bool IsSplat(const Computation& comp, const Instruction& inst) {
+  return inst.opcode == Opcode::kBroadcast && IsF32(inst.shape) &&
+         Operand(comp, inst, 0).shape.dims.empty() && IsF32(Operand(comp, inst, 0).shape);
+}
+
+// Whether inst can be a member of a fused loop: an elementwise f32 op over a large array.
+bool IsLoopOp(const Computation& comp, const Instruction& inst) {
+  if (inst.shape.IsTuple() || Product(inst.shape.dims) < kMinFusedElements) return false;
+  const Opcode op = inst.opcode;
+  auto f32_operands = [&](size_t from) {
+    for (size_t j = from; j < inst.operands.size(); ++j) {
+      if (!IsF32(Operand(comp, inst, j).shape)) return false;
+    }
+    return true;
+  };
+  if (op == Opcode::kCompare) {
+    return inst.shape.type == PrimitiveType::kPred && f32_operands(0) &&
+           inst.a().compare_type != CompareType::kTotalOrder;
+  }
+  if (op == Opcode::kSelect) {
+    const Shape& pred = Operand(comp, inst, 0).shape;
+    return IsF32(inst.shape) && pred.type == PrimitiveType::kPred && pred.dims == inst.shape.dims &&
+           f32_operands(1);
+  }
+  if ((IsElementwiseUnary(op) && op != Opcode::kIsFinite) || IsElementwiseBinary(op)) {
+    return IsF32(inst.shape) && f32_operands(0);
+  }
+  return false;
+}
+
+}  // namespace
+
+LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse) {
+  const int n = static_cast<int>(comp.instructions.size());
+  LoopFusionPlan plan;
+  plan.group_of.assign(static_cast<size_t>(n), -1);
+  plan.unmaterialised.assign(static_cast<size_t>(n), false);
+  std::vector<bool> open;
+  auto inst_at = [&](int i) -> const Instruction& {
+    return comp.instructions[static_cast<size_t>(i)];
+  };
+  for (int i = 0; i < n; ++i) {
+    const Instruction& inst = inst_at(i);
+    if (fuse && IsLoopOp(comp, inst)) {
+      int joined = -1;
+      bool several = false;
+      for (int o : inst.operands) {
+        const int g = plan.group_of[static_cast<size_t>(o)];
+        if (g < 0 || !open[static_cast<size_t>(g)] ||
+            plan.groups[static_cast<size_t>(g)].dims != inst.shape.dims) {
+          continue;
+        }
+        several = several || (joined >= 0 && joined != g);
+        joined = g;
+      }
+      if (joined < 0 || several) {  // merging two open groups is left undone: a new one
+        joined = static_cast<int>(plan.groups.size());
+        plan.groups.push_back(LoopGroup{inst.shape.dims, {}, -1, {}});
+        open.push_back(true);
+      }
+      plan.groups[static_cast<size_t>(joined)].members.push_back(i);
+      plan.group_of[static_cast<size_t>(i)] = joined;
+    }
+    // A group read from outside must run before this instruction: nothing more joins it.
+    for (int o : inst.operands) {
+      const int g = plan.group_of[static_cast<size_t>(o)];
+      if (g >= 0 && g != plan.group_of[static_cast<size_t>(i)])
+        open[static_cast<size_t>(g)] = false;
+    }
+  }
+  // A lone member pays off only when it reads a scalar broadcast (no array of it then).
+  for (LoopGroup& g : plan.groups) {
+    if (g.members.size() != 1) continue;
+    const Instruction& inst = inst_at(g.members[0]);
+    const bool reads_splat = std::any_of(inst.operands.begin(), inst.operands.end(),
+                                         [&](int o) { return IsSplat(comp, inst_at(o)); });
+    if (!reads_splat) {
+      plan.group_of[static_cast<size_t>(g.members[0])] = -1;
+      g.members.clear();
+    }
+  }
+  // Users outside a group (another group counts as outside); the root is read by the caller.
+  std::vector<bool> read_outside(static_cast<size_t>(n), false);
+  read_outside[static_cast<size_t>(comp.root)] = true;
+  for (int i = 0; i < n; ++i) {
+    for (int o : inst_at(i).operands) {
+      const int g = plan.group_of[static_cast<size_t>(o)];
+      if (g < 0 || g != plan.group_of[static_cast<size_t>(i)]) {
+        read_outside[static_cast<size_t>(o)] = true;
+      }
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (!IsSplat(comp, inst_at(i)) || i == comp.root) continue;
+    bool only_fused = true;
+    for (int u = i + 1; u < n && only_fused; ++u) {
+      const Instruction& user = inst_at(u);
+      if (std::find(user.operands.begin(), user.operands.end(), i) != user.operands.end()) {
+        only_fused = plan.group_of[static_cast<size_t>(u)] >= 0;
+      }
+    }
+    plan.unmaterialised[static_cast<size_t>(i)] = only_fused;
+  }
+  for (LoopGroup& g : plan.groups) {
+    if (g.members.empty()) continue;
+    g.at = g.members.back();
+    for (int m : g.members) {
+      if (read_outside[static_cast<size_t>(m)]) g.outputs.push_back(m);
+    }
+  }
+  // Last uses: a member reads its operands where its group runs; a member reading an
+  // unmaterialised broadcast reads the broadcast's scalar there.
+  plan.last_use.assign(static_cast<size_t>(n), -1);
+  auto use = [&](int value, int at) {
+    int& last = plan.last_use[static_cast<size_t>(value)];
+    last = std::max(last, at);
+  };
+  for (int i = 0; i < n; ++i) {
+    const int g = plan.group_of[static_cast<size_t>(i)];
+    const int at = g >= 0 ? plan.groups[static_cast<size_t>(g)].at : i;
+    for (int o : inst_at(i).operands) {
+      use(o, at);
+      if (plan.unmaterialised[static_cast<size_t>(o)]) use(inst_at(o).operands[0], at);
+    }
+  }
+  plan.last_use[static_cast<size_t>(comp.root)] = n;
+  plan.released_after.resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const int last = plan.last_use[static_cast<size_t>(i)];
+    if (last >= 0 && last < n) plan.released_after[static_cast<size_t>(last)].push_back(i);
+  }
+  return plan;
+}
+
+Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusionPlan& plan, int g,
+                                        const std::function<const Array&(int)>& value_of,
+                                        const ParallelContext& parallel) {
+  const LoopGroup& group = plan.groups[static_cast<size_t>(g)];
+  const int64_t total = Product(group.dims);
+  // Where each value a member reads comes from, per block: a member's register (or its output
+  // array), an input array, a pred input turned into 0/1 floats, or a scalar broadcast.
+  enum class From { kMember, kInput, kPredInput, kSplat };
+  struct Source {
+    From from;
+    int slot;  // member position, input, pred input or splat index
+  };
+  std::unordered_map<int, Source> source;
+  std::vector<const float*> inputs;
+  std::vector<const int64_t*> pred_inputs;
+  std::vector<float> splat_values;
+  for (size_t m = 0; m < group.members.size(); ++m) {
+    source[group.members[m]] = {From::kMember, static_cast<int>(m)};
+  }
+  std::vector<std::vector<Source>> reads(group.members.size());
+  for (size_t m = 0; m < group.members.size(); ++m) {
+    for (int o : comp.instructions[static_cast<size_t>(group.members[m])].operands) {
+      auto it = source.find(o);
+      if (it == source.end()) {
+        const Instruction& producer = comp.instructions[static_cast<size_t>(o)];
+        if (plan.unmaterialised[static_cast<size_t>(o)]) {
+          splat_values.push_back(value_of(producer.operands[0]).f[0]);
+          it = source.emplace(o, Source{From::kSplat, static_cast<int>(splat_values.size() - 1)})
+                   .first;
+        } else if (producer.shape.type == PrimitiveType::kPred) {
+          pred_inputs.push_back(value_of(o).i.data());
+          it = source.emplace(o, Source{From::kPredInput, static_cast<int>(pred_inputs.size() - 1)})
+                   .first;
+        } else {
+          const Array& a = value_of(o);
+          // A materialised scalar broadcast is an array too; any other operand has the group's
+          // shape (elementwise operands match their result).
+          inputs.push_back(a.f.data());
+          it = source.emplace(o, Source{From::kInput, static_cast<int>(inputs.size() - 1)}).first;
+        }
+      }
+      reads[m].push_back(it->second);
+    }
+  }
+  std::vector<Array> outs;
+  std::vector<int> out_of(group.members.size(), -1);  // member position -> output index
+  for (int o : group.outputs) {
+    const size_t m = static_cast<size_t>(std::find(group.members.begin(), group.members.end(), o) -
+                                         group.members.begin());
+    out_of[m] = static_cast<int>(outs.size());
+    outs.push_back(
+        Array::Uninitialized(comp.instructions[static_cast<size_t>(o)].shape.type, group.dims));
+  }
+  std::vector<ElementwiseOp> ops;
+  for (int member : group.members) {
+    ops.push_back(OpOf(comp.instructions[static_cast<size_t>(member)]));
+  }
+  const bool done =
+      ParallelChunks(parallel, total, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+        // Registers: one block per member, per pred input and per splat.
+        const size_t members = group.members.size();
+        std::vector<float> regs((members + pred_inputs.size() + splat_values.size()) *
+                                static_cast<size_t>(kBlock));
+        auto reg = [&](size_t r) { return regs.data() + r * static_cast<size_t>(kBlock); };
+        for (size_t s = 0; s < splat_values.size(); ++s) {
+          std::fill_n(reg(members + pred_inputs.size() + s), kBlock, splat_values[s]);
+        }
+        std::vector<float*> at(members);
+        for (int64_t b = begin; b < end; b += kBlock) {
+          const int64_t len = std::min(kBlock, end - b);
+          for (size_t p = 0; p < pred_inputs.size(); ++p) {
+            float* r = reg(members + p);
+            for (int64_t k = 0; k < len; ++k) r[k] = pred_inputs[p][b + k] != 0 ? 1.0f : 0.0f;
+          }
+          auto ptr = [&](const Source& s) -> const float* {
+            switch (s.from) {
+              case From::kMember:
+                return at[static_cast<size_t>(s.slot)];
+              case From::kInput:
+                return inputs[static_cast<size_t>(s.slot)] + b;
+              case From::kPredInput:
+                return reg(members + static_cast<size_t>(s.slot));
+              case From::kSplat:
+                return reg(members + pred_inputs.size() + static_cast<size_t>(s.slot));
+            }
+            return nullptr;
+          };
+          for (size_t m = 0; m < members; ++m) {
+            const int out = out_of[m];
+            // An f32 output is its own register; a pred output converts the register after.
+            float* o = out >= 0 && outs[static_cast<size_t>(out)].floating()
+                           ? outs[static_cast<size_t>(out)].f.data() + b
+                           : reg(m);
+            at[m] = o;
+            const std::vector<Source>& in = reads[m];
+            if (ops[m].opcode == Opcode::kSelect) {
+              SelectBlockF32(ptr(in[0]), ptr(in[1]), ptr(in[2]), o, len);
+            } else {
+              MapBlockF32(ops[m], ptr(in[0]), in.size() > 1 ? ptr(in[1]) : nullptr, o, len);
+            }
+            if (out >= 0 && !outs[static_cast<size_t>(out)].floating()) {
+              int64_t* dst = outs[static_cast<size_t>(out)].i.data() + b;
+              for (int64_t k = 0; k < len; ++k) dst[k] = o[k] != 0.0f ? 1 : 0;
+            }
+          }
+        }
+      });
+  if (!done) {
+    return Status::Cancelled("HLO execution cancelled in " +
+                             comp.instructions[static_cast<size_t>(group.at)].Describe());
+  }
+  return outs;
+}
+
+}  // namespace tpuemu::engine::hlo::internal
