@@ -17,6 +17,7 @@ ParallelContext EvalOptions::Parallel() const {
   ctx.group = pool_group;
   ctx.max_threads = max_threads;
   ctx.cancel.flag = cancel;
+  ctx.cancel.deadline = deadline;
   return ctx;
 }
 namespace internal {
@@ -145,6 +146,10 @@ Result<Lanes> Machine::Call(int index, const std::vector<int>& devices,
   for (size_t i = 0; i < comp.instructions.size(); ++i) {
     if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
       return Status::Cancelled("HLO execution cancelled before " + comp.instructions[i].Describe());
+    }
+    if (options_.deadline && std::chrono::steady_clock::now() >= *options_.deadline) {
+      return Status::DeadlineExceeded("HLO execution deadline exceeded before " +
+                                      comp.instructions[i].Describe());
     }
     const Instruction& inst = comp.instructions[i];
     const int group = plan.group_of[i];
@@ -401,7 +406,19 @@ Result<EvalResult> Evaluate(const Module& module, const std::vector<std::vector<
   std::vector<int> all(static_cast<size_t>(devices));
   for (int d = 0; d < devices; ++d) all[static_cast<size_t>(d)] = d;
   auto outputs = machine.Call(module.entry, all, args);
-  if (!outputs.ok()) return outputs.status();
+  if (!outputs.ok()) {
+    // A kernel stopped by the token says "cancelled"; without a cancel it was the deadline.
+    const Status& s = outputs.status();
+    const bool flagged = options.cancel != nullptr && options.cancel->load();
+    if (s.code() == StatusCode::kCancelled && !flagged && options.deadline) {
+      std::string message = s.message();
+      if (const size_t at = message.find("cancelled"); at != std::string::npos) {
+        message.replace(at, 9, "deadline exceeded");
+      }
+      return Status::DeadlineExceeded(message);
+    }
+    return s;
+  }
   EvalResult result;
   result.outputs = std::move(*outputs);
   result.executions = std::move(machine.executions);

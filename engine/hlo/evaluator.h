@@ -14,12 +14,15 @@
 // opcode (custom_call_target for custom-call) and line; UNIMPLEMENTED for element types other
 // than pred, s8-s64, u8-u64, f16, bf16, f32 (f64 and complex included). While running:
 // INVALID_ARGUMENT when a while loop exceeds limits.max_while_trips or an array exceeds
-// limits.max_tensor_elements, CANCELLED when *options.cancel becomes true.
+// limits.max_tensor_elements, CANCELLED when *options.cancel becomes true, DEADLINE_EXCEEDED once
+// options.deadline has passed.
 // Evaluate is a pure function of its arguments: thread-safe.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +40,8 @@ struct EvalOptions {
   uint64_t seed = 0;                          // elided constants, rng and rng-get-and-update-state
   Limits limits;
   const std::atomic<bool>* cancel = nullptr;  // not owned
+  // Past it the run stops as at a cancel, with DEADLINE_EXCEEDED (a job's timeout).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   // Where a dot's or convolution's GEMM tiles run (not owned; null: the calling thread), under
   // which fairness group, on at most max_threads threads (the caller included; 0 = the pool's
   // threads + 1): a job asking for N cores passes N, as native jobs do (engine/executor.h).

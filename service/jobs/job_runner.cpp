@@ -204,12 +204,19 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   // A job gets the host threads of the cores it asked for (the caller's thread included), so two
   // one-core jobs on two nodes share the machine instead of each taking all of it, and `cores: 2`
   // runs a large step about twice as fast as `cores: 1` on two host cores.
+  std::shared_ptr<const engine::hlo::HloGraphProgram> hlo;
+  if (limits_.executor == JobExecutor::kHlo) {
+    auto lowered = engine::hlo::HloGraphProgram::Lower(workload->graph());
+    if (!lowered.ok()) return fail("lowering to HLO: " + Reason(lowered.status()));
+    hlo = std::move(*lowered);
+  }
   StepRunner runner(compiled->program(), *workload, slice, compiled->tensorcores,
                     {.cancel = active->cancel.flag(),
                      .deadline = deadline ? std::optional(deadline->steady) : std::nullopt,
                      .pool = &pool_,
                      .pool_group = name,
-                     .max_threads = std::max(1, spec.cores)});
+                     .max_threads = std::max(1, spec.cores)},
+                    hlo);
   RunTotals totals;
   for (int64_t step = 0; step < spec.steps && !active->cancel.requested(); ++step) {
     Result<db::JobStepRow> row = runner.Run(step);
@@ -230,7 +237,8 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   const json result = AssembleResult(*compiled,
                                      {.steps = spec.steps,
                                       .allreduce_cycles_per_step = runner.allreduce_cycles(),
-                                      .accelerator_type = slice.type().name},
+                                      .accelerator_type = slice.type().name,
+                                      .executor = hlo ? "hlo" : "native"},
                                      totals, runner.last_outputs());
   Finish(name, Ended(JobState::kSucceeded, "completed " + std::to_string(spec.steps) + " steps"),
          result);

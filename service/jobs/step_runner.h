@@ -17,6 +17,7 @@
 #include "engine/compiler.h"
 #include "engine/executor.h"
 #include "engine/hardware.h"
+#include "engine/hlo/graph_program.h"
 #include "service/workloads/workloads.h"
 
 namespace tpuemu::service {
@@ -25,8 +26,11 @@ class StepRunner {
  public:
   // `tensorcores`: the TensorCores a step occupies (CompiledJob::tensorcores), the denominator
   // of the MXU utilization. `exec` carries the cancel flag, the pool and its fairness group.
+  // With `hlo` (the workload's graph lowered, JobExecutor::kHlo) the shards run on the HLO
+  // evaluator instead of the native executor; the program still prices the step.
   StepRunner(const engine::CompiledProgram& program, Workload& workload, const engine::Slice& slice,
-             int tensorcores, engine::ExecuteOptions exec = {});
+             int tensorcores, engine::ExecuteOptions exec = {},
+             std::shared_ptr<const engine::hlo::HloGraphProgram> hlo = nullptr);
 
   // Runs step `step` on every shard, applies SGD, and returns the step's row. CANCELLED or
   // DEADLINE_EXCEEDED when the cancel flag or exec's deadline stopped it (inside an op, or the
@@ -41,6 +45,7 @@ class StepRunner {
  private:
   const engine::CompiledProgram& program_;
   Workload& workload_;
+  const std::shared_ptr<const engine::hlo::HloGraphProgram> hlo_;
   const int tensorcores_;
   const engine::ExecuteOptions exec_;
   const engine::ParallelContext parallel_;  // exec_'s threads and stop: shards side by side, SGD

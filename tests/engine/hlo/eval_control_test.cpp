@@ -244,6 +244,29 @@ TEST(HloEvalControl, CancellationStopsBetweenInstructions) {
 // One 4096³ HIGHEST dot (six GEMM passes, seconds on one thread): a flag set while it runs stops
 // it between GEMM tiles, not at its end. The 2 s bound proves that the GEMM polls, not how fast
 // this machine is; the test prints what it measured.
+TEST(HloEvalControl, ADeadlineStopsARunWithDeadlineExceeded) {
+  // A 2048³ HIGHEST dot (six passes: seconds here) and a deadline 150 ms away: the GEMM's tiles
+  // stop it; a deadline already past stops it before the first instruction.
+  const std::string text = R"(HloModule m
+ENTRY e {
+  a = f32[2048,2048] parameter(0)
+  b = f32[2048,2048] parameter(1)
+  ROOT c = f32[2048,2048] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,highest}
+})";
+  const std::vector<Value> args = {F32({2048, 2048}, {1}), F32({2048, 2048}, {2})};
+  EvalOptions options;
+  options.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(150);
+  Result<Value> inside = testing::Run(text, args, options);
+  ASSERT_FALSE(inside.ok());
+  EXPECT_EQ(inside.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(inside.status().message(), HasSubstr("deadline exceeded"));
+  options.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  Result<Value> before = testing::Run(text, args, options);
+  ASSERT_FALSE(before.ok());
+  EXPECT_EQ(before.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(before.status().message(), HasSubstr("deadline exceeded before"));
+}
+
 TEST(HloEvalControl, CancellationStopsInsideALargeDot) {
   using Clock = std::chrono::steady_clock;
   const std::string text = R"(HloModule m

@@ -1,0 +1,85 @@
+#include "engine/hlo/graph_program.h"
+
+#include "engine/hlo/evaluator.h"
+#include "engine/hlo/parser.h"
+#include "engine/init_cache.h"
+
+namespace tpuemu::engine::hlo {
+namespace {
+
+// A lowered output as the native tensor of the op's dtype (the same values: an f32/bf16 array
+// holds what the tensor holds, an s32 array the int32s).
+Tensor TensorOf(const Array& a, DType dtype) {
+  Tensor t = Tensor::Uninitialized(dtype, engine::Shape(a.dims));
+  if (dtype == DType::kI32) {
+    for (int64_t k = 0; k < t.num_elements(); ++k) {
+      t.i32()[k] = static_cast<int32_t>(a.i[static_cast<size_t>(k)]);
+    }
+  } else {
+    std::copy(a.f.begin(), a.f.end(), t.f32());
+  }
+  return t;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const HloGraphProgram>> HloGraphProgram::Lower(const Graph& graph) {
+  Result<GraphLowering> lowering = LowerGraph(graph);
+  if (!lowering.ok()) return lowering.status();
+  Result<Module> module = ParseModule(lowering->text);
+  if (!module.ok()) {
+    return Status::Internal("the HLO lowering of '" + graph.name() +
+                            "' does not parse: " + module.status().message());
+  }
+  return std::shared_ptr<const HloGraphProgram>(
+      new HloGraphProgram(std::move(*lowering), std::move(*module)));
+}
+
+Result<std::map<std::string, Tensor>> HloGraphProgram::Run(const Graph& graph,
+                                                           const FeedView& feeds,
+                                                           Precision precision,
+                                                           const ExecuteOptions& options) const {
+  const ParallelContext parallel = ParallelContextOf(options);
+  std::vector<Value> args;
+  args.reserve(lowering_.parameters.size());
+  for (const std::string& id : lowering_.parameters) {
+    const Op* op = graph.Find(id);
+    if (op == nullptr) {
+      return Status::InvalidArgument("the graph has no op '" + id + "' that its lowering takes");
+    }
+    if (op->kind == OpKind::kParameter) {
+      if (auto fed = feeds.find(id); fed != feeds.end()) {
+        args.push_back(ArgumentOf(*fed->second));
+        continue;
+      }
+      if (op->attrs.init.kind == Init::Kind::kNone) {
+        return Status::InvalidArgument("parameter '" + id + "' was not fed");
+      }
+    }
+    // A constant, or an unfed parameter with an init spec: its values, as the executor makes them.
+    auto init = InitCache::Global().Get(op->dtype, op->shape, op->attrs.init, parallel.cancel);
+    if (!init.ok()) {
+      TPUEMU_RETURN_IF_ERROR(parallel.cancel.Check("before op '" + id + "'"));
+      return init.status();
+    }
+    args.push_back(ArgumentOf(**init));
+  }
+  EvalOptions eval;
+  eval.precision = precision;
+  eval.cancel = options.cancel;
+  eval.deadline = options.deadline;
+  eval.pool = options.pool;
+  eval.pool_group = options.pool_group;
+  eval.max_threads = options.max_threads;
+  Result<EvalResult> run = Evaluate(module_, {std::move(args)}, eval);
+  if (!run.ok()) return run.status();
+  const Value& root = run->outputs[0];
+  std::map<std::string, Tensor> outputs;
+  for (size_t k = 0; k < lowering_.outputs.size(); ++k) {
+    const std::string& id = lowering_.outputs[k];
+    outputs.emplace(id, TensorOf(*root.elements[k].array, graph.Find(id)->dtype));
+  }
+  return outputs;
+}
+
+}  // namespace tpuemu::engine::hlo
