@@ -66,17 +66,27 @@ LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse) {
     const Instruction& inst = inst_at(i);
     if (fuse && IsLoopOp(comp, inst)) {
       int joined = -1;
-      bool several = false;
       for (int o : inst.operands) {
         const int g = plan.group_of[static_cast<size_t>(o)];
-        if (g < 0 || !open[static_cast<size_t>(g)] ||
+        if (g < 0 || g == joined || !open[static_cast<size_t>(g)] ||
             plan.groups[static_cast<size_t>(g)].dims != inst.shape.dims) {
           continue;
         }
-        several = several || (joined >= 0 && joined != g);
-        joined = g;
+        if (joined < 0) {
+          joined = g;
+          continue;
+        }
+        // Two open groups meet here (a GELU gradient's branches): one group. Nothing outside
+        // either has read a member yet, so both can run here; members stay in text order.
+        LoopGroup& into = plan.groups[static_cast<size_t>(joined)];
+        LoopGroup& from = plan.groups[static_cast<size_t>(g)];
+        for (int m : from.members) plan.group_of[static_cast<size_t>(m)] = joined;
+        into.members.insert(into.members.end(), from.members.begin(), from.members.end());
+        std::sort(into.members.begin(), into.members.end());
+        from.members.clear();
+        open[static_cast<size_t>(g)] = false;
       }
-      if (joined < 0 || several) {  // merging two open groups is left undone: a new one
+      if (joined < 0) {
         joined = static_cast<int>(plan.groups.size());
         plan.groups.push_back(LoopGroup{inst.shape.dims, {}, -1, {}});
         open.push_back(true);

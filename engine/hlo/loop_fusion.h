@@ -7,8 +7,9 @@
 // (engine/hlo/elementwise.h's MapBlockF32), so fusion changes no bit.
 //
 // The plan is made once per computation. An instruction joins the open group of an operand
-// with its shape; a group closes once an instruction outside it reads one of its members, so it
-// can run where its last member stands without reordering anything that reads it. Internal to
+// with its shape (the open groups of several operands merge there); a group closes once an
+// instruction outside it reads one of its members, so it can run where its last member stands
+// without reordering anything that reads it. Internal to
 // the evaluator (evaluator.cpp); thread-compatible.
 #pragma once
 

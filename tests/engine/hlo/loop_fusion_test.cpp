@@ -88,14 +88,20 @@ TEST(HloLoopFusion, GroupsChainsAndClosesAGroupThatSomethingOutsideReads) {
     return size_t{0};
   };
   auto group = [&](const std::string& name) { return plan.group_of[index(name)]; };
-  // The GELU chain up to a1 is one group; the dot reads a1, so a1 is an output and the group
-  // closes: gelu (reading m4 and a1) and later ops start new groups.
+  // The GELU is one group: the chain to a1, and m4 (which started a group of its own from x)
+  // merged into it where gelu reads both. The dot after it reads a1, so a1 and gelu (read by s
+  // and the root) are its outputs, and it closes: e, read from the dot, starts a new group.
   EXPECT_GE(group("m0"), 0);
-  for (const char* name : {"m1", "m2", "a0", "m3", "t", "a1"}) EXPECT_EQ(group(name), group("m0"));
-  EXPECT_NE(group("gelu"), group("m0"));
+  for (const char* name : {"m1", "m2", "a0", "m3", "t", "a1", "m4", "gelu"}) {
+    EXPECT_EQ(group(name), group("m0")) << name;
+  }
   const internal::LoopGroup& chain = plan.groups[static_cast<size_t>(group("m0"))];
-  EXPECT_EQ(chain.outputs, std::vector<int>{static_cast<int>(index("a1"))});
-  EXPECT_EQ(chain.at, static_cast<int>(index("a1")));
+  EXPECT_EQ(chain.outputs,
+            (std::vector<int>{static_cast<int>(index("a1")), static_cast<int>(index("gelu"))}));
+  EXPECT_EQ(chain.at, static_cast<int>(index("gelu")));
+  EXPECT_GE(group("e"), 0);
+  EXPECT_NE(group("e"), group("m0"));
+  EXPECT_EQ(group("s"), group("e"));
   // Broadcast constants only fused ops read are never built; bz feeds a dot, so it is.
   EXPECT_TRUE(plan.unmaterialised[index("b0")]);
   EXPECT_FALSE(plan.unmaterialised[index("bz")]);
@@ -124,7 +130,8 @@ TEST(HloLoopFusion, AFusedRunHasTheBitsOfOneKernelPerInstruction) {
   for (const EvalOptions& options : {EvalOptions{}, pooled}) {
     const Value got = MustRun(kChains, args, options);
     ASSERT_EQ(got.elements.size(), 5u);
-    for (size_t e : {0u, 1u, 3u, 4u}) EXPECT_EQ(FusedBits(got.elements[e]), FusedBits(want.elements[e])) << e;
+    for (size_t e : {0u, 1u, 3u, 4u})
+      EXPECT_EQ(FusedBits(got.elements[e]), FusedBits(want.elements[e])) << e;
     EXPECT_EQ(Integers(got.elements[2]), Integers(want.elements[2]));
   }
   // The values are real: gelu(x) = 0.5·x·(1 + tanh(0.7978845·(x + 0.044715·x³))) at one point.
