@@ -56,52 +56,72 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
   std::vector<int64_t> canon_dims{out_batch};
   canon_dims.insert(canon_dims.end(), out_sp.begin(), out_sp.end());
   canon_dims.push_back(cout);
-  Array canon = Array::Zeros(inst.shape.type, canon_dims);
+  Array canon = Array::Uninitialized(inst.shape.type, canon_dims);  // every group writes its own
   const bool floating = x.floating();
-  std::vector<float> col_f, ker_f, res_f;
+  FloatStore col_f, ker_f, res_f;  // recycled buffers, every element written before it is read
   std::vector<int64_t> col_i, ker_i;
   if (floating) {
-    col_f.assign(static_cast<size_t>(rows * cols), 0.0f);
-    ker_f.assign(static_cast<size_t>(cols * cout_g), 0.0f);
-    res_f.assign(static_cast<size_t>(rows * cout_g), 0.0f);
+    col_f.resize(static_cast<size_t>(rows * cols));
+    ker_f.resize(static_cast<size_t>(cols * cout_g));
+    res_f.resize(static_cast<size_t>(rows * cout_g));
   } else {
     col_i.assign(static_cast<size_t>(rows * cols), 0);
     ker_i.assign(static_cast<size_t>(cols * cout_g), 0);
   }
-  std::vector<int64_t> opos(n), wpos(n);
+  // window_offsets[q·n + i]: how far window position q reaches into dim i (its dilated index).
+  std::vector<int64_t> window_offsets;
+  for (std::vector<int64_t> wpos(n, 0); window_offsets.size() < static_cast<size_t>(window) * n;
+       NextIndex(wpos, win)) {
+    for (size_t i = 0; i < n; ++i) window_offsets.push_back(wpos[i] * a.window[i].window_dilation);
+  }
+  // Without base (lhs) dilation a window position is inside when 0 <= t < size: no division.
+  const bool dense_input = std::all_of(a.window.begin(), a.window.end(),
+                                       [](const WindowDim& wd) { return wd.base_dilation == 1; });
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t feat0 = fgc > 1 ? g * cin_g : 0;  // input feature offset of this group
     const int64_t batch0 = bgc > 1 ? g * out_batch : 0;
-    // im2col rows: (b, output position); cols: (window position, input feature)
-    for (int64_t b = 0; b < out_batch; ++b) {
-      std::fill(opos.begin(), opos.end(), 0);
-      for (int64_t p = 0; p < positions; ++p) {
-        const int64_t row = b * positions + p;
-        std::fill(wpos.begin(), wpos.end(), 0);
-        for (int64_t q = 0; q < window; ++q) {
-          int64_t off = (batch0 + b) * xs[0];
-          bool inside = true;
-          for (size_t i = 0; i < n && inside; ++i) {
-            const WindowDim& wd = a.window[i];
-            const int64_t t = opos[i] * wd.stride + wpos[i] * wd.window_dilation - wd.pad_low;
-            inside = t >= 0 && t % wd.base_dilation == 0 && t / wd.base_dilation < in_sp[i];
-            off += (inside ? t / wd.base_dilation : 0) * xs[i + 1];
-          }
-          const int64_t base = (row * window + q) * cin_g;
-          for (int64_t c = 0; c < cin_g; ++c) {
-            const auto dst = static_cast<size_t>(base + c);
-            const auto src = static_cast<size_t>(off + feat0 + c);
-            if (floating) {
-              col_f[dst] = inside ? x.f[src] : 0.0f;
-            } else {
-              col_i[dst] = inside ? x.i[src] : 0;
+    // im2col rows: (b, output position); cols: (window position, input feature). Rows are cut
+    // into chunks on the job's threads: each chunk writes its own rows.
+    const bool done = ParallelChunks(
+        parallel, rows, std::max<int64_t>(1, kElementwiseGrain / cols),
+        [&](int64_t row_begin, int64_t row_end) {
+          std::vector<int64_t> start(n);  // per dim: the output position's first input index
+          for (int64_t row = row_begin; row < row_end; ++row) {
+            const int64_t b = row / positions;
+            for (int64_t rest = row % positions, i = static_cast<int64_t>(n) - 1; i >= 0; --i) {
+              const auto u = static_cast<size_t>(i);
+              start[u] = rest % out_sp[u] * a.window[u].stride - a.window[u].pad_low;
+              rest /= out_sp[u];
+            }
+            for (int64_t q = 0; q < window; ++q) {
+              int64_t off = (batch0 + b) * xs[0];
+              bool inside = true;
+              const int64_t* wq = window_offsets.data() + q * static_cast<int64_t>(n);
+              for (size_t i = 0; i < n && inside; ++i) {
+                const int64_t t = start[i] + wq[i];
+                if (dense_input) {
+                  inside = t >= 0 && t < in_sp[i];
+                  off += t * xs[i + 1];
+                } else {
+                  const int64_t d = a.window[i].base_dilation;
+                  inside = t >= 0 && t % d == 0 && t / d < in_sp[i];
+                  off += (inside ? t / d : 0) * xs[i + 1];
+                }
+              }
+              const int64_t base = (row * window + q) * cin_g;
+              for (int64_t c = 0; c < cin_g; ++c) {
+                const auto dst = static_cast<size_t>(base + c);
+                const auto src = static_cast<size_t>(off + feat0 + c);
+                if (floating) {
+                  col_f[dst] = inside ? x.f[src] : 0.0f;
+                } else {
+                  col_i[dst] = inside ? x.i[src] : 0;
+                }
+              }
             }
           }
-          NextIndex(wpos, win);
-        }
-        NextIndex(opos, out_sp);
-      }
-    }
+        });
+    if (!done) return CancelledIn(inst);
     // kernel matrix [(window, cin_g), cout_g] for this group's output features
     for (int64_t q = 0; q < window; ++q) {
       for (int64_t c = 0; c < cin_g; ++c) {
@@ -119,6 +139,18 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
     if (floating &&
         !Gemm(col_f.data(), ker_f.data(), res_f.data(), rows, cout_g, cols, precision, parallel)) {
       return CancelledIn(inst);
+    }
+    if (floating && canon.floating()) {  // the float result, rounded to a narrower float type
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* src = res_f.data() + r * cout_g;
+        float* dst = canon.f.data() + r * cout + g * cout_g;
+        if (canon.type == PrimitiveType::kF32) {
+          std::copy(src, src + cout_g, dst);
+        } else {
+          for (int64_t o = 0; o < cout_g; ++o) dst[o] = RoundToType(canon.type, src[o]);
+        }
+      }
+      continue;
     }
     for (int64_t r = 0; r < rows; ++r) {
       if (!floating && parallel.cancel.Stopped()) {
