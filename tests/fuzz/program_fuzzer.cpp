@@ -1,8 +1,9 @@
 // Fuzzes the engine's JSON program format: bytes -> ParseProgram (engine/program_json.h) ->
 // Compile on a small slice -> Execute, with every tensor capped at a few thousand elements so
 // an input cannot ask for big work. Properties checked besides "no crash, no leak, no UB":
-// a parsed graph survives ProgramToJson -> ParseProgram, and a compiled one executes or fails
-// with a Status (never throws).
+// a parsed graph survives ProgramToJson -> ParseProgram, a compiled one executes or fails
+// with a Status (never throws), and one that executes runs on the HLO evaluator too
+// (engine/hlo/graph_program.h: lowering, loop fusion, buffer reuse) with the same output shapes.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "engine/compiler.h"
 #include "engine/executor.h"
 #include "engine/hardware.h"
+#include "engine/hlo/graph_program.h"
 #include "engine/program_json.h"
 
 using namespace tpuemu;          // NOLINT: a fuzz target's one job
@@ -48,6 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto compiled = Compile(*graph, slice, options);
   if (!compiled.ok()) return 0;
   Result<ExecutionResult> run = Execute(**compiled, *graph, {});
-  (void)run;  // a Status (unfed parameter, ...) is fine; a crash or UB is not
+  // A Status (unfed parameter, ...) is fine; a crash or UB is not.
+  if (!run.ok()) return 0;
+  auto lowered = hlo::HloGraphProgram::Lower(*graph);
+  Check(lowered.ok(), "a graph the executor runs does not lower to HLO");
+  auto on_hlo = (*lowered)->Run(*graph, {}, options.precision);
+  Check(on_hlo.ok(), "a graph the executor runs fails on the HLO evaluator");
+  Check(on_hlo->size() == run->outputs.size(), "the HLO run has other outputs");
+  for (const auto& [id, t] : run->outputs) {
+    auto it = on_hlo->find(id);
+    Check(it != on_hlo->end() && it->second.shape() == t.shape() && it->second.dtype() == t.dtype(),
+          "an HLO output differs in id, shape or dtype");
+  }
   return 0;
 }
