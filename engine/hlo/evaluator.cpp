@@ -20,6 +20,16 @@ ParallelContext EvalOptions::Parallel() const {
   ctx.cancel.deadline = deadline;
   return ctx;
 }
+
+EvalOptions EvalOptions::On(const ParallelContext& parallel) {
+  EvalOptions options;
+  options.pool = parallel.pool;
+  options.pool_group = parallel.group;
+  options.max_threads = parallel.max_threads;
+  options.cancel = parallel.cancel.flag;
+  options.deadline = parallel.cancel.deadline;
+  return options;
+}
 namespace internal {
 
 Status CheckSize(const Instruction& inst, const Shape& shape, const Limits& limits) {

@@ -54,8 +54,10 @@ struct EvalOptions {
   // without an array per intermediate. Off: one kernel per instruction (the tests compare both).
   bool loop_fusion = true;
 
-  // The share of the pool and the stop these options give one instruction's work.
+  // The share of the pool and the stop these options give one instruction's work, and the
+  // options that run on a given share (its pool, group, threads, cancel flag and deadline).
   ParallelContext Parallel() const;
+  static EvalOptions On(const ParallelContext& parallel);
 };
 
 struct EvalResult {

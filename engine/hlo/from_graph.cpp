@@ -353,13 +353,12 @@ PrimitiveType LoweredType(DType dtype) {
 }
 
 Value ArgumentOf(const Tensor& t) {
-  Array a = Array::Zeros(LoweredType(t.dtype()), t.shape().dims);
-  for (int64_t k = 0; k < t.num_elements(); ++k) {
-    if (t.dtype() == DType::kI32) {
-      a.i[static_cast<size_t>(k)] = t.i32()[k];
-    } else {
-      a.f[static_cast<size_t>(k)] = t.f32()[k];
-    }
+  // The hlo executor copies every weight each step: one pass, into a recycled buffer.
+  Array a = Array::Uninitialized(LoweredType(t.dtype()), t.shape().dims);
+  if (t.dtype() == DType::kI32) {
+    std::copy(t.i32(), t.i32() + t.num_elements(), a.i.begin());
+  } else {
+    std::copy(t.f32(), t.f32() + t.num_elements(), a.f.begin());
   }
   return Value::Of(std::move(a));
 }

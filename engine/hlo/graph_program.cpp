@@ -64,13 +64,8 @@ Result<std::map<std::string, Tensor>> HloGraphProgram::Run(const Graph& graph,
     }
     args.push_back(ArgumentOf(**init));
   }
-  EvalOptions eval;
+  EvalOptions eval = EvalOptions::On(parallel);
   eval.precision = precision;
-  eval.cancel = options.cancel;
-  eval.deadline = options.deadline;
-  eval.pool = options.pool;
-  eval.pool_group = options.pool_group;
-  eval.max_threads = options.max_threads;
   Result<EvalResult> run = Evaluate(module_, {std::move(args)}, eval);
   if (!run.ok()) return run.status();
   const Value& root = run->outputs[0];
