@@ -4,15 +4,17 @@
 #include <unordered_map>
 
 #include "engine/hlo/elementwise.h"
+#include "engine/hlo/fused_kernels.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {
 
 // Below this many elements a loop of separate kernels costs no more than the fused one.
 constexpr int64_t kMinFusedElements = 4096;
-// Elements per block: every member's register holds one block (4 KiB), so a group's registers
-// stay in L1/L2 while it runs.
-constexpr int64_t kBlock = 1024;
+// Elements per block: a register holds one block (4 KiB). Members share registers once their
+// value is dead, so a group's few live registers stay in L1 while it runs, and a block is long
+// enough that the per-call cost of each member's kernel is small beside its loop.
+constexpr int64_t kBlock = 512;
 
 bool IsF32(const Shape& s) { return !s.IsTuple() && s.type == PrimitiveType::kF32; }
 
@@ -53,7 +55,7 @@ bool IsLoopOp(const Computation& comp, const Instruction& inst) {
 
 }  // namespace
 
-LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse) {
+LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse, bool match_kernels) {
   const int n = static_cast<int>(comp.instructions.size());
   LoopFusionPlan plan;
   plan.group_of.assign(static_cast<size_t>(n), -1);
@@ -140,6 +142,7 @@ LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse) {
     for (int m : g.members) {
       if (read_outside[static_cast<size_t>(m)]) g.outputs.push_back(m);
     }
+    if (match_kernels) g.kernel = MatchFusedKernel(comp, plan, g);
   }
   // Last uses: a member reads its operands where its group runs; a member reading an
   // unmaterialised broadcast reads the broadcast's scalar there.
@@ -170,6 +173,17 @@ Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusio
                                         const ParallelContext& parallel) {
   const LoopGroup& group = plan.groups[static_cast<size_t>(g)];
   const int64_t total = Product(group.dims);
+  if (group.kernel.kernel != FusedKernel::kNone) {
+    std::vector<const float*> inputs;
+    for (int i : group.kernel.inputs) inputs.push_back(value_of(i).f.data());
+    std::vector<Array> outs;
+    outs.push_back(Array::Uninitialized(PrimitiveType::kF32, group.dims));
+    if (!RunFusedKernel(group.kernel.kernel, inputs, outs[0].f.data(), total, parallel)) {
+      return Status::Cancelled("HLO execution cancelled in " +
+                               comp.instructions[static_cast<size_t>(group.at)].Describe());
+    }
+    return outs;
+  }
   // Where each value a member reads comes from, per block: a member's register (or its output
   // array), an input array, a pred input turned into 0/1 floats, or a scalar broadcast.
   enum class From { kMember, kInput, kPredInput, kSplat };
@@ -222,21 +236,48 @@ Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusio
   for (int member : group.members) {
     ops.push_back(OpOf(comp.instructions[static_cast<size_t>(member)]));
   }
+  // Registers for the members: a member's register is free again after the last member that
+  // reads it, so a 22-op chain needs a handful, not 22.
+  const size_t members = group.members.size();
+  std::vector<size_t> last_reader(members, 0);
+  for (size_t m = 0; m < members; ++m) {
+    for (const Source& s : reads[m]) {
+      if (s.from == From::kMember) last_reader[static_cast<size_t>(s.slot)] = m;
+    }
+  }
+  std::vector<size_t> reg_of(members, 0);
+  size_t member_regs = 0;
+  {
+    std::vector<size_t> free_regs;
+    for (size_t m = 0; m < members; ++m) {
+      if (free_regs.empty()) free_regs.push_back(member_regs++);
+      reg_of[m] = free_regs.back();
+      free_regs.pop_back();
+      for (const Source& s : reads[m]) {
+        const size_t r = static_cast<size_t>(s.slot);
+        // A member read twice by m is freed once; an output member never held a register that
+        // another member may share while a later member could still read it.
+        if (s.from == From::kMember && last_reader[r] == m &&
+            std::find(free_regs.begin(), free_regs.end(), reg_of[r]) == free_regs.end()) {
+          free_regs.push_back(reg_of[r]);
+        }
+      }
+    }
+  }
   const bool done =
       ParallelChunks(parallel, total, kElementwiseGrain, [&](int64_t begin, int64_t end) {
-        // Registers: one block per member, per pred input and per splat.
-        const size_t members = group.members.size();
-        std::vector<float> regs((members + pred_inputs.size() + splat_values.size()) *
+        // Registers: the members' shared ones, then one per pred input and one per splat.
+        std::vector<float> regs((member_regs + pred_inputs.size() + splat_values.size()) *
                                 static_cast<size_t>(kBlock));
         auto reg = [&](size_t r) { return regs.data() + r * static_cast<size_t>(kBlock); };
         for (size_t s = 0; s < splat_values.size(); ++s) {
-          std::fill_n(reg(members + pred_inputs.size() + s), kBlock, splat_values[s]);
+          std::fill_n(reg(member_regs + pred_inputs.size() + s), kBlock, splat_values[s]);
         }
         std::vector<float*> at(members);
         for (int64_t b = begin; b < end; b += kBlock) {
           const int64_t len = std::min(kBlock, end - b);
           for (size_t p = 0; p < pred_inputs.size(); ++p) {
-            float* r = reg(members + p);
+            float* r = reg(member_regs + p);
             for (int64_t k = 0; k < len; ++k) r[k] = pred_inputs[p][b + k] != 0 ? 1.0f : 0.0f;
           }
           auto ptr = [&](const Source& s) -> const float* {
@@ -246,9 +287,9 @@ Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusio
               case From::kInput:
                 return inputs[static_cast<size_t>(s.slot)] + b;
               case From::kPredInput:
-                return reg(members + static_cast<size_t>(s.slot));
+                return reg(member_regs + static_cast<size_t>(s.slot));
               case From::kSplat:
-                return reg(members + pred_inputs.size() + static_cast<size_t>(s.slot));
+                return reg(member_regs + pred_inputs.size() + static_cast<size_t>(s.slot));
             }
             return nullptr;
           };
@@ -257,7 +298,7 @@ Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusio
             // An f32 output is its own register; a pred output converts the register after.
             float* o = out >= 0 && outs[static_cast<size_t>(out)].floating()
                            ? outs[static_cast<size_t>(out)].f.data() + b
-                           : reg(m);
+                           : reg(reg_of[m]);
             at[m] = o;
             const std::vector<Source>& in = reads[m];
             if (ops[m].opcode == Opcode::kSelect) {

@@ -4,7 +4,9 @@
 // registers per thread instead of a fresh array each (a GELU's fourteen ops read and wrote 4 MiB
 // arrays fourteen times), and a broadcast constant is never materialised when only fused ops
 // read it. Every element is computed by the functions the unfused kernels use
-// (engine/hlo/elementwise.h's MapBlockF32), so fusion changes no bit.
+// (engine/hlo/elementwise.h's MapBlockF32), so fusion changes no bit. Members share registers
+// once their values are dead. A group that is a whole GELU or GELU gradient runs as one compiled
+// kernel instead (fused_kernels.h), with the same bits.
 //
 // The plan is made once per computation. An instruction joins the open group of an operand
 // with its shape (the open groups of several operands merge there); a group closes once an
@@ -23,11 +25,19 @@
 
 namespace tpuemu::engine::hlo::internal {
 
+// A compiled kernel a whole group can run as (fused_kernels.h).
+enum class FusedKernel { kNone, kGelu, kGeluGrad };
+struct FusedKernelCall {
+  FusedKernel kernel = FusedKernel::kNone;
+  std::vector<int> inputs;  // the kernel's arguments: instruction indices of the group's inputs
+};
+
 struct LoopGroup {
   std::vector<int64_t> dims;  // every member's shape
   std::vector<int> members;   // instruction indices, in order
   int at = -1;                // where the group runs: its last member
   std::vector<int> outputs;   // members read outside the group (or the root): materialised
+  FusedKernelCall kernel;     // set when the whole group is one of fused_kernels.h's
 };
 
 struct LoopFusionPlan {
@@ -40,8 +50,9 @@ struct LoopFusionPlan {
   std::vector<std::vector<int>> released_after;  // per instruction: values whose last use it is
 };
 
-// With fuse false: no groups, only the last uses.
-LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse = true);
+// With fuse false: no groups, only the last uses. With match_kernels, groups that are one of
+// fused_kernels.h's expressions get their kernel.
+LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse = true, bool match_kernels = true);
 
 // Runs group g of `plan`; value_of(i) is the array of instruction i (an input of the group or
 // the scalar operand of a broadcast it reads). Returns the outputs in g.outputs' order.

@@ -1,0 +1,195 @@
+#include "engine/hlo/fused_kernels.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+
+#include "engine/hlo/parser.h"
+#include "engine/parallel.h"
+#include "engine/vector_math.h"
+
+namespace tpuemu::engine::hlo::internal {
+namespace {
+
+// The tanh-GELU and its gradient as engine/hlo/from_graph_ops.cpp's LowerGelu/LowerGeluGrad
+// write them, in GeluArray's and GeluGradArray's order (engine/vector_math.cpp). Parameter k is
+// the kernel's argument k.
+constexpr const char* kGeluText = R"(HloModule gelu
+ENTRY e {
+  x = f32[4096]{0} parameter(0)
+  a = f32[] constant(0.0447149985)
+  ab = f32[4096]{0} broadcast(a), dimensions={}
+  m0 = f32[4096]{0} multiply(ab, x)
+  m1 = f32[4096]{0} multiply(m0, x)
+  m2 = f32[4096]{0} multiply(m1, x)
+  s = f32[4096]{0} add(x, m2)
+  c = f32[] constant(0.797884583)
+  cb = f32[4096]{0} broadcast(c), dimensions={}
+  m3 = f32[4096]{0} multiply(cb, s)
+  t = f32[4096]{0} tanh(m3)
+  one = f32[] constant(1)
+  oneb = f32[4096]{0} broadcast(one), dimensions={}
+  u = f32[4096]{0} add(oneb, t)
+  half = f32[] constant(0.5)
+  halfb = f32[4096]{0} broadcast(half), dimensions={}
+  hv = f32[4096]{0} multiply(halfb, x)
+  ROOT y = f32[4096]{0} multiply(hv, u)
+}
+)";
+
+constexpr const char* kGeluGradText = R"(HloModule gelu_grad
+ENTRY e {
+  x = f32[4096]{0} parameter(0)
+  dy = f32[4096]{0} parameter(1)
+  a = f32[] constant(0.0447149985)
+  ab = f32[4096]{0} broadcast(a), dimensions={}
+  m0 = f32[4096]{0} multiply(ab, x)
+  m1 = f32[4096]{0} multiply(m0, x)
+  m2 = f32[4096]{0} multiply(m1, x)
+  s = f32[4096]{0} add(x, m2)
+  c = f32[] constant(0.797884583)
+  cb = f32[4096]{0} broadcast(c), dimensions={}
+  m3 = f32[4096]{0} multiply(cb, s)
+  t = f32[4096]{0} tanh(m3)
+  one = f32[] constant(1)
+  oneb = f32[4096]{0} broadcast(one), dimensions={}
+  u = f32[4096]{0} add(oneb, t)
+  half = f32[] constant(0.5)
+  halfb = f32[4096]{0} broadcast(half), dimensions={}
+  left = f32[4096]{0} multiply(halfb, u)
+  tt = f32[4096]{0} multiply(t, t)
+  sech2 = f32[4096]{0} subtract(oneb, tt)
+  a3 = f32[] constant(0.134144992)
+  a3b = f32[4096]{0} broadcast(a3), dimensions={}
+  p0 = f32[4096]{0} multiply(a3b, x)
+  p1 = f32[4096]{0} multiply(p0, x)
+  poly = f32[4096]{0} add(oneb, p1)
+  hv = f32[4096]{0} multiply(halfb, x)
+  r0 = f32[4096]{0} multiply(hv, sech2)
+  r1 = f32[4096]{0} multiply(r0, cb)
+  right = f32[4096]{0} multiply(r1, poly)
+  d = f32[4096]{0} add(left, right)
+  ROOT g = f32[4096]{0} multiply(dy, d)
+}
+)";
+
+// The group's expression as text: per member its opcode (a compare with its direction) and its
+// operands — "m<k>" the k-th member, "i<k>" the k-th distinct array read from outside (by first
+// read), "c<bits>" a broadcast scalar constant — then its outputs. Inputs get the indices of the
+// arrays read from outside, in that order. Empty when a member reads a broadcast of a
+// non-constant scalar (no template does).
+std::string Expression(const Computation& comp, const LoopFusionPlan& plan, const LoopGroup& g,
+                       std::vector<int>* inputs) {
+  std::unordered_map<int, int> member_at;
+  for (size_t m = 0; m < g.members.size(); ++m) member_at[g.members[m]] = static_cast<int>(m);
+  std::string text;
+  char buf[32];
+  for (int member : g.members) {
+    const Instruction& inst = comp.instructions[static_cast<size_t>(member)];
+    text += OpcodeName(inst.opcode);
+    if (inst.opcode == Opcode::kCompare) {
+      text += "/" + std::to_string(static_cast<int>(inst.a().direction));
+    }
+    text += "(";
+    for (int o : inst.operands) {
+      if (auto it = member_at.find(o); it != member_at.end()) {
+        text += "m" + std::to_string(it->second);
+      } else if (plan.unmaterialised[static_cast<size_t>(o)]) {
+        const Instruction& scalar = comp.instructions[static_cast<size_t>(
+            comp.instructions[static_cast<size_t>(o)].operands[0])];
+        if (scalar.opcode != Opcode::kConstant || !scalar.literal || !scalar.literal->array) {
+          return "";
+        }
+        std::snprintf(buf, sizeof buf, "c%08x",
+                      std::bit_cast<uint32_t>(scalar.literal->array->f[0]));
+        text += buf;
+      } else {
+        auto at = std::find(inputs->begin(), inputs->end(), o);
+        if (at == inputs->end()) at = inputs->insert(inputs->end(), o);
+        text += "i" + std::to_string(at - inputs->begin());
+      }
+      text += ",";
+    }
+    text += ")";
+  }
+  text += " ->";
+  for (int o : g.outputs) text += " m" + std::to_string(member_at[o]);
+  return text;
+}
+
+struct Template {
+  FusedKernel kernel;
+  std::string expression;
+  std::vector<int> argument_of_input;  // the group's k-th input is the kernel's argument ...
+};
+
+Template Build(FusedKernel kernel, const char* text) {
+  Result<Module> module = ParseModule(text);
+  Template t{kernel, "", {}};
+  if (!module.ok()) return t;  // a test keeps the templates parsing
+  const Computation& comp = module->entry_computation();
+  const LoopFusionPlan plan = PlanLoopFusion(comp, /*fuse=*/true, /*match_kernels=*/false);
+  // Merged groups leave empty ones behind: the template is the one non-empty group.
+  const LoopGroup* group = nullptr;
+  for (const LoopGroup& g : plan.groups) {
+    if (g.members.empty()) continue;
+    if (group != nullptr) return t;
+    group = &g;
+  }
+  if (group == nullptr) return t;
+  std::vector<int> inputs;
+  t.expression = Expression(comp, plan, *group, &inputs);
+  for (int i : inputs) {
+    const auto& params = comp.parameters;
+    t.argument_of_input.push_back(
+        static_cast<int>(std::find(params.begin(), params.end(), i) - params.begin()));
+  }
+  return t;
+}
+
+const std::vector<Template>& Templates() {
+  static const std::vector<Template> templates = {
+      Build(FusedKernel::kGelu, kGeluText),
+      Build(FusedKernel::kGeluGrad, kGeluGradText),
+  };
+  return templates;
+}
+
+}  // namespace
+
+FusedKernelCall MatchFusedKernel(const Computation& comp, const LoopFusionPlan& plan,
+                                 const LoopGroup& group) {
+  if (group.outputs.size() != 1 || group.outputs[0] != group.at) return {};
+  std::vector<int> inputs;
+  const std::string expression = Expression(comp, plan, group, &inputs);
+  if (expression.empty()) return {};
+  for (const Template& t : Templates()) {
+    if (t.expression != expression) continue;
+    FusedKernelCall call{t.kernel, std::vector<int>(inputs.size())};
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      call.inputs[static_cast<size_t>(t.argument_of_input[k])] = inputs[k];
+    }
+    return call;
+  }
+  return {};
+}
+
+bool RunFusedKernel(FusedKernel kernel, const std::vector<const float*>& inputs, float* out,
+                    int64_t n, const ParallelContext& parallel) {
+  return ParallelChunks(parallel, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+    switch (kernel) {
+      case FusedKernel::kGelu:
+        GeluArray(inputs[0] + begin, out + begin, end - begin);
+        return;
+      case FusedKernel::kGeluGrad:
+        GeluGradArray(inputs[0] + begin, inputs[1] + begin, out + begin, end - begin);
+        return;
+      case FusedKernel::kNone:
+        return;
+    }
+  });
+}
+
+}  // namespace tpuemu::engine::hlo::internal
