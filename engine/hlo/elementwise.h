@@ -56,6 +56,9 @@ Array Clamp(const Array& lo, const Array& x, const Array& hi, PrimitiveType out_
 // op of a (not is-finite), a binary op of a and b, or a compare (not TOTALORDER) writing 1.0 for
 // true and 0.0 for false; o may be a or b. The evaluator's loop fusion runs its ops with it.
 void MapBlockF32(const ElementwiseOp& op, const float* a, const float* b, float* o, int64_t n);
+// o[k] = values[(begin + k) / inner] for k < n: elements begin.. of a broadcast of `values`
+// along trailing dims of `inner` elements (a fused loop's block of it).
+void SplatRowsF32(const float* values, int64_t inner, int64_t begin, int64_t n, float* o);
 // o[k] = mask[k] != 0 ? on_true[k] : on_false[k], as Select does.
 void SelectBlockF32(const float* mask, const float* on_true, const float* on_false, float* o,
                     int64_t n);

@@ -145,6 +145,56 @@ void FoldRowsEach(const float* x, int64_t rows, int64_t len, float init, float* 
   }
 }
 
+// The maximum (or minimum) of each row, folded in any order: sixteen lanes side by side, then
+// the lanes. For NaN-free rows that is the in-order fold's value, since every other extreme is
+// one unique float; ±0 compare equal, so a row whose extreme is zero, or that holds a NaN, is
+// folded again in order (the order decides a zero's sign and the canonical NaN).
+template <typename Pick>
+void ExtremeRowsEach(Opcode op, const float* x, int64_t rows, int64_t len, float init, float* out,
+                     Pick pick) {
+  constexpr int64_t kLanes = 16;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * len;
+    float lane[kLanes];
+    int32_t nan[kLanes];
+    for (int64_t l = 0; l < kLanes; ++l) {
+      lane[l] = init;
+      nan[l] = 0;
+    }
+    int64_t k = 0;
+    for (; k + kLanes <= len; k += kLanes) {
+      for (int64_t l = 0; l < kLanes; ++l) {
+        const float v = row[k + l];
+        nan[l] |= v != v;
+        lane[l] = pick(v, lane[l]);
+      }
+    }
+    bool any_nan = std::isnan(init);
+    float m = init;
+    for (int64_t l = 0; l < kLanes; ++l) {
+      any_nan = any_nan || nan[l] != 0;
+      m = pick(lane[l], m);
+    }
+    for (; k < len; ++k) {
+      any_nan = any_nan || std::isnan(row[k]);
+      m = pick(row[k], m);
+    }
+    if (any_nan || m == 0.0f) {
+      m = init;
+      for (k = 0; k < len; ++k) m = BinaryFloat(op, m, row[k]);
+    }
+    out[r] = m;
+  }
+}
+TPUEMU_VECTOR_CLONES void ExtremeRows(Opcode op, const float* x, int64_t rows, int64_t len,
+                                      float init, float* out) {
+  if (op == Opcode::kMaximum) {
+    ExtremeRowsEach(op, x, rows, len, init, out, [](float v, float a) { return v > a ? v : a; });
+  } else {
+    ExtremeRowsEach(op, x, rows, len, init, out, [](float v, float a) { return v < a ? v : a; });
+  }
+}
+
 }  // namespace
 
 bool FoldRowsF32(Opcode op, const float* x, int64_t rows, int64_t len, float init, float* out) {
@@ -156,12 +206,8 @@ bool FoldRowsF32(Opcode op, const float* x, int64_t rows, int64_t len, float ini
       FoldRowsEach(x, rows, len, init, out, [](float v, float e) { return v * e; });
       return true;
     case Opcode::kMaximum:
-      FoldRowsEach(x, rows, len, init, out,
-                   [](float v, float e) { return BinaryFloat(Opcode::kMaximum, v, e); });
-      return true;
     case Opcode::kMinimum:
-      FoldRowsEach(x, rows, len, init, out,
-                   [](float v, float e) { return BinaryFloat(Opcode::kMinimum, v, e); });
+      ExtremeRows(op, x, rows, len, init, out);
       return true;
     default:
       return false;
@@ -179,6 +225,17 @@ void MapBlockF32(const ElementwiseOp& op, const float* a, const float* b, float*
     UnaryF32(op.opcode, a, o, 0, n);
   } else if (!MapF32(op.opcode, a, b, o, 0, n)) {
     for (int64_t k = 0; k < n; ++k) o[k] = BinaryFloat(op.opcode, a[k], b[k]);
+  }
+}
+
+TPUEMU_VECTOR_CLONES void SplatRowsF32(const float* values, int64_t inner, int64_t begin, int64_t n,
+                                       float* o) {
+  for (int64_t k = begin; k < begin + n;) {  // one run per row
+    const int64_t row = k / inner;
+    const int64_t run_end = std::min((row + 1) * inner, begin + n);
+    const float v = values[row];
+    for (int64_t j = k; j < run_end; ++j) o[j - begin] = v;
+    k = run_end;
   }
 }
 

@@ -99,7 +99,8 @@ std::string Expression(const Computation& comp, const LoopFusionPlan& plan, cons
       } else if (plan.unmaterialised[static_cast<size_t>(o)]) {
         const Instruction& scalar = comp.instructions[static_cast<size_t>(
             comp.instructions[static_cast<size_t>(o)].operands[0])];
-        if (scalar.opcode != Opcode::kConstant || !scalar.literal || !scalar.literal->array) {
+        if (scalar.opcode != Opcode::kConstant || !scalar.shape.dims.empty() || !scalar.literal ||
+            !scalar.literal->array) {
           return "";
         }
         std::snprintf(buf, sizeof buf, "c%08x",

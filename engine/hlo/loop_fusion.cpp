@@ -11,7 +11,7 @@ namespace {
 
 // Below this many elements a loop of separate kernels costs no more than the fused one.
 constexpr int64_t kMinFusedElements = 4096;
-// Elements per block: a register holds one block (4 KiB). Members share registers once their
+// Elements per block: a register holds one block (2 KiB). Members share registers once their
 // value is dead, so a group's few live registers stay in L1 while it runs, and a block is long
 // enough that the per-call cost of each member's kernel is small beside its loop.
 constexpr int64_t kBlock = 512;
@@ -22,10 +22,19 @@ const Instruction& Operand(const Computation& comp, const Instruction& inst, siz
   return comp.instructions[static_cast<size_t>(inst.operands[j])];
 }
 
-// A broadcast of an f32 scalar: read by fused members as a constant register.
+// A broadcast of an f32 scalar, or of an f32 array along trailing dims (a softmax's row max):
+// fused members read it as a register filled per block, element k holding operand[k / inner].
 bool IsSplat(const Computation& comp, const Instruction& inst) {
-  return inst.opcode == Opcode::kBroadcast && IsF32(inst.shape) &&
-         Operand(comp, inst, 0).shape.dims.empty() && IsF32(Operand(comp, inst, 0).shape);
+  if (inst.opcode != Opcode::kBroadcast || !IsF32(inst.shape)) return false;
+  const Shape& from = Operand(comp, inst, 0).shape;
+  if (!IsF32(from) || from.dims.size() > inst.shape.dims.size()) return false;
+  for (size_t d = 0; d < from.dims.size(); ++d) {
+    if (inst.dimensions.size() != from.dims.size() ||
+        inst.dimensions[d] != static_cast<int64_t>(d) || from.dims[d] != inst.shape.dims[d]) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // Whether inst can be a member of a fused loop: an elementwise f32 op over a large array.
@@ -103,7 +112,7 @@ LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse, bool match_ker
         open[static_cast<size_t>(g)] = false;
     }
   }
-  // A lone member pays off only when it reads a scalar broadcast (no array of it then).
+  // A lone member pays off only when it reads a broadcast (no array of it then).
   for (LoopGroup& g : plan.groups) {
     if (g.members.size() != 1) continue;
     const Instruction& inst = inst_at(g.members[0]);
@@ -185,16 +194,22 @@ Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusio
     return outs;
   }
   // Where each value a member reads comes from, per block: a member's register (or its output
-  // array), an input array, a pred input turned into 0/1 floats, or a scalar broadcast.
-  enum class From { kMember, kInput, kPredInput, kSplat };
+  // array), an input array, a pred input turned into 0/1 floats, a scalar broadcast or a
+  // broadcast along trailing dims (each of its values repeated `inner` times).
+  enum class From { kMember, kInput, kPredInput, kSplat, kRowSplat };
   struct Source {
     From from;
-    int slot;  // member position, input, pred input or splat index
+    int slot;  // member position, input, pred input, splat or row splat index
+  };
+  struct RowSplat {
+    const float* values;
+    int64_t inner;
   };
   std::unordered_map<int, Source> source;
   std::vector<const float*> inputs;
   std::vector<const int64_t*> pred_inputs;
   std::vector<float> splat_values;
+  std::vector<RowSplat> row_splats;
   for (size_t m = 0; m < group.members.size(); ++m) {
     source[group.members[m]] = {From::kMember, static_cast<int>(m)};
   }
@@ -205,9 +220,16 @@ Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusio
       if (it == source.end()) {
         const Instruction& producer = comp.instructions[static_cast<size_t>(o)];
         if (plan.unmaterialised[static_cast<size_t>(o)]) {
-          splat_values.push_back(value_of(producer.operands[0]).f[0]);
-          it = source.emplace(o, Source{From::kSplat, static_cast<int>(splat_values.size() - 1)})
-                   .first;
+          const Array& scalars = value_of(producer.operands[0]);
+          if (scalars.size() == 1) {
+            splat_values.push_back(scalars.f[0]);
+            it = source.emplace(o, Source{From::kSplat, static_cast<int>(splat_values.size() - 1)})
+                     .first;
+          } else {
+            row_splats.push_back({scalars.f.data(), total / std::max<int64_t>(1, scalars.size())});
+            it = source.emplace(o, Source{From::kRowSplat, static_cast<int>(row_splats.size() - 1)})
+                     .first;
+          }
         } else if (producer.shape.type == PrimitiveType::kPred) {
           pred_inputs.push_back(value_of(o).i.data());
           it = source.emplace(o, Source{From::kPredInput, static_cast<int>(pred_inputs.size() - 1)})
@@ -266,9 +288,9 @@ Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusio
   }
   const bool done =
       ParallelChunks(parallel, total, kElementwiseGrain, [&](int64_t begin, int64_t end) {
-        // Registers: the members' shared ones, then one per pred input and one per splat.
-        std::vector<float> regs((member_regs + pred_inputs.size() + splat_values.size()) *
-                                static_cast<size_t>(kBlock));
+        // Registers: the members' shared ones, then one per pred input, splat and row splat.
+        const size_t row_base = member_regs + pred_inputs.size() + splat_values.size();
+        std::vector<float> regs((row_base + row_splats.size()) * static_cast<size_t>(kBlock));
         auto reg = [&](size_t r) { return regs.data() + r * static_cast<size_t>(kBlock); };
         for (size_t s = 0; s < splat_values.size(); ++s) {
           std::fill_n(reg(member_regs + pred_inputs.size() + s), kBlock, splat_values[s]);
@@ -280,6 +302,9 @@ Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusio
             float* r = reg(member_regs + p);
             for (int64_t k = 0; k < len; ++k) r[k] = pred_inputs[p][b + k] != 0 ? 1.0f : 0.0f;
           }
+          for (size_t q = 0; q < row_splats.size(); ++q) {
+            SplatRowsF32(row_splats[q].values, row_splats[q].inner, b, len, reg(row_base + q));
+          }
           auto ptr = [&](const Source& s) -> const float* {
             switch (s.from) {
               case From::kMember:
@@ -290,6 +315,8 @@ Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusio
                 return reg(member_regs + static_cast<size_t>(s.slot));
               case From::kSplat:
                 return reg(member_regs + pred_inputs.size() + static_cast<size_t>(s.slot));
+              case From::kRowSplat:
+                return reg(row_base + static_cast<size_t>(s.slot));
             }
             return nullptr;
           };

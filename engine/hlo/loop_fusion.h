@@ -42,7 +42,7 @@ struct LoopGroup {
 
 struct LoopFusionPlan {
   std::vector<int> group_of;         // per instruction: its group, or -1
-  std::vector<bool> unmaterialised;  // scalar broadcasts only fused members read: never built
+  std::vector<bool> unmaterialised;  // broadcasts only fused members read (IsSplat): never built
   std::vector<LoopGroup> groups;
   // Per instruction: the last instruction that needs its value (a fused member's reads count
   // where its group runs); the root's is the instruction count.

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 
 #include "tests/engine/hlo/hlo_test_util.h"
 
@@ -113,6 +114,58 @@ TEST(HloEvalReduce, RowAndColumnFoldsKeepTheRowMajorOrder) {
       }
     }
   }
+}
+
+TEST(HloEvalReduce, RowMaxAndMinAreTheInOrderFoldsBitForBit) {
+  // The row max/min fast path folds in any order; its result must still be the in-order fold's
+  // bits: a zero extreme's sign depends on the order (max(-0, +0) keeps the first), a NaN gives
+  // the canonical NaN, and rows longer and shorter than a vector of lanes.
+  const std::string text = std::string("HloModule m\n") + kAdd + R"(min { a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] minimum(a, b) }
+ENTRY e {
+  x = f32[9,37] parameter(0)
+  lo = f32[] constant(-inf)
+  hi = f32[] constant(inf)
+  mx = f32[9] reduce(x, lo), dimensions={1}, to_apply=max
+  mn = f32[9] reduce(x, hi), dimensions={1}, to_apply=min
+  ROOT t = (f32[9], f32[9]) tuple(mx, mn)
+})";
+  std::vector<float> v(9 * 37);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<float>(i) * 0.7f) * 50.0f;
+  auto row = [&](int r) { return v.begin() + r * 37; };
+  std::fill(row(1), row(2), -3.0f);  // all negative but two zeros: the max is a zero
+  row(1)[5] = -0.0f;
+  row(1)[30] = 0.0f;
+  std::fill(row(2), row(3), 2.0f);  // all positive but two zeros: the min is a zero
+  row(2)[4] = 0.0f;
+  row(2)[33] = -0.0f;
+  row(3)[36] = std::nanf("");  // a NaN in the lanes' tail
+  row(4)[0] = std::nanf("");
+  row(5)[20] = INFINITY;
+  row(5)[21] = -INFINITY;
+  std::fill(row(6), row(7), -INFINITY);  // the init is the extreme
+  row(7)[17] = std::numeric_limits<float>::denorm_min();
+  const Value out = MustRun(text, {F32({9, 37}, v)});
+  ASSERT_EQ(out.elements.size(), 2u);
+  auto fold = [&](int r, float init, bool is_max) {
+    float acc = init;
+    for (int k = 0; k < 37; ++k) {
+      const float e = row(r)[k];
+      acc = std::isnan(acc) || std::isnan(e) ? std::nanf("")
+            : is_max                         ? std::max(acc, e)
+                                             : std::min(acc, e);
+    }
+    return std::bit_cast<uint32_t>(acc);
+  };
+  const std::vector<float> mx = Floats(out.elements[0]), mn = Floats(out.elements[1]);
+  for (int r = 0; r < 9; ++r) {
+    EXPECT_EQ(std::bit_cast<uint32_t>(mx[static_cast<size_t>(r)]), fold(r, -INFINITY, true)) << r;
+    EXPECT_EQ(std::bit_cast<uint32_t>(mn[static_cast<size_t>(r)]), fold(r, INFINITY, false)) << r;
+  }
+  // The zero rows: the first zero met wins the tie.
+  EXPECT_TRUE(std::signbit(mx[1]));
+  EXPECT_FALSE(std::signbit(mn[2]));
 }
 
 TEST(HloEvalReduce, VariadicArgmax) {

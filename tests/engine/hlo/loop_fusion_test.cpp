@@ -141,6 +141,63 @@ TEST(HloLoopFusion, AFusedRunHasTheBitsOfOneKernelPerInstruction) {
               1e-5f);
 }
 
+TEST(HloLoopFusion, ARowBroadcastIsReadInPlaceNotBuilt) {
+  // A softmax over the last dim: the row max and row sum are broadcast back along it. Fused
+  // members read them per row, so neither [16,8,64] broadcast is built, and the bits are those
+  // of one kernel per instruction (a NaN row included).
+  const std::string text = R"(HloModule m
+max { a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b) }
+add { a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b) }
+ENTRY e {
+  x = f32[16,8,64] parameter(0)
+  lo = f32[] constant(-inf)
+  mx = f32[16,8] reduce(x, lo), dimensions={2}, to_apply=max
+  mxb = f32[16,8,64] broadcast(mx), dimensions={0,1}
+  sh = f32[16,8,64] subtract(x, mxb)
+  ex = f32[16,8,64] exponential(sh)
+  z = f32[] constant(0)
+  sum = f32[16,8] reduce(ex, z), dimensions={2}, to_apply=add
+  sumb = f32[16,8,64] broadcast(sum), dimensions={0,1}
+  p = f32[16,8,64] divide(ex, sumb)
+  col = f32[8,64] parameter(1)
+  colb = f32[16,8,64] broadcast(col), dimensions={1,2}
+  ROOT q = f32[16,8,64] multiply(p, colb)
+})";
+  Result<Module> m = ParseModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Computation& comp = m->entry_computation();
+  const internal::LoopFusionPlan plan = internal::PlanLoopFusion(comp);
+  auto index = [&](const std::string& name) {
+    for (size_t i = 0; i < comp.instructions.size(); ++i) {
+      if (comp.instructions[i].name == name) return i;
+    }
+    ADD_FAILURE() << name;
+    return size_t{0};
+  };
+  EXPECT_TRUE(plan.unmaterialised[index("mxb")]);
+  EXPECT_TRUE(plan.unmaterialised[index("sumb")]);
+  // A broadcast along leading dims is not a row splat: it is built.
+  EXPECT_FALSE(plan.unmaterialised[index("colb")]);
+  EXPECT_GE(plan.group_of[index("sh")], 0);
+  EXPECT_EQ(plan.group_of[index("ex")], plan.group_of[index("sh")]);
+  const Value x = Wave({16, 8, 64}, 0.37f, 4.0f);  // a NaN at element 17, in row 0
+  const Value col = Wave({8, 64}, 0.05f, 1.0f);
+  EvalOptions unfused;
+  unfused.loop_fusion = false;
+  const Value want = MustRun(text, {x, col}, unfused);
+  EXPECT_EQ(FusedBits(MustRun(text, {x, col})), FusedBits(want));
+  const std::vector<float> q = Floats(want);
+  EXPECT_TRUE(std::isnan(q[0]));
+  // Row 1 sums to one: the values are real.
+  float total = 0;
+  for (int k = 0; k < 64; ++k) total += q[64 + static_cast<size_t>(k)] / Floats(col)[64 + k];
+  EXPECT_NEAR(total, 1.0f, 1e-4f);
+}
+
 TEST(HloLoopFusion, ACancelStopsAFusedLoop) {
   const std::string text = R"(HloModule m
 ENTRY e {
