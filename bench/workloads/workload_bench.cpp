@@ -6,7 +6,9 @@
 //   transformer  2 blocks, dModel 256, 4 heads, seqLen 128, batch 8: attention + 4x GELU MLP,
 //                residuals, forward and backward (dots with transposed operands, softmax
 //                backward from vector ops), mean cross-entropy over 4 classes;
-//   mlp          4 ReLU layers of 1024 on 256 x 16 inputs, 4 classes, forward and backward.
+//   mlp          4 ReLU layers of 1024 on 256 x 16 inputs, 4 classes, forward and backward;
+//   cnn          a cnn job's step at its defaults: a 3x3 same conv to 16 channels on 256 8x8x2
+//                images, ReLU, a dense layer to 4 classes, and its backward (dfilter, ddense).
 // Per graph and thread count T (1, 2, 4, … up to the machine's hardware threads): host GFLOPS = the
 // program's flops (totals.flops, what a job reports) / host wall time of one Execute (best of
 // `steps` after a warm-up), and the ratio to the best raw 2048³ GEMM at T threads
@@ -111,6 +113,34 @@ Workload Mlp(std::mt19937_64& rng) {
     const std::string dh = g.Dot("dh" + std::to_string(i), dy, wid, false, true);
     dy = g.ReluGrad("dz" + std::to_string(i), pre[i - 1], dh);
   }
+  return w;
+}
+
+Workload Cnn(std::mt19937_64& rng) {
+  constexpr int64_t kBatch = 256, kSide = 8, kIn = 2, kChannels = 16;
+  Workload w{"cnn 3x3x16, batch 256", Graph("cnn"), {}, 0.5};
+  Graph& g = w.graph;
+  Conv2DParams same;
+  same.padding = ConvPadding::kSame;
+  g.Parameter("x", {kBatch, kSide, kSide, kIn});
+  w.feeds["x"] = Normal({kBatch, kSide, kSide, kIn}, 1.0, rng);
+  g.Parameter("labels", {kBatch}, DType::kI32);
+  w.feeds["labels"] = Labels(kBatch, rng);
+  g.Parameter("filter", {3, 3, kIn, kChannels});
+  w.feeds["filter"] = Normal({3, 3, kIn, kChannels}, std::sqrt(2.0 / (9 * kIn)), rng);
+  g.Parameter("dense", {kSide * kSide * kChannels, kClasses});
+  w.feeds["dense"] = Normal({kSide * kSide * kChannels, kClasses}, 0.03, rng);
+  g.Conv2D("z", "x", "filter", same);
+  g.Relu("h", "z");
+  g.Reshape("flat", "h", {kBatch, kSide * kSide * kChannels});
+  g.Dot("logits", "flat", "dense");
+  g.MarkOutput(g.SoftmaxCrossEntropy("loss", "logits", "labels"));
+  g.SoftmaxCrossEntropyGrad("dlogits", "logits", "labels");
+  g.MarkOutput(g.Dot("ddense", "flat", "dlogits", /*transpose_lhs=*/true));
+  g.Dot("dflat", "dlogits", "dense", false, /*transpose_rhs=*/true);
+  g.Reshape("dh", "dflat", {kBatch, kSide, kSide, kChannels});
+  g.ReluGrad("dz", "z", "dh");
+  g.MarkOutput(g.Conv2DBackpropFilter("dfilter", "x", {3, 3, kIn, kChannels}, "dz", same));
   return w;
 }
 
@@ -270,6 +300,7 @@ int Run(int steps, bool profile) {
   workloads.push_back(Matmul(rng));
   workloads.push_back(Transformer(rng));
   workloads.push_back(Mlp(rng));
+  workloads.push_back(Cnn(rng));
   const Slice slice = *Slice::FromAcceleratorType("v4-8");
   // T = 1, 2, 4, ... up to every hardware thread: the pool has T_max - 1 workers, the executing
   // thread is the T-th; each step may use T (ExecuteOptions::max_threads, a job's cores).

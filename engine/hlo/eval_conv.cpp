@@ -24,8 +24,17 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
   std::vector<int64_t> kperm(cd.kernel_spatial.begin(), cd.kernel_spatial.end());
   kperm.push_back(cd.kernel_input_feature);
   kperm.push_back(cd.kernel_output_feature);
-  const Array x = Transpose(lhs, lperm);
-  Array w = Transpose(rhs, kperm);
+  // Operands already in the canonical layout (a conv2d's forward pass) are read in place.
+  auto identity = [](const std::vector<int64_t>& perm) {
+    for (size_t i = 0; i < perm.size(); ++i) {
+      if (perm[i] != static_cast<int64_t>(i)) return false;
+    }
+    return true;
+  };
+  Array x_moved;
+  if (!identity(lperm)) x_moved = Transpose(lhs, lperm, parallel);
+  const Array& x = identity(lperm) ? lhs : x_moved;
+  Array w = identity(kperm) ? rhs : Transpose(rhs, kperm, parallel);
   std::vector<int64_t> reversed;
   for (size_t i = 0; i < n; ++i) {
     if (a.window[i].reversal) reversed.push_back(static_cast<int64_t>(i));
@@ -82,46 +91,96 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
     const int64_t batch0 = bgc > 1 ? g * out_batch : 0;
     // im2col rows: (b, output position); cols: (window position, input feature). Rows are cut
     // into chunks on the job's threads: each chunk writes its own rows.
-    const bool done = ParallelChunks(
-        parallel, rows, std::max<int64_t>(1, kElementwiseGrain / cols),
-        [&](int64_t row_begin, int64_t row_end) {
-          std::vector<int64_t> start(n);  // per dim: the output position's first input index
-          for (int64_t row = row_begin; row < row_end; ++row) {
-            const int64_t b = row / positions;
-            for (int64_t rest = row % positions, i = static_cast<int64_t>(n) - 1; i >= 0; --i) {
-              const auto u = static_cast<size_t>(i);
-              start[u] = rest % out_sp[u] * a.window[u].stride - a.window[u].pad_low;
-              rest /= out_sp[u];
-            }
-            for (int64_t q = 0; q < window; ++q) {
-              int64_t off = (batch0 + b) * xs[0];
-              bool inside = true;
-              const int64_t* wq = window_offsets.data() + q * static_cast<int64_t>(n);
-              for (size_t i = 0; i < n && inside; ++i) {
-                const int64_t t = start[i] + wq[i];
-                if (dense_input) {
+    if (floating && dense_input && fgc == 1 && n > 0 && a.window[n - 1].window_dilation == 1) {
+      // The window's last dim is contiguous in the input and in a row: one copy per row and
+      // outer window position, zero-filled where it hangs over the padding.
+      const size_t last = n - 1;
+      const int64_t run_window = win[last];
+      const int64_t outer = window / std::max<int64_t>(1, run_window);
+      const int64_t run = run_window * cin;
+      const bool ran = ParallelChunks(
+          parallel, rows, std::max<int64_t>(1, kElementwiseGrain / cols),
+          [&](int64_t row_begin, int64_t row_end) {
+            std::vector<int64_t> start(n), wpos(n, 0);
+            for (int64_t row = row_begin; row < row_end; ++row) {
+              const int64_t b = row / positions;
+              for (int64_t rest = row % positions, i = static_cast<int64_t>(n) - 1; i >= 0; --i) {
+                const auto u = static_cast<size_t>(i);
+                start[u] = rest % out_sp[u] * a.window[u].stride - a.window[u].pad_low;
+                rest /= out_sp[u];
+              }
+              const int64_t t0 = start[last];
+              const int64_t lo = std::clamp<int64_t>(-t0, 0, run_window);
+              const int64_t hi = std::clamp<int64_t>(in_sp[last] - t0, lo, run_window);
+              std::fill(wpos.begin(), wpos.end(), 0);
+              for (int64_t q = 0; q < outer; ++q) {
+                int64_t off = (batch0 + b) * xs[0];
+                bool inside = true;
+                for (size_t i = 0; i < last && inside; ++i) {
+                  const int64_t t = start[i] + wpos[i] * a.window[i].window_dilation;
                   inside = t >= 0 && t < in_sp[i];
                   off += t * xs[i + 1];
-                } else {
-                  const int64_t d = a.window[i].base_dilation;
-                  inside = t >= 0 && t % d == 0 && t / d < in_sp[i];
-                  off += (inside ? t / d : 0) * xs[i + 1];
                 }
-              }
-              const int64_t base = (row * window + q) * cin_g;
-              for (int64_t c = 0; c < cin_g; ++c) {
-                const auto dst = static_cast<size_t>(base + c);
-                const auto src = static_cast<size_t>(off + feat0 + c);
-                if (floating) {
-                  col_f[dst] = inside ? x.f[src] : 0.0f;
+                float* dst = col_f.data() + (row * window + q * run_window) * cin;
+                if (!inside) {
+                  std::fill(dst, dst + run, 0.0f);
                 } else {
-                  col_i[dst] = inside ? x.i[src] : 0;
+                  std::fill(dst, dst + lo * cin, 0.0f);
+                  const float* src = x.f.data() + off + (t0 + lo) * xs[n];
+                  std::copy(src, src + (hi - lo) * cin, dst + lo * cin);
+                  std::fill(dst + hi * cin, dst + run, 0.0f);
+                }
+                for (size_t i = last; i-- > 0;) {  // next outer window position
+                  if (++wpos[i] < win[i]) break;
+                  wpos[i] = 0;
                 }
               }
             }
-          }
-        });
-    if (!done) return CancelledIn(inst);
+          });
+      if (!ran) return CancelledIn(inst);
+    } else if (!ParallelChunks(
+                   parallel, rows, std::max<int64_t>(1, kElementwiseGrain / cols),
+                   [&](int64_t row_begin, int64_t row_end) {
+                     std::vector<int64_t> start(
+                         n);  // per dim: the output position's first input index
+                     for (int64_t row = row_begin; row < row_end; ++row) {
+                       const int64_t b = row / positions;
+                       for (int64_t rest = row % positions, i = static_cast<int64_t>(n) - 1; i >= 0;
+                            --i) {
+                         const auto u = static_cast<size_t>(i);
+                         start[u] = rest % out_sp[u] * a.window[u].stride - a.window[u].pad_low;
+                         rest /= out_sp[u];
+                       }
+                       for (int64_t q = 0; q < window; ++q) {
+                         int64_t off = (batch0 + b) * xs[0];
+                         bool inside = true;
+                         const int64_t* wq = window_offsets.data() + q * static_cast<int64_t>(n);
+                         for (size_t i = 0; i < n && inside; ++i) {
+                           const int64_t t = start[i] + wq[i];
+                           if (dense_input) {
+                             inside = t >= 0 && t < in_sp[i];
+                             off += t * xs[i + 1];
+                           } else {
+                             const int64_t d = a.window[i].base_dilation;
+                             inside = t >= 0 && t % d == 0 && t / d < in_sp[i];
+                             off += (inside ? t / d : 0) * xs[i + 1];
+                           }
+                         }
+                         const int64_t base = (row * window + q) * cin_g;
+                         for (int64_t c = 0; c < cin_g; ++c) {
+                           const auto dst = static_cast<size_t>(base + c);
+                           const auto src = static_cast<size_t>(off + feat0 + c);
+                           if (floating) {
+                             col_f[dst] = inside ? x.f[src] : 0.0f;
+                           } else {
+                             col_i[dst] = inside ? x.i[src] : 0;
+                           }
+                         }
+                       }
+                     }
+                   })) {
+      return CancelledIn(inst);
+    }
     // kernel matrix [(window, cin_g), cout_g] for this group's output features
     for (int64_t q = 0; q < window; ++q) {
       for (int64_t c = 0; c < cin_g; ++c) {
@@ -182,7 +241,8 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
   for (size_t i = 0; i < n; ++i) {
     perm[static_cast<size_t>(cd.output_spatial[i])] = static_cast<int64_t>(i) + 1;
   }
-  return Transpose(canon, perm);
+  if (identity(perm)) return canon;
+  return Transpose(canon, perm, parallel);
 }
 
 }  // namespace tpuemu::engine::hlo::internal
