@@ -131,12 +131,6 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_MAX_JOB_SECONDS")
       ->check(CLI::Range(int64_t{0}, int64_t{31536000}))
       ->capture_default_str();
-  app.add_option("--executor", f.executor,
-                 "What runs built-in and program jobs on the host: native (the graph executor) "
-                 "or hlo (the graph lowered to HLO on the HLO evaluator)")
-      ->envname("TPUEMU_EXECUTOR")
-      ->check(CLI::IsMember({"native", "hlo"}))
-      ->capture_default_str();
   app.add_option("--max-job-host-memory-bytes", f.max_job_host_memory_bytes,
                  "Largest planned peak host memory of one job (400 at submit past it); 0 = the "
                  "budget")
@@ -304,8 +298,6 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
                .heartbeat_ms = flags.replica_heartbeat_ms,
                .lease_ms = flags.replica_lease_ms};
   o.jobs.max_job_seconds = flags.max_job_seconds;
-  o.jobs.executor =
-      flags.executor == "hlo" ? service::JobExecutor::kHlo : service::JobExecutor::kNative;
   o.jobs.max_job_host_memory_bytes = flags.max_job_host_memory_bytes;
   o.jobs.host_memory_budget_bytes = flags.host_memory_budget_bytes;
   // The text arrives inside the body: a larger limit could never be reached.

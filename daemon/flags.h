@@ -45,7 +45,6 @@ struct Flags {
   int64_t shutdown_timeout_ms = 10000;
   int64_t max_hlo_text_bytes = 768 << 10;
   int64_t max_hlo_instructions = 100'000;
-  std::string executor = "native";
   int64_t project_quota_tensorcores = 0;
   std::string auth_tokens;
   int64_t utilization_interval_ms = 10000;

@@ -51,8 +51,6 @@ struct TilePlan {
   int64_t items = 1, mb = 0, nb = 0, kb = 0;
 };
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // Tiles of at most the budget, their number a multiple of `threads` when the problem is big
 // enough to share, so that every thread gets the same work. Wide tiles (up to kMaxTileOutputs,
 // whole rows preferred) over contraction chunks; with dense_rows (the bf16 primitives) whole-row

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "engine/kernels.h"
+#include "engine/init_values.h"
 
 namespace tpuemu::engine {
 namespace {

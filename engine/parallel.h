@@ -31,6 +31,9 @@ struct ParallelContext {
 // and are big enough that hand-out costs nothing.
 inline constexpr int64_t kElementwiseGrain = int64_t{1} << 16;
 
+// ⌈a / b⌉ for a >= 0, b > 0: how many chunks (or tiles) of b cover a.
+inline constexpr int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // Runs fn(begin, end) over [0, n) in consecutive chunks of `grain` elements (the last may be
 // shorter), in parallel when the context allows and n > grain. Returns true when every chunk ran,
 // false when the cancel token stopped the loop (some chunks then did not run).

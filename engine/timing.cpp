@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/parallel.h"
+
 namespace tpuemu::engine {
 namespace {
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // SCALE-Sim's spatio-temporal mapping (topology_utils.calc_spatio_temporal_params): the two
 // dimensions laid over the array's rows and columns, and the one streamed through it.

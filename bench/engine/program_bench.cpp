@@ -1,9 +1,11 @@
-// Engine overhead: a square matmul program through Compile + Execute against a raw engine::Matmul
-// call of the same precision, measured in the same run.
+// Engine overhead: a square matmul program as a job runs it — Compile (its price), the graph
+// lowered to HLO and run on the HLO evaluator (engine/hlo/graph_program.h) — against a raw
+// engine::Matmul call of the same precision, measured in the same run.
 //
 // Per N in {1024, 2048, 4096} and precision in {DEFAULT, HIGHEST}:
 //   raw     Matmul(a, b, c, N, N, N, precision) on preallocated buffers;
-//   engine  Compile(graph) + Execute(program, graph, feeds {a, b}) -> output tensor, no pool
+//   engine  Compile(graph) + HloGraphProgram::Lower(graph) + Run(feeds {a, b}) -> output tensor,
+//           no pool
 //           (so both run on the calling thread and measure the same work plus the engine's own).
 // Each side runs `reps` times, interleaved (raw, engine, raw, engine, ...) so that machine-wide
 // contention hits both alike; the best time of each is kept. Times are CPU time of the calling
@@ -22,8 +24,8 @@
 
 #include "bench/engine/raw_gemm.h"
 #include "engine/compiler.h"
-#include "engine/executor.h"
 #include "engine/gemm.h"
+#include "engine/hlo/graph_program.h"
 
 namespace tpuemu::engine {
 namespace {
@@ -90,7 +92,13 @@ int Run(int64_t max_n, int reps) {
           std::fprintf(stderr, "%s\n", program.status().ToString().c_str());
           return 1;
         }
-        auto result = Execute(**program, graph, feeds);
+        auto lowered = hlo::HloGraphProgram::Lower(graph);
+        if (!lowered.ok()) {
+          std::fprintf(stderr, "%s\n", lowered.status().ToString().c_str());
+          return 1;
+        }
+        const FeedView view{{"a", &feeds["a"]}, {"b", &feeds["b"]}};
+        auto result = (*lowered)->Run(graph, view, precision);
         if (!result.ok()) {
           std::fprintf(stderr, "%s\n", result.status().ToString().c_str());
           return 1;
@@ -98,7 +106,7 @@ int Run(int64_t max_n, int reps) {
         t = Since(start);
         engine = {std::min(engine.cpu_s, t.cpu_s), std::min(engine.wall_s, t.wall_s)};
         // Same numbers as the raw call: the engine adds bookkeeping, not different math.
-        if (r == 0 && !std::equal(c.begin(), c.end(), result->outputs.at("c").f32())) {
+        if (r == 0 && !std::equal(c.begin(), c.end(), result->at("c").f32())) {
           std::printf("warning: engine result differs from raw Matmul at N=%ld\n",
                       static_cast<long>(n));
         }

@@ -9,16 +9,16 @@
 //   mlp          4 ReLU layers of 1024 on 256 x 16 inputs, 4 classes, forward and backward;
 //   cnn          a cnn job's step at its defaults: a 3x3 same conv to 16 channels on 256 8x8x2
 //                images, ReLU, a dense layer to 4 classes, and its backward (dfilter, ddense).
-// Per graph and thread count T (1, 2, 4, … up to the machine's hardware threads): host GFLOPS = the
-// program's flops (totals.flops, what a job reports) / host wall time of one Execute (best of
-// `steps` after a warm-up), and the ratio to the best raw 2048³ GEMM at T threads
-// (bench/engine/raw_gemm.h). Targets: >= 0.8 for matmul, >= 0.5 for the others. Then each graph's
-// speed-up over T = 1 and its serial share (the step's host time in ops no faster than at one
-// thread); targets (issue 27): at T = 2, transformer and mlp >= 1.9x with a serial share <= 5%.
-// With --profile, the host time per op kind of the last step is printed too. Last, the same step
-// lowered to HLO (engine/hlo/from_graph.h) and run by the HLO evaluator on the same values, per T:
-// its time against the native executor's — what HLO as the only IR (issue 27) must close (with
-// --profile, its host time per opcode too).
+// Each graph runs as a job's step does: lowered to HLO (engine/hlo/from_graph.h) and evaluated
+// by the HLO evaluator with loop fusion (engine/hlo/evaluator.h). Per graph and thread count T
+// (1, 2, 4, … up to the machine's hardware threads): host GFLOPS = the program's flops
+// (totals.flops, what a job reports) / host wall time of one evaluation (best of `steps` after a
+// warm-up), and the ratio to the best raw 2048³ GEMM at T threads (bench/engine/raw_gemm.h).
+// Targets: >= 0.8 for matmul, >= 0.5 for the others. Then each graph's speed-up over T = 1 and
+// its serial share (the step's host time in instructions no faster than at one thread); targets
+// (issue 27): at T = 2, transformer and mlp >= 1.9x with a serial share <= 5%. With --profile,
+// the host time per opcode and the slowest instructions of each step, and the instructions that
+// lose most to the split.
 // Usage: bench_workloads [steps=5] [--profile]
 #include <algorithm>
 #include <cmath>
@@ -34,12 +34,11 @@
 
 #include "bench/engine/raw_gemm.h"
 #include "engine/compiler.h"
-#include "engine/executor.h"
 #include "engine/gemm.h"
 #include "engine/hlo/evaluator.h"
 #include "engine/hlo/from_graph.h"
 #include "engine/hlo/parser.h"
-#include "engine/kernels.h"
+#include "engine/init_values.h"
 #include "engine/pool.h"
 
 namespace tpuemu::engine {
@@ -224,16 +223,17 @@ Workload Transformer(std::mt19937_64& rng) {
   return w;
 }
 
-// The host time of one profiled evaluation per opcode, the largest first, as lines to print.
-std::string HloProfile(const hlo::Module& module, const hlo::EvalResult& r) {
+// The host time of one profiled evaluation per opcode, the largest first, as lines to print (a
+// fused loop's time is booked on its last member, a GELU's on its final multiply).
+std::string HloProfile(const hlo::Module& module, const std::vector<int64_t>& host_ns) {
   std::map<std::string, std::pair<int64_t, int>> by_opcode;  // ns, instructions
   int64_t total = 0;
   const hlo::Computation& entry = module.entry_computation();
   for (size_t i = 0; i < entry.instructions.size(); ++i) {
     auto& [ns, count] = by_opcode[std::string(hlo::OpcodeName(entry.instructions[i].opcode))];
-    ns += r.host_ns[static_cast<size_t>(module.entry)][i];
+    ns += host_ns[i];
     ++count;
-    total += r.host_ns[static_cast<size_t>(module.entry)][i];
+    total += host_ns[i];
   }
   std::vector<std::pair<int64_t, std::string>> sorted;
   for (const auto& [name, v] : by_opcode) sorted.push_back({v.first, name});
@@ -250,50 +250,73 @@ std::string HloProfile(const hlo::Module& module, const hlo::EvalResult& r) {
   return text;
 }
 
-// The best host time of one step of `w` lowered to HLO and run by the evaluator on T threads;
-// with `profile` non-null, one more step's host time per opcode goes there.
-Result<bench::Timing> HloStep(const Workload& w, Pool& pool, int threads, int steps,
-                              std::string* profile) {
+// A workload's step as a job runs it: its graph lowered to HLO once, its values as arguments.
+struct HloStep {
+  hlo::Module module;
+  std::vector<hlo::Value> args;
+  std::vector<std::string> names;  // per entry instruction: "name opcode shape"
+};
+
+Result<HloStep> Lower(const Workload& w) {
   Result<hlo::GraphLowering> lowering = hlo::LowerGraph(w.graph);
   if (!lowering.ok()) return lowering.status();
   Result<hlo::Module> module = hlo::ParseModule(lowering->text);
   if (!module.ok()) return module.status();
-  std::vector<hlo::Value> args;
+  HloStep step{std::move(*module), {}, {}};
   for (const std::string& id : lowering->parameters) {
     if (auto fed = w.feeds.find(id); fed != w.feeds.end()) {
-      args.push_back(hlo::ArgumentOf(fed->second));
+      step.args.push_back(hlo::ArgumentOf(fed->second));
       continue;
     }
-    const Op& op = *w.graph.Find(id);  // a constant: its init spec, as the executor makes it
+    const Op& op = *w.graph.Find(id);  // a constant: its init spec, as a job's step takes it
     Tensor value(op.dtype, op.shape);
     TPUEMU_RETURN_IF_ERROR(MaterializeInit(op.attrs.init, value));
-    args.push_back(hlo::ArgumentOf(value));
+    step.args.push_back(hlo::ArgumentOf(value));
   }
+  for (const hlo::Instruction& inst : step.module.entry_computation().instructions) {
+    step.names.push_back(inst.name + " " + std::string(hlo::OpcodeName(inst.opcode)) + " " +
+                         inst.shape.ToString());
+  }
+  return step;
+}
+
+struct Measured {
+  bench::Timing best;
+  std::vector<int64_t> instruction_ns;  // each entry instruction's best host ns over the steps
+};
+
+// The best host time of `steps` evaluations on T threads (after a warm-up), each profiled: one
+// clock read per instruction, noise beside a step's milliseconds.
+Result<Measured> Measure(const HloStep& step, Pool& pool, int threads, int steps) {
   hlo::EvalOptions options;
   options.pool = threads > 1 ? &pool : nullptr;
   options.max_threads = threads;
-  bench::Timing best;
-  for (int step = -1; step < steps; ++step) {
+  options.profile = true;
+  Measured m;
+  for (int s = -1; s < steps; ++s) {
     Result<hlo::EvalResult> r = Status::Internal("not run");
-    const bench::Timing t = bench::Measure([&] { r = hlo::Evaluate(*module, {args}, options); });
+    const bench::Timing t =
+        bench::Measure([&] { r = hlo::Evaluate(step.module, {step.args}, options); });
     if (!r.ok()) return r.status();
-    if (step >= 0) best = step == 0 ? t : bench::Min(best, t);
+    if (s < 0) continue;
+    m.best = s == 0 ? t : bench::Min(m.best, t);
+    // Each instruction's best time over the measured steps (one slow step must not decide it).
+    const std::vector<int64_t>& ns = r->host_ns[static_cast<size_t>(step.module.entry)];
+    if (s == 0) m.instruction_ns.assign(ns.size(), std::numeric_limits<int64_t>::max());
+    for (size_t i = 0; i < ns.size(); ++i)
+      m.instruction_ns[i] = std::min(m.instruction_ns[i], ns[i]);
   }
-  if (profile != nullptr) {
-    options.profile = true;
-    Result<hlo::EvalResult> r = hlo::Evaluate(*module, {args}, options);
-    if (!r.ok()) return r.status();
-    *profile = HloProfile(*module, *r);
-  }
-  return best;
+  return m;
 }
 
 int Run(int steps, bool profile) {
   std::printf("CPU: %s\nengine GEMM kernel: %s\n", bench::CpuModel().c_str(),
               GemmKernelName().c_str());
   std::printf(
-      "host GFLOPS = program flops / best wall time of %d steps (after a warm-up); cpu = the same "
-      "over process CPU time / T\n\n",
+      "each step lowered to HLO and run on the HLO evaluator, as jobs run it; host GFLOPS = "
+      "program "
+      "flops / best wall time of %d steps (after a warm-up); cpu = the same over process CPU time "
+      "/ T\n\n",
       steps);
   std::mt19937_64 rng(7);
   std::vector<Workload> workloads;
@@ -302,8 +325,25 @@ int Run(int steps, bool profile) {
   workloads.push_back(Mlp(rng));
   workloads.push_back(Cnn(rng));
   const Slice slice = *Slice::FromAcceleratorType("v4-8");
-  // T = 1, 2, 4, ... up to every hardware thread: the pool has T_max - 1 workers, the executing
-  // thread is the T-th; each step may use T (ExecuteOptions::max_threads, a job's cores).
+  std::map<std::string, HloStep> lowered;
+  std::map<std::string, double> flops;
+  for (const Workload& w : workloads) {
+    if (!w.graph.status().ok()) {
+      std::fprintf(stderr, "%s: %s\n", w.name.c_str(), w.graph.status().ToString().c_str());
+      return 1;
+    }
+    auto program = Compile(w.graph, slice, {});
+    Result<HloStep> step = Lower(w);
+    if (!program.ok() || !step.ok()) {
+      std::fprintf(stderr, "%s: %s\n", w.name.c_str(),
+                   (program.ok() ? step.status() : program.status()).ToString().c_str());
+      return 1;
+    }
+    flops[w.name] = (*program)->totals.flops;
+    lowered.emplace(w.name, std::move(*step));
+  }
+  // T = 1, 2, 4, ... up to every hardware thread: the pool has T_max - 1 workers, the evaluating
+  // thread is the T-th; each step may use T (EvalOptions::max_threads, a job's cores).
   const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<int> thread_counts;
   for (int t = 1; t < hardware; t *= 2) thread_counts.push_back(t);
@@ -311,145 +351,89 @@ int Run(int steps, bool profile) {
   Pool pool(std::max(1, hardware - 1));
   bench::RawGemm raw_gemm(2048);
   bool all_ok = true;
-  std::map<std::string, std::map<int, bench::Timing>> step_times;  // workload -> T -> step
-  // workload -> T -> each op's best host ns over the steps (graph order): the serial share.
-  std::map<std::string, std::map<int, std::vector<int64_t>>> op_ns;
-  std::map<std::string, std::vector<std::string>> op_names;  // workload -> "id kind shape"
+  std::map<std::string, std::map<int, Measured>> measured;  // workload -> T -> its steps
   for (int threads : thread_counts) {
     const auto [raw_name, raw] = raw_gemm.Best(threads, 3);
     const double raw_flops = 2.0 * 2048 * 2048 * 2048;
     std::printf("T=%d best raw 2048^3 GEMM: %s %.1f GFLOPS (cpu %.1f)\n", threads, raw_name.c_str(),
                 raw_flops / raw.wall_s * 1e-9, raw_flops / (raw.cpu_s / threads) * 1e-9);
-    for (Workload& w : workloads) {
-      if (!w.graph.status().ok()) {
-        std::fprintf(stderr, "%s: %s\n", w.name.c_str(), w.graph.status().ToString().c_str());
+    for (const Workload& w : workloads) {
+      const HloStep& step = lowered.at(w.name);
+      Result<Measured> m = Measure(step, pool, threads, steps);
+      if (!m.ok()) {
+        std::fprintf(stderr, "%s: %s\n", w.name.c_str(), m.status().ToString().c_str());
         return 1;
       }
-      auto program = Compile(w.graph, slice, {});
-      if (!program.ok()) {
-        std::fprintf(stderr, "%s: %s\n", w.name.c_str(), program.status().ToString().c_str());
-        return 1;
-      }
-      ExecuteOptions options;
-      options.pool = threads > 1 ? &pool : nullptr;
-      options.max_threads = threads;
-      bench::Timing best;
-      ExecutionResult last;
-      for (int step = -1; step < steps; ++step) {
-        Result<ExecutionResult> r = Status::Internal("not run");
-        const bench::Timing t =
-            bench::Measure([&] { r = Execute(**program, w.graph, w.feeds, options); });
-        if (!r.ok()) {
-          std::fprintf(stderr, "%s: %s\n", w.name.c_str(), r.status().ToString().c_str());
-          return 1;
-        }
-        if (step >= 0) best = step == 0 ? t : bench::Min(best, t);
-        last = std::move(r).value();
-        // Each op's best host time over the measured steps (one slow step must not decide it).
-        std::vector<int64_t>& ops_best = op_ns[w.name][threads];
-        if (step == 0) ops_best.assign(last.ops.size(), std::numeric_limits<int64_t>::max());
-        for (size_t i = 0; step >= 0 && i < last.ops.size(); ++i) {
-          ops_best[i] = std::min(ops_best[i], last.ops[i].host_ns);
-        }
-      }
-      step_times[w.name][threads] = best;
-      op_names[w.name].clear();
-      for (const OpStats& op : last.ops) {
-        op_names[w.name].push_back(op.id + " " + std::string(OpKindName(op.kind)) + " " +
-                                   op.shape.ToString());
-      }
-      const double flops = (*program)->totals.flops;
-      const double ratio = (flops / best.wall_s) / (raw_flops / raw.wall_s);
-      const double cpu_ratio = (flops / best.cpu_s) / (raw_flops / raw.cpu_s);
+      const bench::Timing& best = m->best;
+      const double f = flops.at(w.name);
+      const double ratio = (f / best.wall_s) / (raw_flops / raw.wall_s);
+      const double cpu_ratio = (f / best.cpu_s) / (raw_flops / raw.cpu_s);
       all_ok = all_ok && ratio >= w.target;
       std::printf(
           "T=%d %-36s %8.2f ms/step %7.1f GFLOPS (cpu %6.1f)  ratio %.2f (cpu %.2f, target "
           "%.1f)\n",
-          threads, w.name.c_str(), best.wall_s * 1e3, flops / best.wall_s * 1e-9,
-          flops / (best.cpu_s / threads) * 1e-9, ratio, cpu_ratio, w.target);
+          threads, w.name.c_str(), best.wall_s * 1e3, f / best.wall_s * 1e-9,
+          f / (best.cpu_s / threads) * 1e-9, ratio, cpu_ratio, w.target);
       if (profile) {
-        std::map<std::string, double> by_kind;
-        for (const OpStats& op : last.ops) by_kind[std::string(OpKindName(op.kind))] += op.host_ns;
-        for (const auto& [kind, ns] : by_kind) {
-          std::printf("      %-24s %7.2f ms (%4.1f%%)\n", kind.c_str(), ns * 1e-6,
-                      100.0 * ns / static_cast<double>(last.host_ns));
-        }
-        std::vector<const OpStats*> slowest;
-        for (const OpStats& op : last.ops) slowest.push_back(&op);
+        std::printf("%s", HloProfile(step.module, m->instruction_ns).c_str());
+        std::vector<size_t> slowest(m->instruction_ns.size());
+        for (size_t i = 0; i < slowest.size(); ++i) slowest[i] = i;
         std::sort(slowest.begin(), slowest.end(),
-                  [](const OpStats* a, const OpStats* b) { return a->host_ns > b->host_ns; });
+                  [&](size_t a, size_t b) { return m->instruction_ns[a] > m->instruction_ns[b]; });
         for (size_t i = 0; i < std::min<size_t>(8, slowest.size()); ++i) {
-          const OpStats& op = *slowest[i];
-          std::printf("      slowest: %-20s %-6s %-16s %7.2f ms %6.1f GFLOPS\n", op.id.c_str(),
-                      std::string(OpKindName(op.kind)).c_str(), op.shape.ToString().c_str(),
-                      op.host_ns * 1e-6, op.flops / static_cast<double>(op.host_ns));
+          std::printf("      slowest: %-48s %7.2f ms\n", step.names[slowest[i]].c_str(),
+                      static_cast<double>(m->instruction_ns[slowest[i]]) * 1e-6);
         }
       }
+      measured[w.name][threads] = std::move(*m);
       std::fflush(stdout);
     }
   }
-  // Speed-up over T = 1, and the share of the step's host time spent in ops that did not get
-  // faster with T threads (an op at >= 90% of its 1-thread time: it ran on one thread, or its
-  // split bought nothing) — the serial share the issue bounds at 5%.
+  // Speed-up over T = 1, and the share of the step's host time spent in instructions that did
+  // not get faster with T threads (at >= 90% of their 1-thread time: they ran on one thread, or
+  // their split bought nothing) — the serial share the issue bounds at 5%.
   std::printf(
       "\nspeed-up over 1 thread (wall; process CPU time / T), and the serial share: host time in "
-      "ops that did not speed up\n");
-  for (const auto& [name, by_threads] : step_times) {
-    const bench::Timing& one = by_threads.at(1);
-    const std::vector<int64_t>& ops_one = op_ns[name][1];
+      "instructions that did not speed up\n");
+  for (const auto& [name, by_threads] : measured) {
+    const Measured& one = by_threads.at(1);
     for (int threads : thread_counts) {
       if (threads == 1) continue;
-      const bench::Timing& t = by_threads.at(threads);
-      const std::vector<int64_t>& ops_t = op_ns[name][threads];
+      const Measured& t = by_threads.at(threads);
       int64_t all = 0, serial = 0;
-      for (size_t i = 0; i < ops_t.size() && i < ops_one.size(); ++i) {
-        all += ops_t[i];
-        if (ops_t[i] >= 0.9 * static_cast<double>(ops_one[i])) serial += ops_t[i];
+      for (size_t i = 0; i < t.instruction_ns.size() && i < one.instruction_ns.size(); ++i) {
+        all += t.instruction_ns[i];
+        if (t.instruction_ns[i] >= 0.9 * static_cast<double>(one.instruction_ns[i])) {
+          serial += t.instruction_ns[i];
+        }
       }
-      const double speedup = one.wall_s / t.wall_s;
+      const double speedup = one.best.wall_s / t.best.wall_s;
       const double share = all > 0 ? static_cast<double>(serial) / static_cast<double>(all) : 0;
-      const bool target = threads == 2 && name != "matmul 2048^3";
+      const bool target =
+          threads == 2 && (name.rfind("transformer", 0) == 0 || name.rfind("mlp", 0) == 0);
       std::printf("  %-36s T=%-3d %5.2fx (cpu %5.2fx)  serial share %4.1f%%%s\n", name.c_str(),
-                  threads, speedup, one.cpu_s / (t.cpu_s / threads), 100.0 * share,
+                  threads, speedup, one.best.cpu_s / (t.best.cpu_s / threads), 100.0 * share,
                   target ? (speedup >= 1.9 && share <= 0.05 ? "  (target >= 1.9x, <= 5%: met)"
                                                             : "  (target >= 1.9x, <= 5%: MISSED)")
                          : "");
       if (profile) {
-        // The ops that lose the most against a perfect split (their T-thread time minus a T-th
-        // of their 1-thread time): where the serial share comes from.
+        // The instructions that lose the most against a perfect split (their T-thread time minus
+        // a T-th of their 1-thread time): where the serial share comes from.
         std::vector<std::pair<double, size_t>> lost;
-        for (size_t i = 0; i < ops_t.size() && i < ops_one.size(); ++i) {
-          lost.push_back(
-              {static_cast<double>(ops_t[i]) - static_cast<double>(ops_one[i]) / threads, i});
+        for (size_t i = 0; i < t.instruction_ns.size() && i < one.instruction_ns.size(); ++i) {
+          lost.push_back({static_cast<double>(t.instruction_ns[i]) -
+                              static_cast<double>(one.instruction_ns[i]) / threads,
+                          i});
         }
         std::sort(lost.rbegin(), lost.rend());
+        const std::vector<std::string>& names = lowered.at(name).names;
         for (size_t i = 0; i < std::min<size_t>(6, lost.size()); ++i) {
-          const size_t op = lost[i].second;
-          std::printf("      loses %6.2f ms: %-32s %7.2f ms at T=1, %7.2f ms at T=%d\n",
-                      lost[i].first * 1e-6, op_names[name][op].c_str(), ops_one[op] * 1e-6,
-                      ops_t[op] * 1e-6, threads);
+          const size_t k = lost[i].second;
+          std::printf("      loses %6.2f ms: %-44s %7.2f ms at T=1, %7.2f ms at T=%d\n",
+                      lost[i].first * 1e-6, names[k].c_str(), one.instruction_ns[k] * 1e-6,
+                      t.instruction_ns[k] * 1e-6, threads);
         }
       }
-    }
-  }
-  std::printf(
-      "\nthe same step as HLO (engine/hlo/from_graph.h) on the HLO evaluator, same values and "
-      "threads: its host time over the native executor's\n");
-  for (const Workload& w : workloads) {
-    for (int threads : thread_counts) {
-      std::string by_opcode;
-      Result<bench::Timing> t =
-          HloStep(w, pool, threads, std::min(steps, 3), profile ? &by_opcode : nullptr);
-      if (!t.ok()) {
-        std::fprintf(stderr, "%s: %s\n", w.name.c_str(), t.status().ToString().c_str());
-        return 1;
-      }
-      const bench::Timing& native = step_times[w.name][threads];
-      std::printf("  %-36s T=%-3d %8.2f ms/step  %5.2fx the native step (%.2f ms)\n",
-                  w.name.c_str(), threads, t->wall_s * 1e3, t->wall_s / native.wall_s,
-                  native.wall_s * 1e3);
-      std::printf("%s", by_opcode.c_str());
-      std::fflush(stdout);
     }
   }
   std::printf("\n%s\n", all_ok ? "all ratios on target" : "SOME RATIOS BELOW TARGET");

@@ -33,7 +33,7 @@ float RoundToType(PrimitiveType type, float x);
 // An int64 truncated to the width of an integer/pred type and re-extended (pred: x != 0).
 int64_t CanonicalInt(PrimitiveType type, int64_t x);
 
-// Element storage. Large buffers come from engine::BufferCache, as the native executor's tensors
+// Element storage. Large buffers come from engine::BufferCache, as engine tensors' buffers
 // do: a step's arrays reuse the pages the previous step's freed (a fresh mmap faults on every
 // page, which cost as much as the elementwise work itself). Sized construction and resize leave
 // values indeterminate; assign zeros where zeros are wanted.

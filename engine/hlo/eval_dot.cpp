@@ -113,8 +113,8 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, P
   const int64_t n = SizeOf(rhs, rfree);
   Array out = Array::Uninitialized(inst.shape.type, inst.shape.dims);  // every element written
   if (lhs.floating()) {
-    // One batched GEMM; an operand stored transposed is read so (the native executor's dots do
-    // the same: engine/gemm.h), so only an operand whose batch dims are not leading is copied.
+    // One batched GEMM; an operand stored transposed is read in place (engine/gemm.h's
+    // GemmOperand), so only an operand whose batch dims are not leading is copied.
     Array a_copy, b_copy;
     GemmProblem p;
     p.batch = batch, p.m = m, p.n = n, p.k = k;

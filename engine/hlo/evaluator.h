@@ -44,7 +44,7 @@ struct EvalOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   // Where a dot's or convolution's GEMM tiles run (not owned; null: the calling thread), under
   // which fairness group, on at most max_threads threads (the caller included; 0 = the pool's
-  // threads + 1): a job asking for N cores passes N, as native jobs do (engine/executor.h).
+  // threads + 1): a job asking for N cores passes N (engine/execute_options.h).
   Pool* pool = nullptr;
   std::string pool_group = "hlo";
   int max_threads = 0;

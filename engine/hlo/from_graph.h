@@ -1,5 +1,5 @@
 // Lowers a native engine::Graph to an XLA HLO module in text form, written the way XLA/JAX would
-// write it, so the HLO stack (ParseModule + Evaluate) can run any graph the native executor runs.
+// write it, so the HLO stack (ParseModule + Evaluate) runs every engine graph: each job's step.
 //
 // The module's entry takes one parameter per kParameter AND per kConstant op, in graph order:
 // constants' values are data (their Init is materialised at run time), so the module holds no

@@ -1,7 +1,7 @@
 // The composite ops of LowerGraph (from_graph_internal.h), each as JAX traces it
 // (jnp.matmul/einsum, lax.conv_general_dilated and its transpose rules,
 // jax.nn.gelu(approximate=True), jax.nn.softmax, an optax-style cross-entropy), with the native
-// kernels' order of operations (engine/vector_math.cpp, engine/kernels.cpp) so the stacks round
+// kernels' order of operations (engine/vector_math.cpp, tests/engine/reference/kernels.cpp) so the stacks round
 // alike.
 #include <algorithm>
 #include <numeric>

@@ -1,5 +1,7 @@
 #include "engine/hlo/graph_program.h"
 
+#include <optional>
+
 #include "engine/hlo/evaluator.h"
 #include "engine/hlo/parser.h"
 #include "engine/init_cache.h"
@@ -7,17 +9,42 @@
 namespace tpuemu::engine::hlo {
 namespace {
 
-// A lowered output as the native tensor of the op's dtype (the same values: an f32/bf16 array
-// holds what the tensor holds, an s32 array the int32s).
-Tensor TensorOf(const Array& a, DType dtype) {
+// Copies run in chunks on the job's threads and stop with it: a 4096-wide MLP copies 256 MiB of
+// weights in and as much gradient out each step, hundreds of milliseconds on first touch.
+constexpr int64_t kCopyGrain = int64_t{1} << 18;
+
+// t's values as the argument of its lowered parameter (the values from_graph.h's ArgumentOf
+// gives); nullopt when the parallel context's token stopped the copy.
+std::optional<Value> ArgumentOn(const Tensor& t, const ParallelContext& parallel) {
+  Array a = Array::Uninitialized(LoweredType(t.dtype()), t.shape().dims);
+  const bool ints = t.dtype() == DType::kI32;
+  const bool done =
+      ParallelChunks(parallel, t.num_elements(), kCopyGrain, [&](int64_t begin, int64_t end) {
+        if (ints) {
+          std::copy(t.i32() + begin, t.i32() + end, a.i.begin() + begin);
+        } else {
+          std::copy(t.f32() + begin, t.f32() + end, a.f.begin() + begin);
+        }
+      });
+  if (!done) return std::nullopt;
+  return Value::Of(std::move(a));
+}
+
+// A lowered output as the tensor of the op's dtype (the same values: an f32/bf16 array holds
+// what the tensor holds, an s32 array the int32s); nullopt when the token stopped the copy.
+std::optional<Tensor> TensorOn(const Array& a, DType dtype, const ParallelContext& parallel) {
   Tensor t = Tensor::Uninitialized(dtype, engine::Shape(a.dims));
-  if (dtype == DType::kI32) {
-    for (int64_t k = 0; k < t.num_elements(); ++k) {
-      t.i32()[k] = static_cast<int32_t>(a.i[static_cast<size_t>(k)]);
-    }
-  } else {
-    std::copy(a.f.begin(), a.f.end(), t.f32());
-  }
+  const bool done =
+      ParallelChunks(parallel, t.num_elements(), kCopyGrain, [&](int64_t begin, int64_t end) {
+        if (dtype == DType::kI32) {
+          for (int64_t k = begin; k < end; ++k) {
+            t.i32()[k] = static_cast<int32_t>(a.i[static_cast<size_t>(k)]);
+          }
+        } else {
+          std::copy(a.f.begin() + begin, a.f.begin() + end, t.f32() + begin);
+        }
+      });
+  if (!done) return std::nullopt;
   return t;
 }
 
@@ -49,7 +76,9 @@ Result<std::map<std::string, Tensor>> HloGraphProgram::Run(const Graph& graph,
     }
     if (op->kind == OpKind::kParameter) {
       if (auto fed = feeds.find(id); fed != feeds.end()) {
-        args.push_back(ArgumentOf(*fed->second));
+        std::optional<Value> arg = ArgumentOn(*fed->second, parallel);
+        if (!arg) return parallel.cancel.Check("while copying in '" + id + "'");
+        args.push_back(std::move(*arg));
         continue;
       }
       if (op->attrs.init.kind == Init::Kind::kNone) {
@@ -62,7 +91,9 @@ Result<std::map<std::string, Tensor>> HloGraphProgram::Run(const Graph& graph,
       TPUEMU_RETURN_IF_ERROR(parallel.cancel.Check("before op '" + id + "'"));
       return init.status();
     }
-    args.push_back(ArgumentOf(**init));
+    std::optional<Value> arg = ArgumentOn(**init, parallel);
+    if (!arg) return parallel.cancel.Check("while copying in '" + id + "'");
+    args.push_back(std::move(*arg));
   }
   EvalOptions eval = EvalOptions::On(parallel);
   eval.precision = precision;
@@ -72,7 +103,9 @@ Result<std::map<std::string, Tensor>> HloGraphProgram::Run(const Graph& graph,
   std::map<std::string, Tensor> outputs;
   for (size_t k = 0; k < lowering_.outputs.size(); ++k) {
     const std::string& id = lowering_.outputs[k];
-    outputs.emplace(id, TensorOf(*root.elements[k].array, graph.Find(id)->dtype));
+    std::optional<Tensor> out = TensorOn(*root.elements[k].array, graph.Find(id)->dtype, parallel);
+    if (!out) return parallel.cancel.Check("while copying out '" + id + "'");
+    outputs.emplace(id, std::move(*out));
   }
   return outputs;
 }

@@ -1,13 +1,13 @@
-// HloGraphProgram: a native engine::Graph (a JSON program or a built-in workload) lowered to HLO
-// once (from_graph.h) and run on the HLO evaluator in place of the native executor — the path by
-// which every job is to run on one IR (docs/hlo.md, "Jobs on the HLO evaluator").
+// HloGraphProgram: an engine::Graph (a JSON program or a built-in workload) lowered to HLO once
+// (from_graph.h) and run on the HLO evaluator: how every built-in and program job runs its steps
+// (service/jobs/step_runner.h; docs/hlo.md, "Jobs on the HLO evaluator").
 //
-// Run takes what ExecuteBorrowed takes: the graph (its constants' init specs) and one feed per
-// parameter by pointer; an unfed parameter or a constant takes its init spec (InitCache, as the
-// executor does). It returns the graph's outputs by op id as native tensors of their dtypes, so a
-// caller (service/jobs/step_runner.h: the SGD update, the loss) cannot tell the two paths apart
-// except by their numbers: the reductions fold in f32 in row-major order as XLA's evaluator does,
-// where the native kernels accumulate sums in double (docs/hlo.md lists what is bit-exact).
+// Run takes the graph (its constants' init specs) and one feed per parameter by pointer
+// (execute_options.h's FeedView); an unfed parameter or a constant takes its init spec (InitCache,
+// materialised once per process). Feeds are copied into the evaluator's arrays (recycled
+// buffers) and the outputs out of them, in chunks on the job's threads that stop with it. It
+// returns the graph's outputs by op id as engine tensors of their dtypes (the SGD update and the
+// loss read them).
 // options.cancel and options.deadline stop it between instructions and inside long kernels:
 // CANCELLED / DEADLINE_EXCEEDED. Thread-safe: Run keeps no state.
 #pragma once
@@ -17,9 +17,10 @@
 #include <string>
 
 #include "base/status.h"
-#include "engine/executor.h"
+#include "engine/execute_options.h"
 #include "engine/hlo/from_graph.h"
 #include "engine/hlo/module.h"
+#include "engine/numerics.h"
 
 namespace tpuemu::engine::hlo {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "engine/hlo/from_graph.h"
-#include "engine/kernels.h"
+#include "engine/init_values.h"
 #include "service/jobs/hlo_job_spec.h"
 #include "service/workloads/workloads.h"
 

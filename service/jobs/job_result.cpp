@@ -51,7 +51,6 @@ json AssembleResult(const CompiledJob& compiled, const RunFacts& facts, const Ru
   metrics["allReduceCyclesPerStep"] = facts.allreduce_cycles_per_step;
   metrics["hostSecondsTotal"] = totals.host_seconds;
   metrics["acceleratorType"] = facts.accelerator_type;
-  metrics["hostExecutor"] = facts.executor;
   return result;
 }
 

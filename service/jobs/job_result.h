@@ -35,7 +35,6 @@ struct RunFacts {
   int64_t steps = 0;
   int64_t allreduce_cycles_per_step = 0;
   std::string accelerator_type;  // "v4-8"
-  std::string executor;          // what ran the steps on the host: "native" or "hlo"
 };
 nlohmann::json AssembleResult(const CompiledJob& compiled, const RunFacts& facts,
                               const RunTotals& totals,

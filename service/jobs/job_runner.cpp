@@ -204,22 +204,18 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   // A job gets the host threads of the cores it asked for (the caller's thread included), so two
   // one-core jobs on two nodes share the machine instead of each taking all of it, and `cores: 2`
   // runs a large step about twice as fast as `cores: 1` on two host cores.
-  std::shared_ptr<const engine::hlo::HloGraphProgram> hlo;
-  if (limits_.executor == JobExecutor::kHlo) {
-    auto lowered = engine::hlo::HloGraphProgram::Lower(workload->graph());
-    if (!lowered.ok()) return fail("lowering to HLO: " + Reason(lowered.status()));
-    hlo = std::move(*lowered);
-  }
-  StepRunner runner(compiled->program(), *workload, slice, compiled->tensorcores,
-                    {.cancel = active->cancel.flag(),
-                     .deadline = deadline ? std::optional(deadline->steady) : std::nullopt,
-                     .pool = &pool_,
-                     .pool_group = name,
-                     .max_threads = std::max(1, spec.cores)},
-                    hlo);
+  // The steps run on the HLO evaluator: the workload's graph lowered once (step_runner.h).
+  auto runner =
+      StepRunner::Create(compiled->program(), *workload, slice, compiled->tensorcores,
+                         {.cancel = active->cancel.flag(),
+                          .deadline = deadline ? std::optional(deadline->steady) : std::nullopt,
+                          .pool = &pool_,
+                          .pool_group = name,
+                          .max_threads = std::max(1, spec.cores)});
+  if (!runner.ok()) return fail("lowering to HLO: " + Reason(runner.status()));
   RunTotals totals;
   for (int64_t step = 0; step < spec.steps && !active->cancel.requested(); ++step) {
-    Result<db::JobStepRow> row = runner.Run(step);
+    Result<db::JobStepRow> row = (*runner)->Run(step);
     if (!row.ok()) {
       if (row.status().code() == StatusCode::kCancelled) break;
       // The deadline passed inside the step: TIMED_OUT now, whether or not the timer fired yet.
@@ -236,10 +232,9 @@ void JobManager::Run(const std::string& node, const std::string& name) {
   if (active->cancel.requested()) return stopped();
   const json result = AssembleResult(*compiled,
                                      {.steps = spec.steps,
-                                      .allreduce_cycles_per_step = runner.allreduce_cycles(),
-                                      .accelerator_type = slice.type().name,
-                                      .executor = hlo ? "hlo" : "native"},
-                                     totals, runner.last_outputs());
+                                      .allreduce_cycles_per_step = (*runner)->allreduce_cycles(),
+                                      .accelerator_type = slice.type().name},
+                                     totals, (*runner)->last_outputs());
   Finish(name, Ended(JobState::kSucceeded, "completed " + std::to_string(spec.steps) + " steps"),
          result);
   Release(node);

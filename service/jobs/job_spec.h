@@ -44,12 +44,7 @@ enum class WorkloadKind { kMatmul, kMlp, kCnn, kTransformer, kProgram, kHlo };
 
 inline constexpr int64_t kMaxJobRetries = 10;
 
-// What runs a built-in or program job's steps on the host (tpuemud --executor): the native graph
-// executor (engine/executor.h), or the graph lowered to HLO on the HLO evaluator
-// (engine/hlo/graph_program.h), the path every job is moving to (docs/hlo.md).
-enum class JobExecutor { kNative, kHlo };
-
-// Server-wide job settings from tpuemud's flags: the limits, and the executor.
+// Server-wide job settings from tpuemud's flags: the limits.
 struct JobLimits {
   int64_t max_steps = 10000;
   int64_t max_timeout_seconds = 86400;
@@ -67,7 +62,6 @@ struct JobLimits {
   // a quote takes two bytes): the default leaves a quarter of the default 1 MiB body for them.
   int64_t max_hlo_text_bytes = 768 << 10;
   int64_t max_hlo_instructions = 100'000;
-  JobExecutor executor = JobExecutor::kNative;
 };
 
 struct JobSpec {

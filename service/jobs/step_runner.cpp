@@ -9,9 +9,19 @@
 
 namespace tpuemu::service {
 
+Result<std::unique_ptr<StepRunner>> StepRunner::Create(const engine::CompiledProgram& program,
+                                                       Workload& workload,
+                                                       const engine::Slice& slice, int tensorcores,
+                                                       engine::ExecuteOptions exec) {
+  auto hlo = engine::hlo::HloGraphProgram::Lower(workload.graph());
+  if (!hlo.ok()) return hlo.status();
+  return std::unique_ptr<StepRunner>(
+      new StepRunner(program, workload, std::move(*hlo), slice, tensorcores, std::move(exec)));
+}
+
 StepRunner::StepRunner(const engine::CompiledProgram& program, Workload& workload,
-                       const engine::Slice& slice, int tensorcores, engine::ExecuteOptions exec,
-                       std::shared_ptr<const engine::hlo::HloGraphProgram> hlo)
+                       std::shared_ptr<const engine::hlo::HloGraphProgram> hlo,
+                       const engine::Slice& slice, int tensorcores, engine::ExecuteOptions exec)
     : program_(program),
       workload_(workload),
       hlo_(std::move(hlo)),
@@ -36,31 +46,20 @@ Result<db::JobStepRow> StepRunner::Run(int64_t step) {
   const int side_by_side = std::max(1, std::min(shards, threads));
   engine::ExecuteOptions per_shard = exec_;
   per_shard.max_threads = std::max(1, threads / side_by_side);
-  std::vector<Result<engine::ExecutionResult>> runs(static_cast<size_t>(shards),
-                                                    Status::Internal("shard did not run"));
+  std::vector<Result<std::map<std::string, engine::Tensor>>> runs(
+      static_cast<size_t>(shards), Status::Internal("shard did not run"));
   auto run_shard = [&](int64_t shard) {
-    const engine::FeedView feeds = workload_.FeedView(static_cast<int>(shard));
-    if (hlo_ == nullptr) {
-      runs[static_cast<size_t>(shard)] =
-          engine::ExecuteBorrowed(program_, workload_.graph(), feeds, per_shard);
-      return;
-    }
-    auto outputs = hlo_->Run(workload_.graph(), feeds, program_.options.precision, per_shard);
-    if (!outputs.ok()) {
-      runs[static_cast<size_t>(shard)] = outputs.status();
-      return;
-    }
-    engine::ExecutionResult result;  // what the update and the metrics row read: the outputs
-    result.outputs = std::move(*outputs);
-    runs[static_cast<size_t>(shard)] = std::move(result);
+    runs[static_cast<size_t>(shard)] =
+        hlo_->Run(workload_.graph(), workload_.FeedView(static_cast<int>(shard)),
+                  program_.options.precision, per_shard);
   };
   if (side_by_side > 1) {
     exec_.pool->ParallelFor(exec_.pool_group, shards, run_shard, side_by_side);
   } else {
     for (int shard = 0; shard < shards; ++shard) run_shard(shard);
   }
-  std::vector<engine::ExecutionResult> results;
-  for (Result<engine::ExecutionResult>& r : runs) {
+  std::vector<std::map<std::string, engine::Tensor>> results;
+  for (auto& r : runs) {
     if (!r.ok()) return r.status();  // the first shard's error, in shard order
     results.push_back(std::move(r).value());
   }
@@ -76,11 +75,11 @@ Result<db::JobStepRow> StepRunner::Run(int64_t step) {
                                    : 0;
   if (workload_.loss_id()) {
     double loss = 0;
-    for (const auto& r : results) loss += r.outputs.at(*workload_.loss_id()).f32()[0];
+    for (const auto& outputs : results) loss += outputs.at(*workload_.loss_id()).f32()[0];
     m.loss = loss / static_cast<double>(results.size());
   }
   m.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  last_outputs_ = std::move(results[0].outputs);
+  last_outputs_ = std::move(results[0]);
   return m;
 }
 

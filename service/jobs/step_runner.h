@@ -1,21 +1,24 @@
 // StepRunner: one training or inference step of a job — every shard of a data-parallel step on
-// the executor (side by side on the job's threads), the SGD update (on them too), and the step's
+// the HLO evaluator (the workload's graph lowered once, engine/hlo/graph_program.h; shards side
+// by side on the job's threads), the SGD update (on the threads too), and the step's
 // metrics row (emulated cycles including the gradient all-reduce, emulated seconds, flops, MXU
 // utilization, the loss averaged over the shards, host time). JobManager's run calls it once per
 // step; tests call it to train a workload.
 //
-// Ownership: the program and the workload are borrowed and must outlive the runner; the workload
-// is updated by every step (its weights). Not thread-safe: one runner per run, on one thread.
+// Ownership: the compiled program (the step's price) and the workload are borrowed and must
+// outlive the runner; the workload is updated by every step (its weights). Not thread-safe: one
+// runner per run, on one thread.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "base/status.h"
 #include "db/job_repository.h"
 #include "engine/compiler.h"
-#include "engine/executor.h"
+#include "engine/execute_options.h"
 #include "engine/hardware.h"
 #include "engine/hlo/graph_program.h"
 #include "service/workloads/workloads.h"
@@ -24,17 +27,18 @@ namespace tpuemu::service {
 
 class StepRunner {
  public:
-  // `tensorcores`: the TensorCores a step occupies (CompiledJob::tensorcores), the denominator
-  // of the MXU utilization. `exec` carries the cancel flag, the pool and its fairness group.
-  // With `hlo` (the workload's graph lowered, JobExecutor::kHlo) the shards run on the HLO
-  // evaluator instead of the native executor; the program still prices the step.
-  StepRunner(const engine::CompiledProgram& program, Workload& workload, const engine::Slice& slice,
-             int tensorcores, engine::ExecuteOptions exec = {},
-             std::shared_ptr<const engine::hlo::HloGraphProgram> hlo = nullptr);
+  // Lowers the workload's graph to HLO (INVALID_ARGUMENT when it cannot be, INTERNAL when the
+  // lowering does not parse). `tensorcores`: the TensorCores a step occupies
+  // (CompiledJob::tensorcores), the denominator of the MXU utilization. `exec` carries the cancel
+  // flag, the deadline, the pool and its fairness group, and the job's threads.
+  static Result<std::unique_ptr<StepRunner>> Create(const engine::CompiledProgram& program,
+                                                    Workload& workload, const engine::Slice& slice,
+                                                    int tensorcores,
+                                                    engine::ExecuteOptions exec = {});
 
   // Runs step `step` on every shard, applies SGD, and returns the step's row. CANCELLED or
-  // DEADLINE_EXCEEDED when the cancel flag or exec's deadline stopped it (inside an op, or the
-  // SGD update between two chunks); any other executor error as is (nothing is applied).
+  // DEADLINE_EXCEEDED when the cancel flag or exec's deadline stopped it (inside an instruction,
+  // or the SGD update between two chunks); any other evaluator error as is (nothing is applied).
   Result<db::JobStepRow> Run(int64_t step);
 
   // Shard 0's outputs of the last step that ran (empty before the first).
@@ -43,6 +47,10 @@ class StepRunner {
   int64_t allreduce_cycles() const { return allreduce_cycles_; }
 
  private:
+  StepRunner(const engine::CompiledProgram& program, Workload& workload,
+             std::shared_ptr<const engine::hlo::HloGraphProgram> hlo, const engine::Slice& slice,
+             int tensorcores, engine::ExecuteOptions exec);
+
   const engine::CompiledProgram& program_;
   Workload& workload_;
   const std::shared_ptr<const engine::hlo::HloGraphProgram> hlo_;

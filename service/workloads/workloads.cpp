@@ -187,15 +187,14 @@ double Workload::GradientBytes() const {
   return bytes;
 }
 
-bool Workload::ApplySgd(const std::vector<engine::ExecutionResult>& shard_results,
+bool Workload::ApplySgd(const std::vector<std::map<std::string, engine::Tensor>>& shard_outputs,
                         const engine::ParallelContext& parallel) {
-  if (shard_results.empty()) return !parallel.cancel.Stopped();
-  const float scale = learning_rate_ / static_cast<float>(shard_results.size());
-  std::vector<const float*> grads(shard_results.size());
+  if (shard_outputs.empty()) return !parallel.cancel.Stopped();
+  const float scale = learning_rate_ / static_cast<float>(shard_outputs.size());
+  std::vector<const float*> grads(shard_outputs.size());
   for (const auto& [wid, gid] : grads_) {
     float* wv = weights_[wid].f32();
-    for (size_t s = 0; s < shard_results.size(); ++s)
-      grads[s] = shard_results[s].outputs.at(gid).f32();
+    for (size_t s = 0; s < shard_outputs.size(); ++s) grads[s] = shard_outputs[s].at(gid).f32();
     const bool done =
         engine::ParallelChunks(parallel, weights_[wid].num_elements(), engine::kElementwiseGrain,
                                [&](int64_t begin, int64_t end) {

@@ -29,7 +29,7 @@
 
 #include "base/status.h"
 #include "engine/cancel.h"
-#include "engine/executor.h"
+#include "engine/execute_options.h"
 #include "engine/ir.h"
 #include "engine/parallel.h"
 #include "engine/tensor.h"
@@ -64,7 +64,7 @@ class Workload {
   // model's update is a serial tail otherwise). Every element subtracts the shards' gradients in
   // shard order, so the result does not depend on the threads. Polls the cancel token between
   // chunks: false when it stopped (the weights are then partly updated).
-  bool ApplySgd(const std::vector<engine::ExecutionResult>& shard_results,
+  bool ApplySgd(const std::vector<std::map<std::string, engine::Tensor>>& shard_outputs,
                 const engine::ParallelContext& parallel = {});
 
  private:

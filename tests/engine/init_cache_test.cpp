@@ -5,7 +5,7 @@
 #include <atomic>
 #include <chrono>
 
-#include "engine/kernels.h"
+#include "engine/init_values.h"
 
 namespace tpuemu::engine {
 namespace {

@@ -1,5 +1,7 @@
 // LowerGraph (engine/hlo/from_graph.h): every OpKind lowered, parsed, verified and run on the HLO
-// evaluator against the native executor on the same random inputs at the same precision.
+// evaluator against the retired native executor (tests/engine/reference/, kept as this test's
+// oracle: its kernels were written op by op against hand-computed values) on the same random
+// inputs at the same precision.
 //
 // Agreement today (the largest |native - hlo| / max|native| of an output seen here, on this
 // machine's oneDNN bf16 GEMM backend; each test prints its own as "[ agree ]"):
@@ -47,11 +49,11 @@
 #include <random>
 
 #include "engine/compiler.h"
-#include "engine/executor.h"
 #include "engine/hardware.h"
 #include "engine/hlo/evaluator.h"
 #include "engine/hlo/parser.h"
-#include "engine/kernels.h"
+#include "engine/init_values.h"
+#include "tests/engine/reference/executor.h"
 
 namespace tpuemu::engine::hlo {
 namespace {
@@ -123,7 +125,7 @@ void ExpectAgree(const Graph& g, const AgreeOptions& o = {}) {
   copts.precision = o.precision;
   auto program = Compile(g, *Slice::FromAcceleratorType("v4-8"), copts);
   ASSERT_TRUE(program.ok()) << program.status().ToString();
-  auto native = Execute(**program, g, feeds);
+  auto native = reference::Execute(**program, g, feeds);
   ASSERT_TRUE(native.ok()) << native.status().ToString();
   EvalOptions eopts;
   eopts.precision = o.precision;

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "engine/compiler.h"
-#include "engine/executor.h"
+#include "engine/hlo/graph_program.h"
 #include "service/jobs/job_spec.h"
 #include "service/jobs/step_runner.h"
 #include "service/workloads/workloads.h"
@@ -58,28 +58,31 @@ TEST(TransformerWorkloadTest, GradientsMatchFiniteDifferences) {
                                        "batch": 2}}, "seed": 3})"));
   Result<Workload> w = Workload::Build(spec);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
-  engine::Slice slice = *engine::Slice::FromAcceleratorType("v4-8");
-  engine::CompileOptions options;
-  options.precision = engine::Precision::kF32;
-  auto program = engine::Compile(w->graph(), slice, options);
-  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  // The step as jobs run it: lowered to HLO, at f32 precision so the differences are real.
+  auto hlo = engine::hlo::HloGraphProgram::Lower(w->graph());
+  ASSERT_TRUE(hlo.ok()) << hlo.status().ToString();
   std::map<std::string, engine::Tensor> feeds = w->Feeds(0);
-  auto base = engine::Execute(**program, w->graph(), feeds);
+  auto run = [&](const std::map<std::string, engine::Tensor>& f) {
+    engine::FeedView view;
+    for (const auto& [id, t] : f) view[id] = &t;
+    return (*hlo)->Run(w->graph(), view, engine::Precision::kF32);
+  };
+  auto base = run(feeds);
   ASSERT_TRUE(base.ok()) << base.status().ToString();
   auto loss_at = [&](const std::string& wid, int64_t i, float delta) {
     std::map<std::string, engine::Tensor> f = feeds;
     f.at(wid).f32()[i] += delta;
-    auto r = engine::Execute(**program, w->graph(), f);
+    auto r = run(f);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? static_cast<double>(r->outputs.at("loss").f32()[0]) : 0.0;
+    return r.ok() ? static_cast<double>(r->at("loss").f32()[0]) : 0.0;
   };
   int checked = 0;
   const std::pair<const char*, const char*> weights[] = {
       {"wout", "dwout"},   {"l1.w2", "l1.dw2"}, {"l1.w1", "l1.dw1"}, {"l1.wo", "l1.dwo"},
       {"l0.wq", "l0.dwq"}, {"l0.wk", "l0.dwk"}, {"l0.wv", "l0.dwv"}};
   for (const auto& [wid, grad_id] : weights) {
-    ASSERT_TRUE(base->outputs.count(grad_id)) << grad_id;
-    const engine::Tensor& g = base->outputs.at(grad_id);
+    ASSERT_TRUE(base->count(grad_id)) << grad_id;
+    const engine::Tensor& g = base->at(grad_id);
     for (int64_t i : {int64_t{0}, g.num_elements() / 2, g.num_elements() - 1}) {
       const float eps = 1e-2f;
       const double numeric = (loss_at(wid, i, eps) - loss_at(wid, i, -eps)) / (2 * eps);
@@ -113,10 +116,11 @@ TEST(TransformerWorkloadTest, LossFallsAndAttentionRunsOnTheMxu) {
   }
   EXPECT_EQ(forward_dots, 2 * 8);
   EXPECT_EQ(batched, 2 * (2 + 4));  // scores, ctx forward; dprobs, dvh, dqh, dkh backward
-  StepRunner runner(**program, *w, slice, w->shards());
+  auto runner = StepRunner::Create(**program, *w, slice, w->shards());
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
   std::vector<double> losses;
   for (int step = 0; step < 30; ++step) {
-    Result<db::JobStepRow> row = runner.Run(step);
+    Result<db::JobStepRow> row = (*runner)->Run(step);
     ASSERT_TRUE(row.ok()) << row.status().ToString();
     losses.push_back(*row->loss);  // the mean over the two shards
     ASSERT_TRUE(std::isfinite(losses.back())) << "step " << step;

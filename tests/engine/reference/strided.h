@@ -10,7 +10,7 @@
 
 #include "engine/tensor.h"
 
-namespace tpuemu::engine {
+namespace tpuemu::engine::reference {
 
 // Row-major element strides of `s`.
 inline std::vector<int64_t> Strides(const Shape& s) {
@@ -93,4 +93,4 @@ class RowWalker {
   std::vector<int64_t> index_;
 };
 
-}  // namespace tpuemu::engine
+}  // namespace tpuemu::engine::reference

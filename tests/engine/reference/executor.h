@@ -35,23 +35,12 @@
 #include <vector>
 
 #include "engine/compiler.h"
+#include "engine/execute_options.h"
 #include "engine/parallel.h"
 #include "engine/pool.h"
 #include "engine/tensor.h"
 
-namespace tpuemu::engine {
-
-struct ExecuteOptions {
-  const std::atomic<bool>* cancel = nullptr;  // not owned
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  Pool* pool = nullptr;               // not owned
-  std::string pool_group = "engine";  // fairness key on the pool, e.g. the job id
-  int max_threads = 0;                // threads one op may use; 0 = pool threads + 1
-};
-
-// The share of the pool and the stop these options give an op's chunks (and any other work done
-// on a job's threads, e.g. its SGD update).
-ParallelContext ParallelContextOf(const ExecuteOptions& options);
+namespace tpuemu::engine::reference {
 
 struct OpStats {
   std::string id;
@@ -74,14 +63,10 @@ struct ExecutionResult {
   int64_t host_ns = 0;
 };
 
-// Feeds by reference: one tensor per parameter id, owned by the caller (data-parallel shards
-// running at once read the same weights through their own views).
-using FeedView = std::map<std::string, const Tensor*>;
-
 Result<ExecutionResult> ExecuteBorrowed(const CompiledProgram& program, const Graph& graph,
                                         const FeedView& feeds, const ExecuteOptions& options = {});
 Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& graph,
                                 const std::map<std::string, Tensor>& feeds,
                                 const ExecuteOptions& options = {});
 
-}  // namespace tpuemu::engine
+}  // namespace tpuemu::engine::reference

@@ -1,11 +1,11 @@
-#include "engine/executor.h"
+#include "tests/engine/reference/executor.h"
 
 #include <chrono>
 
 #include "engine/init_cache.h"
-#include "engine/kernels.h"
+#include "tests/engine/reference/kernels.h"
 
-namespace tpuemu::engine {
+namespace tpuemu::engine::reference {
 namespace {
 
 int64_t NowNs() {
@@ -38,15 +38,6 @@ bool CanRunInPlace(OpKind kind) {
 }
 
 }  // namespace
-
-ParallelContext ParallelContextOf(const ExecuteOptions& options) {
-  ParallelContext parallel;
-  parallel.pool = options.pool;
-  parallel.group = options.pool_group;
-  parallel.max_threads = options.max_threads;
-  parallel.cancel = {options.cancel, options.deadline};
-  return parallel;
-}
 
 Result<ExecutionResult> Execute(const CompiledProgram& program, const Graph& graph,
                                 const std::map<std::string, Tensor>& feeds,
@@ -177,4 +168,4 @@ Result<ExecutionResult> ExecuteBorrowed(const CompiledProgram& program, const Gr
   return result;
 }
 
-}  // namespace tpuemu::engine
+}  // namespace tpuemu::engine::reference

@@ -1,4 +1,4 @@
-#include "engine/executor.h"
+#include "tests/engine/reference/executor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include "engine/compile_cache.h"
 #include "tests/support/wait_for.h"
 
-namespace tpuemu::engine {
+namespace tpuemu::engine::reference {
 namespace {
 
 using ::testing::HasSubstr;
@@ -619,9 +619,9 @@ TEST(ExecutorTest, NormalInitHasTheRequestedScale) {
 }
 
 }  // namespace
-}  // namespace tpuemu::engine
+}  // namespace tpuemu::engine::reference
 
-namespace tpuemu::engine {
+namespace tpuemu::engine::reference {
 namespace {
 
 // Forward + backward + SGD step of a 2-layer MLP built with the builder API, then the forward
@@ -662,4 +662,4 @@ TEST(ExecutorTest, MlpTrainingStepLowersTheLoss) {
 }
 
 }  // namespace
-}  // namespace tpuemu::engine
+}  // namespace tpuemu::engine::reference

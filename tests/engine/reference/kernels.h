@@ -15,12 +15,13 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/init_values.h"
 #include "engine/ir.h"
 #include "engine/numerics.h"
 #include "engine/parallel.h"
 #include "engine/tensor.h"
 
-namespace tpuemu::engine {
+namespace tpuemu::engine::reference {
 
 struct KernelContext {
   Precision precision = Precision::kDefault;
@@ -54,10 +55,4 @@ Status ActivationGradKernel(const Op& op, const Tensor& x, const Tensor& dy, Ten
 Status SoftmaxKernel(const Op& op, const Tensor& x, Tensor& out, const KernelContext& ctx);
 Status ReduceKernel(const Op& op, const Tensor& x, Tensor& out, const KernelContext& ctx);
 
-// Values of a constant or an unfed parameter from its Init (deterministic per seed).
-// INVALID_ARGUMENT if init.kind is kNone. A random init (a Box-Muller draw per pair of elements:
-// ~0.3 s for 16.7 M) polls `cancel` every 64 K elements and returns its CANCELLED /
-// DEADLINE_EXCEEDED status once it stops (`out` then holds partial values).
-Status MaterializeInit(const Init& init, Tensor& out, const CancelToken& cancel = {});
-
-}  // namespace tpuemu::engine
+}  // namespace tpuemu::engine::reference

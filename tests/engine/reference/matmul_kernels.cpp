@@ -1,9 +1,9 @@
 // dot: batched matmul on RunGemm. Operands are read in place: a transposed operand is a strided
 // view for the GEMM, never a copy.
 #include "engine/gemm.h"
-#include "engine/kernels.h"
+#include "tests/engine/reference/kernels.h"
 
-namespace tpuemu::engine {
+namespace tpuemu::engine::reference {
 
 Status DotKernel(const Op& op, const Tensor& lhs, const Tensor& rhs, Tensor& out,
                  const KernelContext& ctx) {
@@ -31,4 +31,4 @@ Status DotKernel(const Op& op, const Tensor& lhs, const Tensor& rhs, Tensor& out
   return Status::Ok();
 }
 
-}  // namespace tpuemu::engine
+}  // namespace tpuemu::engine::reference

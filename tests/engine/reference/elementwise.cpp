@@ -8,12 +8,12 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/kernels.h"
-#include "engine/strided.h"
 #include "engine/vector_clones.h"
 #include "engine/vector_math.h"
+#include "tests/engine/reference/kernels.h"
+#include "tests/engine/reference/strided.h"
 
-namespace tpuemu::engine {
+namespace tpuemu::engine::reference {
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -323,4 +323,4 @@ Status ReduceKernel(const Op& op, const Tensor& x, Tensor& out, const KernelCont
   return Status::Ok();
 }
 
-}  // namespace tpuemu::engine
+}  // namespace tpuemu::engine::reference

@@ -5,9 +5,9 @@
 #include <functional>
 
 #include "engine/gemm.h"
-#include "engine/kernels.h"
+#include "tests/engine/reference/kernels.h"
 
-namespace tpuemu::engine {
+namespace tpuemu::engine::reference {
 namespace {
 
 struct Geometry {
@@ -185,4 +185,4 @@ Status Conv2DBackpropFilterKernel(const Op& op, const Tensor& x, const Tensor& d
   return Status::Ok();
 }
 
-}  // namespace tpuemu::engine
+}  // namespace tpuemu::engine::reference
