@@ -1,8 +1,8 @@
 // The composite ops of LowerGraph (from_graph_internal.h), each as JAX traces it
 // (jnp.matmul/einsum, lax.conv_general_dilated and its transpose rules,
 // jax.nn.gelu(approximate=True), jax.nn.softmax, an optax-style cross-entropy), with the native
-// kernels' order of operations (engine/vector_math.cpp, tests/engine/reference/kernels.cpp) so the stacks round
-// alike.
+// kernels' order of operations (engine/vector_math.cpp, tests/engine/reference/kernels.cpp) so the
+// stacks round alike.
 #include <algorithm>
 #include <numeric>
 #include <set>
@@ -146,14 +146,19 @@ LoweredValue GraphLowerer::LowerConvBackpropFilter(const Op& op, const LoweredVa
 }
 
 // 0.5·v·(1 + tanh(c·(v + a·v·v·v))), in GeluArray's order: ((a·v)·v)·v, then (0.5·v)·(...).
+// One emitting call per statement (no call whose arguments both emit): C++ leaves the order of a
+// call's arguments to the compiler, and the text must not depend on which compiler built it
+// (engine/hlo/fused_kernels.cpp matches these expressions instruction by instruction).
 LoweredValue GraphLowerer::LowerGelu(const LoweredValue& x) {
   const LoweredValue v = Convert(x, "f32");
   auto c = [&](double k) { return Splat("f32", k, v.dims); };
   const LoweredValue cube =
       Map("multiply", Map("multiply", Map("multiply", c(kLowerGeluA), v), v), v);
-  const LoweredValue t = Map("tanh", Map("multiply", c(kLowerGeluC), Map("add", v, cube)));
-  const LoweredValue y = Map("multiply", Map("multiply", c(0.5), v), Map("add", c(1), t));
-  return Convert(y, x.type);
+  const LoweredValue inner = Map("add", v, cube);
+  const LoweredValue t = Map("tanh", Map("multiply", c(kLowerGeluC), inner));
+  const LoweredValue one_plus_t = Map("add", c(1), t);
+  const LoweredValue half_v = Map("multiply", c(0.5), v);
+  return Convert(Map("multiply", half_v, one_plus_t), x.type);
 }
 
 // dy·(0.5·(1 + t) + 0.5·v·(1 − t²)·c·(1 + 3a·v²)), in GeluGradArray's order.
@@ -162,16 +167,19 @@ LoweredValue GraphLowerer::LowerGeluGrad(const LoweredValue& x, const LoweredVal
   auto c = [&](double k) { return Splat("f32", k, v.dims); };
   const LoweredValue cube =
       Map("multiply", Map("multiply", Map("multiply", c(kLowerGeluA), v), v), v);
-  const LoweredValue t = Map("tanh", Map("multiply", c(kLowerGeluC), Map("add", v, cube)));
-  const LoweredValue left = Map("multiply", c(0.5), Map("add", c(1), t));
-  const LoweredValue sech2 = Map("subtract", c(1), Map("multiply", t, t));
-  const LoweredValue poly =
-      Map("add", c(1), Map("multiply", Map("multiply", c(3.0f * kLowerGeluA), v), v));
-  const LoweredValue right = Map(
-      "multiply",
-      Map("multiply", Map("multiply", Map("multiply", c(0.5), v), sech2), c(kLowerGeluC)), poly);
-  const LoweredValue d = Map("add", left, right);
-  return Convert(Map("multiply", Convert(dy, "f32"), d), x.type);
+  const LoweredValue inner = Map("add", v, cube);
+  const LoweredValue t = Map("tanh", Map("multiply", c(kLowerGeluC), inner));
+  const LoweredValue one_plus_t = Map("add", c(1), t);
+  const LoweredValue left = Map("multiply", c(0.5), one_plus_t);
+  const LoweredValue t2 = Map("multiply", t, t);
+  const LoweredValue sech2 = Map("subtract", c(1), t2);
+  const LoweredValue av2 = Map("multiply", Map("multiply", c(3.0f * kLowerGeluA), v), v);
+  const LoweredValue poly = Map("add", c(1), av2);
+  const LoweredValue half_v_sech2 = Map("multiply", Map("multiply", c(0.5), v), sech2);
+  const LoweredValue scaled = Map("multiply", half_v_sech2, c(kLowerGeluC));
+  const LoweredValue d = Map("add", left, Map("multiply", scaled, poly));
+  const LoweredValue dy32 = Convert(dy, "f32");
+  return Convert(Map("multiply", dy32, d), x.type);
 }
 
 // exp(x − max) / Σ exp(x − max) along the axis (jax.nn.softmax), in f32.
@@ -236,7 +244,8 @@ LoweredValue GraphLowerer::LowerCrossEntropy(const Op& op, const LoweredValue& l
     const LoweredValue p = Map("divide", e, Unreduce(sum, dims, 1));
     const LoweredValue onehot =
         Emit("select", "f32", dims, "select", {hot, Splat("f32", 1, dims), zeros});
-    const LoweredValue g = Map("divide", Map("subtract", p, onehot), Splat("f32", batch, dims));
+    const LoweredValue scale = Splat("f32", batch, dims);  // one emitting argument per call
+    const LoweredValue g = Map("divide", Map("subtract", p, onehot), scale);
     return Convert(g, logits.type);
   }
   const LoweredValue log_softmax = Map("subtract", shifted, Unreduce(Map("log", sum), dims, 1));
