@@ -3,9 +3,9 @@
 //
 // JobHostBytes is an upper bound built from the compiler's liveness plan (engine/host_memory.h):
 // the generated values of every shard (weights and data, counted as the graph's parameters once
-// per shard), the peak of each shard's Execute (its feeds, live tensors and kernel scratch; the
-// shards run side by side, service/jobs/step_runner.h) and the outputs kept per shard until the
-// SGD update plus the previous step's. Per-process caches are not in it (the
+// per shard), the peak of each shard's step (its feeds — the HLO evaluator's copies of them —,
+// live tensors and kernel scratch; the shards run side by side, service/jobs/step_runner.h) and
+// the outputs kept per shard until the SGD update plus the previous step's. Per-process caches are not in it (the
 // documented overhead).
 // HostMemoryBudget is the admission ledger: JobManager reserves a job's bytes before it starts it
 // and releases them when its run ends; a job that does not fit stays QUEUED. It never blocks (the
