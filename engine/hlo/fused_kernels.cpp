@@ -15,10 +15,8 @@ namespace {
 
 // The tanh-GELU and its gradient as engine/hlo/from_graph_ops.cpp's LowerGelu/LowerGeluGrad
 // write them, in GeluArray's and GeluGradArray's order (engine/vector_math.cpp). Parameter k is
-// the kernel's argument k.
-constexpr const char* kGeluText = R"(HloModule gelu
-ENTRY e {
-  x = f32[4096]{0} parameter(0)
+// the kernel's argument k. Both begin with t = tanh(c·(x + a·x·x·x)) and 1 + t.
+constexpr const char* kTanhPart = R"(
   a = f32[] constant(0.0447149985)
   ab = f32[4096]{0} broadcast(a), dimensions={}
   m0 = f32[4096]{0} multiply(ab, x)
@@ -34,31 +32,21 @@ ENTRY e {
   u = f32[4096]{0} add(oneb, t)
   half = f32[] constant(0.5)
   halfb = f32[4096]{0} broadcast(half), dimensions={}
-  hv = f32[4096]{0} multiply(halfb, x)
+)";
+
+std::string GeluText() {
+  return std::string("HloModule gelu\nENTRY e {\n  x = f32[4096]{0} parameter(0)") + kTanhPart +
+         R"(  hv = f32[4096]{0} multiply(halfb, x)
   ROOT y = f32[4096]{0} multiply(hv, u)
 }
 )";
+}
 
-constexpr const char* kGeluGradText = R"(HloModule gelu_grad
-ENTRY e {
-  x = f32[4096]{0} parameter(0)
-  dy = f32[4096]{0} parameter(1)
-  a = f32[] constant(0.0447149985)
-  ab = f32[4096]{0} broadcast(a), dimensions={}
-  m0 = f32[4096]{0} multiply(ab, x)
-  m1 = f32[4096]{0} multiply(m0, x)
-  m2 = f32[4096]{0} multiply(m1, x)
-  s = f32[4096]{0} add(x, m2)
-  c = f32[] constant(0.797884583)
-  cb = f32[4096]{0} broadcast(c), dimensions={}
-  m3 = f32[4096]{0} multiply(cb, s)
-  t = f32[4096]{0} tanh(m3)
-  one = f32[] constant(1)
-  oneb = f32[4096]{0} broadcast(one), dimensions={}
-  u = f32[4096]{0} add(oneb, t)
-  half = f32[] constant(0.5)
-  halfb = f32[4096]{0} broadcast(half), dimensions={}
-  left = f32[4096]{0} multiply(halfb, u)
+std::string GeluGradText() {
+  return std::string(
+             "HloModule gelu_grad\nENTRY e {\n  x = f32[4096]{0} parameter(0)\n"
+             "  dy = f32[4096]{0} parameter(1)") +
+         kTanhPart + R"(  left = f32[4096]{0} multiply(halfb, u)
   tt = f32[4096]{0} multiply(t, t)
   sech2 = f32[4096]{0} subtract(oneb, tt)
   a3 = f32[] constant(0.134144992)
@@ -74,6 +62,7 @@ ENTRY e {
   ROOT g = f32[4096]{0} multiply(dy, d)
 }
 )";
+}
 
 // The group's expression as text: per member its opcode (a compare with its direction) and its
 // operands — "m<k>" the k-th member, "i<k>" the k-th distinct array read from outside (by first
@@ -126,7 +115,7 @@ struct Template {
   std::vector<int> argument_of_input;  // the group's k-th input is the kernel's argument ...
 };
 
-Template Build(FusedKernel kernel, const char* text) {
+Template Build(FusedKernel kernel, const std::string& text) {
   Result<Module> module = ParseModule(text);
   Template t{kernel, "", {}};
   if (!module.ok()) return t;  // a test keeps the templates parsing
@@ -152,8 +141,8 @@ Template Build(FusedKernel kernel, const char* text) {
 
 const std::vector<Template>& Templates() {
   static const std::vector<Template> templates = {
-      Build(FusedKernel::kGelu, kGeluText),
-      Build(FusedKernel::kGeluGrad, kGeluGradText),
+      Build(FusedKernel::kGelu, GeluText()),
+      Build(FusedKernel::kGeluGrad, GeluGradText()),
   };
   return templates;
 }

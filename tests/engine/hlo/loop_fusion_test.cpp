@@ -65,6 +65,15 @@ std::vector<uint32_t> FusedBits(const Value& v) {
   return bits;
 }
 
+// The position of the instruction called `name` in comp (a failure, and 0, when there is none).
+size_t IndexOf(const Computation& comp, const std::string& name) {
+  for (size_t i = 0; i < comp.instructions.size(); ++i) {
+    if (comp.instructions[i].name == name) return i;
+  }
+  ADD_FAILURE() << name;
+  return 0;
+}
+
 Value Wave(std::vector<int64_t> dims, float step, float scale) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
@@ -80,13 +89,7 @@ TEST(HloLoopFusion, GroupsChainsAndClosesAGroupThatSomethingOutsideReads) {
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const Computation& comp = m->entry_computation();
   const internal::LoopFusionPlan plan = internal::PlanLoopFusion(comp);
-  auto index = [&](const std::string& name) {
-    for (size_t i = 0; i < comp.instructions.size(); ++i) {
-      if (comp.instructions[i].name == name) return i;
-    }
-    ADD_FAILURE() << name;
-    return size_t{0};
-  };
+  auto index = [&](const std::string& name) { return IndexOf(comp, name); };
   auto group = [&](const std::string& name) { return plan.group_of[index(name)]; };
   // The GELU is one group: the chain to a1, and m4 (which started a group of its own from x)
   // merged into it where gelu reads both. The dot after it reads a1, so a1 and gelu (read by s
@@ -171,13 +174,7 @@ ENTRY e {
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const Computation& comp = m->entry_computation();
   const internal::LoopFusionPlan plan = internal::PlanLoopFusion(comp);
-  auto index = [&](const std::string& name) {
-    for (size_t i = 0; i < comp.instructions.size(); ++i) {
-      if (comp.instructions[i].name == name) return i;
-    }
-    ADD_FAILURE() << name;
-    return size_t{0};
-  };
+  auto index = [&](const std::string& name) { return IndexOf(comp, name); };
   EXPECT_TRUE(plan.unmaterialised[index("mxb")]);
   EXPECT_TRUE(plan.unmaterialised[index("sumb")]);
   // A broadcast along leading dims is not a row splat: it is built.
