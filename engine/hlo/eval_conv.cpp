@@ -86,6 +86,16 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
   // Without base (lhs) dilation a window position is inside when 0 <= t < size: no division.
   const bool dense_input = std::all_of(a.window.begin(), a.window.end(),
                                        [](const WindowDim& wd) { return wd.base_dilation == 1; });
+  // The first input index, per dim, of the window of im2col row `row` (b, output position) into
+  // `start`; returns b.
+  auto window_start = [&](int64_t row, std::vector<int64_t>& start) {
+    for (int64_t rest = row % positions, i = static_cast<int64_t>(n) - 1; i >= 0; --i) {
+      const auto u = static_cast<size_t>(i);
+      start[u] = rest % out_sp[u] * a.window[u].stride - a.window[u].pad_low;
+      rest /= out_sp[u];
+    }
+    return row / positions;
+  };
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t feat0 = fgc > 1 ? g * cin_g : 0;  // input feature offset of this group
     const int64_t batch0 = bgc > 1 ? g * out_batch : 0;
@@ -101,23 +111,20 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
       const bool ran = ParallelChunks(
           parallel, rows, std::max<int64_t>(1, kElementwiseGrain / cols),
           [&](int64_t row_begin, int64_t row_end) {
-            std::vector<int64_t> start(n), wpos(n, 0);
+            std::vector<int64_t> start(n);
             for (int64_t row = row_begin; row < row_end; ++row) {
-              const int64_t b = row / positions;
-              for (int64_t rest = row % positions, i = static_cast<int64_t>(n) - 1; i >= 0; --i) {
-                const auto u = static_cast<size_t>(i);
-                start[u] = rest % out_sp[u] * a.window[u].stride - a.window[u].pad_low;
-                rest /= out_sp[u];
-              }
+              const int64_t b = window_start(row, start);
               const int64_t t0 = start[last];
               const int64_t lo = std::clamp<int64_t>(-t0, 0, run_window);
               const int64_t hi = std::clamp<int64_t>(in_sp[last] - t0, lo, run_window);
-              std::fill(wpos.begin(), wpos.end(), 0);
               for (int64_t q = 0; q < outer; ++q) {
                 int64_t off = (batch0 + b) * xs[0];
                 bool inside = true;
+                // The outer dims' offsets of the run's first window position.
+                const int64_t* wq =
+                    window_offsets.data() + q * run_window * static_cast<int64_t>(n);
                 for (size_t i = 0; i < last && inside; ++i) {
-                  const int64_t t = start[i] + wpos[i] * a.window[i].window_dilation;
+                  const int64_t t = start[i] + wq[i];
                   inside = t >= 0 && t < in_sp[i];
                   off += t * xs[i + 1];
                 }
@@ -130,55 +137,44 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
                   std::copy(src, src + (hi - lo) * cin, dst + lo * cin);
                   std::fill(dst + hi * cin, dst + run, 0.0f);
                 }
-                for (size_t i = last; i-- > 0;) {  // next outer window position
-                  if (++wpos[i] < win[i]) break;
-                  wpos[i] = 0;
-                }
               }
             }
           });
       if (!ran) return CancelledIn(inst);
-    } else if (!ParallelChunks(
-                   parallel, rows, std::max<int64_t>(1, kElementwiseGrain / cols),
-                   [&](int64_t row_begin, int64_t row_end) {
-                     std::vector<int64_t> start(
-                         n);  // per dim: the output position's first input index
-                     for (int64_t row = row_begin; row < row_end; ++row) {
-                       const int64_t b = row / positions;
-                       for (int64_t rest = row % positions, i = static_cast<int64_t>(n) - 1; i >= 0;
-                            --i) {
-                         const auto u = static_cast<size_t>(i);
-                         start[u] = rest % out_sp[u] * a.window[u].stride - a.window[u].pad_low;
-                         rest /= out_sp[u];
-                       }
-                       for (int64_t q = 0; q < window; ++q) {
-                         int64_t off = (batch0 + b) * xs[0];
-                         bool inside = true;
-                         const int64_t* wq = window_offsets.data() + q * static_cast<int64_t>(n);
-                         for (size_t i = 0; i < n && inside; ++i) {
-                           const int64_t t = start[i] + wq[i];
-                           if (dense_input) {
-                             inside = t >= 0 && t < in_sp[i];
-                             off += t * xs[i + 1];
-                           } else {
-                             const int64_t d = a.window[i].base_dilation;
-                             inside = t >= 0 && t % d == 0 && t / d < in_sp[i];
-                             off += (inside ? t / d : 0) * xs[i + 1];
-                           }
-                         }
-                         const int64_t base = (row * window + q) * cin_g;
-                         for (int64_t c = 0; c < cin_g; ++c) {
-                           const auto dst = static_cast<size_t>(base + c);
-                           const auto src = static_cast<size_t>(off + feat0 + c);
-                           if (floating) {
-                             col_f[dst] = inside ? x.f[src] : 0.0f;
-                           } else {
-                             col_i[dst] = inside ? x.i[src] : 0;
-                           }
-                         }
-                       }
-                     }
-                   })) {
+    } else if (!ParallelChunks(parallel, rows, std::max<int64_t>(1, kElementwiseGrain / cols),
+                               [&](int64_t row_begin, int64_t row_end) {
+                                 std::vector<int64_t> start(n);
+                                 for (int64_t row = row_begin; row < row_end; ++row) {
+                                   const int64_t b = window_start(row, start);
+                                   for (int64_t q = 0; q < window; ++q) {
+                                     int64_t off = (batch0 + b) * xs[0];
+                                     bool inside = true;
+                                     const int64_t* wq =
+                                         window_offsets.data() + q * static_cast<int64_t>(n);
+                                     for (size_t i = 0; i < n && inside; ++i) {
+                                       const int64_t t = start[i] + wq[i];
+                                       if (dense_input) {
+                                         inside = t >= 0 && t < in_sp[i];
+                                         off += t * xs[i + 1];
+                                       } else {
+                                         const int64_t d = a.window[i].base_dilation;
+                                         inside = t >= 0 && t % d == 0 && t / d < in_sp[i];
+                                         off += (inside ? t / d : 0) * xs[i + 1];
+                                       }
+                                     }
+                                     const int64_t base = (row * window + q) * cin_g;
+                                     for (int64_t c = 0; c < cin_g; ++c) {
+                                       const auto dst = static_cast<size_t>(base + c);
+                                       const auto src = static_cast<size_t>(off + feat0 + c);
+                                       if (floating) {
+                                         col_f[dst] = inside ? x.f[src] : 0.0f;
+                                       } else {
+                                         col_i[dst] = inside ? x.i[src] : 0;
+                                       }
+                                     }
+                                   }
+                                 }
+                               })) {
       return CancelledIn(inst);
     }
     // kernel matrix [(window, cin_g), cout_g] for this group's output features

@@ -352,15 +352,23 @@ PrimitiveType LoweredType(DType dtype) {
   return PrimitiveType::kF32;
 }
 
-Value ArgumentOf(const Tensor& t) {
-  // The hlo executor copies every weight each step: one pass, into a recycled buffer.
+std::optional<Value> ArgumentOf(const Tensor& t, const ParallelContext& parallel) {
+  // A job's step copies every weight: chunks into a recycled buffer, stopping with the job.
+  constexpr int64_t kCopyGrain = int64_t{1} << 18;
   Array a = Array::Uninitialized(LoweredType(t.dtype()), t.shape().dims);
-  if (t.dtype() == DType::kI32) {
-    std::copy(t.i32(), t.i32() + t.num_elements(), a.i.begin());
-  } else {
-    std::copy(t.f32(), t.f32() + t.num_elements(), a.f.begin());
-  }
+  const bool ints = t.dtype() == DType::kI32;
+  const bool done =
+      ParallelChunks(parallel, t.num_elements(), kCopyGrain, [&](int64_t begin, int64_t end) {
+        if (ints) {
+          std::copy(t.i32() + begin, t.i32() + end, a.i.begin() + begin);
+        } else {
+          std::copy(t.f32() + begin, t.f32() + end, a.f.begin() + begin);
+        }
+      });
+  if (!done) return std::nullopt;
   return Value::Of(std::move(a));
 }
+
+Value ArgumentOf(const Tensor& t) { return *ArgumentOf(t, ParallelContext{}); }
 
 }  // namespace tpuemu::engine::hlo

@@ -14,12 +14,15 @@
 // graph itself carries an error. Pure function: thread-safe.
 #pragma once
 
+#include <optional>
+
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "engine/hlo/array.h"
 #include "engine/ir.h"
+#include "engine/parallel.h"
 #include "engine/tensor.h"
 
 namespace tpuemu::engine::hlo {
@@ -33,8 +36,11 @@ struct GraphLowering {
 Result<GraphLowering> LowerGraph(const Graph& graph);
 
 // The element type a DType lowers to (f32, bf16, s32), and a native tensor as the argument the
-// lowered module's parameter takes (the same values, copied).
+// lowered module's parameter takes (the same values, copied). With a parallel context the copy
+// runs in chunks on its threads and gives nullopt once its token stops it (a job's step copies
+// hundreds of MiB of weights: engine/hlo/graph_program.h).
 PrimitiveType LoweredType(DType dtype);
 Value ArgumentOf(const Tensor& t);
+std::optional<Value> ArgumentOf(const Tensor& t, const ParallelContext& parallel);
 
 }  // namespace tpuemu::engine::hlo

@@ -111,13 +111,14 @@ std::string Expression(const Computation& comp, const LoopFusionPlan& plan, cons
 
 struct Template {
   FusedKernel kernel;
+  size_t members = 0;  // the group's size: most groups are told apart by it alone
   std::string expression;
   std::vector<int> argument_of_input;  // the group's k-th input is the kernel's argument ...
 };
 
 Template Build(FusedKernel kernel, const std::string& text) {
   Result<Module> module = ParseModule(text);
-  Template t{kernel, "", {}};
+  Template t{kernel, 0, "", {}};
   if (!module.ok()) return t;  // a test keeps the templates parsing
   const Computation& comp = module->entry_computation();
   const LoopFusionPlan plan = PlanLoopFusion(comp, /*fuse=*/true, /*match_kernels=*/false);
@@ -130,6 +131,7 @@ Template Build(FusedKernel kernel, const std::string& text) {
   }
   if (group == nullptr) return t;
   std::vector<int> inputs;
+  t.members = group->members.size();
   t.expression = Expression(comp, plan, *group, &inputs);
   for (int i : inputs) {
     const auto& params = comp.parameters;
@@ -152,10 +154,16 @@ const std::vector<Template>& Templates() {
 FusedKernelCall MatchFusedKernel(const Computation& comp, const LoopFusionPlan& plan,
                                  const LoopGroup& group) {
   if (group.outputs.size() != 1 || group.outputs[0] != group.at) return {};
+  // The plan is made on every evaluation: no text for a group no template's size fits.
+  const std::vector<Template>& templates = Templates();
+  if (std::none_of(templates.begin(), templates.end(),
+                   [&](const Template& t) { return t.members == group.members.size(); })) {
+    return {};
+  }
   std::vector<int> inputs;
   const std::string expression = Expression(comp, plan, group, &inputs);
   if (expression.empty()) return {};
-  for (const Template& t : Templates()) {
+  for (const Template& t : templates) {
     if (t.expression != expression) continue;
     FusedKernelCall call{t.kernel, std::vector<int>(inputs.size())};
     for (size_t k = 0; k < inputs.size(); ++k) {

@@ -10,25 +10,9 @@ namespace tpuemu::engine::hlo {
 namespace {
 
 // Copies run in chunks on the job's threads and stop with it: a 4096-wide MLP copies 256 MiB of
-// weights in and as much gradient out each step, hundreds of milliseconds on first touch.
+// weights in (from_graph.h's ArgumentOf) and as much gradient out each step, hundreds of
+// milliseconds on first touch.
 constexpr int64_t kCopyGrain = int64_t{1} << 18;
-
-// t's values as the argument of its lowered parameter (the values from_graph.h's ArgumentOf
-// gives); nullopt when the parallel context's token stopped the copy.
-std::optional<Value> ArgumentOn(const Tensor& t, const ParallelContext& parallel) {
-  Array a = Array::Uninitialized(LoweredType(t.dtype()), t.shape().dims);
-  const bool ints = t.dtype() == DType::kI32;
-  const bool done =
-      ParallelChunks(parallel, t.num_elements(), kCopyGrain, [&](int64_t begin, int64_t end) {
-        if (ints) {
-          std::copy(t.i32() + begin, t.i32() + end, a.i.begin() + begin);
-        } else {
-          std::copy(t.f32() + begin, t.f32() + end, a.f.begin() + begin);
-        }
-      });
-  if (!done) return std::nullopt;
-  return Value::Of(std::move(a));
-}
 
 // A lowered output as the tensor of the op's dtype (the same values: an f32/bf16 array holds
 // what the tensor holds, an s32 array the int32s); nullopt when the token stopped the copy.
@@ -76,7 +60,7 @@ Result<std::map<std::string, Tensor>> HloGraphProgram::Run(const Graph& graph,
     }
     if (op->kind == OpKind::kParameter) {
       if (auto fed = feeds.find(id); fed != feeds.end()) {
-        std::optional<Value> arg = ArgumentOn(*fed->second, parallel);
+        std::optional<Value> arg = ArgumentOf(*fed->second, parallel);
         if (!arg) return parallel.cancel.Check("while copying in '" + id + "'");
         args.push_back(std::move(*arg));
         continue;
@@ -91,7 +75,7 @@ Result<std::map<std::string, Tensor>> HloGraphProgram::Run(const Graph& graph,
       TPUEMU_RETURN_IF_ERROR(parallel.cancel.Check("before op '" + id + "'"));
       return init.status();
     }
-    std::optional<Value> arg = ArgumentOn(**init, parallel);
+    std::optional<Value> arg = ArgumentOf(**init, parallel);
     if (!arg) return parallel.cancel.Check("while copying in '" + id + "'");
     args.push_back(std::move(*arg));
   }
