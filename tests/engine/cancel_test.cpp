@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "engine/hlo/from_graph.h"
 #include "engine/hlo/graph_program.h"
 #include "engine/pool.h"
 #include "tests/support/sanitizers.h"
@@ -76,15 +77,25 @@ struct BigConv {
   }
 };
 
-// A job's first step faults in the pages its arguments are copied to; later steps reuse them
-// (engine/buffer_cache.h). Buffers of the feeds' sizes, touched and released, warm them, so that
-// a stop lands inside the op, not in the copies (which stop too, in chunks).
-void WarmArgumentBuffers(const std::map<std::string, Tensor>& feeds) {
-  std::vector<FloatBuffer> buffers;
+// Copies the feeds in as a step does (hlo::ArgumentOf, chunked on the pool) and returns how long
+// that took. The copies also warm the pages the run's copies will reuse (engine/buffer_cache.h),
+// as a job's later steps find them. A stop timed from the run's start must land past its copies,
+// and their time varies from 10 ms to seconds (a sanitizer, a loaded CI machine): the waits below
+// are this figure plus a margin, not a constant.
+std::chrono::duration<double> ArgumentCopyTime(const std::map<std::string, Tensor>& feeds,
+                                               Pool* pool) {
+  ParallelContext parallel;
+  parallel.pool = pool;
+  const Clock::time_point start = Clock::now();
+  std::vector<hlo::Value> copies;  // all alive at once, as in the run: each warms its own pages
   for (const auto& [id, t] : feeds) {
-    buffers.emplace_back(static_cast<size_t>(t.num_elements()));
-    std::fill(buffers.back().begin(), buffers.back().end(), 0.0f);
+    std::optional<hlo::Value> copy = hlo::ArgumentOf(t, parallel);
+    EXPECT_TRUE(copy.has_value());
+    if (copy) copies.push_back(std::move(*copy));
   }
+  const std::chrono::duration<double> took = Clock::now() - start;
+  std::printf("argument copies: %.1f ms\n", took.count() * 1e3);
+  return took;
 }
 
 struct Outcome {
@@ -92,16 +103,16 @@ struct Outcome {
   double latency_s = 0;  // from the flag (or the deadline) to the run's return
 };
 
-// Runs the graph on a thread with a two-thread pool, sets the flag 0.15 s after a pool worker began
-// running part of the step (its argument copies, then the op: past the operand preparation, inside
-// the GEMM tiles or vector chunks),
-// and measures how long the run takes to return after that. (0.5 s was too long on an AMX Xeon:
-// the big HIGHEST conv finished first.)
+// Runs the graph on a thread with a two-thread pool, sets the flag once the run is past its
+// argument copies (twice their measured time, plus 150 ms: inside the GEMM tiles or vector
+// chunks), and measures how long the run takes to return after that. (A fixed 0.15 s from the
+// start landed in the copies on a loaded CI machine under TSan; 0.5 s past them was too long on an
+// AMX Xeon: the big HIGHEST conv finished first.)
 Outcome CancelWhileRunning(const Graph& graph, const std::map<std::string, Tensor>& feeds) {
   auto program = Lowered(graph);
   if (program == nullptr) return {Status::Internal("lowering failed")};
-  WarmArgumentBuffers(feeds);
   Pool pool(1);  // one worker + the executing thread
+  const auto flag_after = 2 * ArgumentCopyTime(feeds, &pool) + std::chrono::milliseconds(150);
   std::atomic<bool> cancel{false};
   ExecuteOptions options;
   options.cancel = &cancel;
@@ -109,37 +120,32 @@ Outcome CancelWhileRunning(const Graph& graph, const std::map<std::string, Tenso
   Outcome outcome;
   std::atomic<bool> returned{false};
   Clock::time_point returned_at;
+  const Clock::time_point began = Clock::now();
   std::thread runner([&] {
     outcome.status = RunHighest(*program, graph, feeds, options);
     returned_at = Clock::now();
     returned = true;
   });
-  const bool started = testing::WaitFor(
-      [&] { return pool.GetStats().busy_workers > 0 || returned; }, std::chrono::seconds(60));
-  const Clock::time_point began = Clock::now();
-  testing::WaitFor(
-      [&] { return returned || Clock::now() - began > std::chrono::milliseconds(150); },
-      std::chrono::seconds(60));
+  testing::WaitFor([&] { return returned || Clock::now() - began > flag_after; },
+                   std::chrono::seconds(60));
   EXPECT_FALSE(returned) << "the op finished before the flag was set";
   const Clock::time_point flagged = Clock::now();
   cancel = true;
   runner.join();
-  EXPECT_TRUE(started);
   outcome.latency_s = std::chrono::duration<double>(returned_at - flagged).count();
   return outcome;
 }
 
-// Runs the graph on the calling thread only (no pool) with a deadline 200 ms away (3 s under a
-// sanitizer): well inside the big ops even on a fast CPU (the conv takes about 1 s on one AMX core;
-// with a 1 s deadline it sometimes finished first and the test failed).
+// Runs the graph on the calling thread only (no pool) with a deadline past the argument copies
+// (twice their measured time) by 200 ms: well inside the big ops even on a fast CPU (the conv
+// takes about 1 s on one AMX core; with a 1 s margin it sometimes finished first).
 Outcome DeadlineWhileRunning(const Graph& graph, const std::map<std::string, Tensor>& feeds) {
   auto program = Lowered(graph);
   if (program == nullptr) return {Status::Internal("lowering failed")};
-  WarmArgumentBuffers(feeds);
+  const auto margin = 2 * ArgumentCopyTime(feeds, nullptr) + std::chrono::milliseconds(200);
   ExecuteOptions options;
-  // Past the argument copies (tens of MiB: a second under a sanitizer), inside the op.
   const Clock::time_point deadline =
-      Clock::now() + std::chrono::milliseconds(testing::kSanitizedBuild ? 3000 : 200);
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(margin);
   options.deadline = deadline;
   const Status status = RunHighest(*program, graph, feeds, options);
   return {status, std::chrono::duration<double>(Clock::now() - deadline).count()};
