@@ -6,7 +6,8 @@
 
 #include "engine/gemm.h"
 #include "engine/hardware.h"
-#include "engine/host_memory.h"
+#include "engine/hlo/graph_program.h"
+#include "engine/hlo/host_memory.h"
 
 namespace tpuemu::engine {
 namespace {
@@ -280,7 +281,6 @@ Result<std::shared_ptr<const CompiledProgram>> Compile(const Graph& graph, const
     live -= release[static_cast<size_t>(i)];
   }
   program->peak_hbm_bytes_per_tensorcore = peak;
-  program->peak_host_bytes = PeakHostBytes(graph, program->plans, options.precision);
   program->hbm_capacity_bytes_per_tensorcore = spec.HbmBytesPerTensorCore();
   const double capacity = program->hbm_capacity_bytes_per_tensorcore;
   if (static_cast<double>(peak) > capacity) {
@@ -304,6 +304,11 @@ Result<std::shared_ptr<const CompiledProgram>> Compile(const Graph& graph, const
     }
     return Status::ResourceExhausted(msg);
   }
+  // What jobs run: the graph lowered to HLO, once per structure (a cache hit shares it).
+  Result<std::shared_ptr<const hlo::HloGraphProgram>> lowered = hlo::HloGraphProgram::Lower(graph);
+  if (!lowered.ok()) return lowered.status();
+  program->lowered = std::move(*lowered);
+  program->peak_host_bytes = hlo::PeakHostBytes(program->lowered->module());
   program->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::shared_ptr<const CompiledProgram>(std::move(program));

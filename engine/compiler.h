@@ -9,13 +9,14 @@
 // sharded evenly over the program's TensorCores. A program that does not fit gets XLA's
 // RESOURCE_EXHAUSTED text ("XLA:TPU compile permanent error. Ran out of memory in memory space
 // hbm. Used 18.52G of 15.48G hbm. Exceeded hbm capacity by 3.04G.", G = GiB) plus the largest
-// live tensors.
+// live tensors. A program that fits is lowered to HLO (engine/hlo/from_graph.h), the module its
+// runs evaluate, and its host memory is planned from that module.
 //
 // A CompiledProgram depends on the graph's STRUCTURE only (kinds, ids, wiring, attributes, shapes,
-// dtypes), never on constant values or seeds: the executor takes those from the Graph it is
-// given, so one compiled program serves every graph with the same StructureKey (compile_cache.h).
-// Errors: INVALID_ARGUMENT (bad graph/options, a tensor above max_tensor_elements),
-// RESOURCE_EXHAUSTED (HBM). Compile is a pure function: thread-safe.
+// dtypes), never on constant values or seeds: a run takes those from the Graph it is given, so
+// one compiled program serves every graph with the same StructureKey (compile_cache.h).
+// Errors: INVALID_ARGUMENT (bad graph/options, a tensor above max_tensor_elements, a graph that
+// does not lower), RESOURCE_EXHAUSTED (HBM). Compile is a pure function: thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,10 @@
 #include "engine/timing.h"
 
 namespace tpuemu::engine {
+
+namespace hlo {
+class HloGraphProgram;
+}  // namespace hlo
 
 struct CompileOptions {
   Precision precision = Precision::kDefault;
@@ -81,7 +86,11 @@ struct CompiledProgram {
   int64_t peak_hbm_bytes_per_tensorcore = 0;
   double hbm_capacity_bytes_per_tensorcore = 0;
   int peak_op_index = 0;  // where the peak is reached
-  // Upper bound of the host bytes one Execute holds at its peak (engine/host_memory.h).
+  // The graph lowered to HLO (engine/hlo/graph_program.h): what a job's steps run. Like the rest
+  // of the plan it depends on the structure only: constants and seeds are fed to it at each run.
+  std::shared_ptr<const hlo::HloGraphProgram> lowered;
+  // Upper bound of the host bytes one run of `lowered` holds at its peak: the evaluator's liveness
+  // sweep over the module (engine/hlo/host_memory.h).
   int64_t peak_host_bytes = 0;
   double compile_seconds = 0;
   // What this process runs the MXU ops on (GemmKernelName()), for a job's compile line.

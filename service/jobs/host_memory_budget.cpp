@@ -5,18 +5,23 @@
 #include <sstream>
 #include <string>
 
-#include "engine/host_memory.h"
-
 namespace tpuemu::service {
+namespace {
+
+// A job's own tensors (its generated weights and data, its outputs) hold 4 bytes an element: f32
+// for every floating dtype, int32 labels (engine/tensor.h).
+int64_t TensorBytes(const engine::Shape& shape) { return 4 * shape.NumElements(); }
+
+}  // namespace
 
 int64_t JobHostBytes(const engine::CompiledProgram& program, const engine::Graph& graph,
                      int shards) {
   int64_t parameters = 0, outputs = 0;
   for (const engine::Op& op : graph.ops()) {
-    if (op.kind == engine::OpKind::kParameter) parameters += engine::HostTensorBytes(op.shape);
+    if (op.kind == engine::OpKind::kParameter) parameters += TensorBytes(op.shape);
   }
   for (const std::string& id : graph.outputs()) {
-    outputs += engine::HostTensorBytes(graph.ops()[static_cast<size_t>(graph.IndexOf(id))].shape);
+    outputs += TensorBytes(graph.ops()[static_cast<size_t>(graph.IndexOf(id))].shape);
   }
   const int64_t n = std::max(shards, 1);
   // Values of every shard + the peak of each Execute (the shards run side by side: StepRunner)

@@ -1,12 +1,12 @@
 // Host memory of jobs: what one job holds at its peak (planned from its compiled program before it
 // runs) and the daemon-wide budget that jobs reserve before they start (README "Host memory").
 //
-// JobHostBytes is an upper bound built from the compiler's liveness plan (engine/host_memory.h):
-// the generated values of every shard (weights and data, counted as the graph's parameters once
-// per shard), the peak of each shard's step (its feeds — the HLO evaluator's copies of them —,
-// live tensors and kernel scratch; the shards run side by side, service/jobs/step_runner.h) and
-// the outputs kept per shard until the SGD update plus the previous step's. Per-process caches are not in it (the
-// documented overhead).
+// JobHostBytes is an upper bound: the generated values of every shard (weights and data, counted
+// as the graph's parameters once per shard), the peak of each shard's step (the HLO evaluator's
+// liveness sweep over the program's lowered module, engine/hlo/host_memory.h: its copies of the
+// feeds, live arrays and kernel scratch; the shards run side by side, service/jobs/step_runner.h)
+// and the outputs kept per shard until the SGD update plus the previous step's. Per-process
+// caches are not in it (the documented overhead).
 // HostMemoryBudget is the admission ledger: JobManager reserves a job's bytes before it starts it
 // and releases them when its run ends; a job that does not fit stays QUEUED. It never blocks (the
 // manager keeps waiting jobs in their queues, so no pool thread waits). Thread-safe.

@@ -13,10 +13,13 @@ Result<std::unique_ptr<StepRunner>> StepRunner::Create(const engine::CompiledPro
                                                        Workload& workload,
                                                        const engine::Slice& slice, int tensorcores,
                                                        engine::ExecuteOptions exec) {
-  auto hlo = engine::hlo::HloGraphProgram::Lower(workload.graph());
-  if (!hlo.ok()) return hlo.status();
+  if (program.lowered == nullptr ||
+      program.structure_key != engine::StructureKey(workload.graph())) {
+    return Status::Internal("program '" + program.name +
+                            "' was not compiled from the workload's graph, or not lowered");
+  }
   return std::unique_ptr<StepRunner>(
-      new StepRunner(program, workload, std::move(*hlo), slice, tensorcores, std::move(exec)));
+      new StepRunner(program, workload, program.lowered, slice, tensorcores, std::move(exec)));
 }
 
 StepRunner::StepRunner(const engine::CompiledProgram& program, Workload& workload,

@@ -1,6 +1,6 @@
 // StepRunner: one training or inference step of a job — every shard of a data-parallel step on
-// the HLO evaluator (the workload's graph lowered once, engine/hlo/graph_program.h; shards side
-// by side on the job's threads), the SGD update (on the threads too), and the step's
+// the HLO evaluator (the module the compiler lowered the workload's graph to, once per structure:
+// CompiledProgram::lowered, engine/hlo/graph_program.h; shards side by side on the job's threads), the SGD update (on the threads too), and the step's
 // metrics row (emulated cycles including the gradient all-reduce, emulated seconds, flops, MXU
 // utilization, the loss averaged over the shards, host time). JobManager's run calls it once per
 // step; tests call it to train a workload.
@@ -27,8 +27,8 @@ namespace tpuemu::service {
 
 class StepRunner {
  public:
-  // Lowers the workload's graph to HLO (INVALID_ARGUMENT when it cannot be, INTERNAL when the
-  // lowering does not parse). `tensorcores`: the TensorCores a step occupies
+  // Runs `program`'s lowered module (INTERNAL when it has none, or when it was compiled from a
+  // graph of another structure than the workload's). `tensorcores`: the TensorCores a step occupies
   // (CompiledJob::tensorcores), the denominator of the MXU utilization. `exec` carries the cancel
   // flag, the deadline, the pool and its fairness group, and the job's threads.
   static Result<std::unique_ptr<StepRunner>> Create(const engine::CompiledProgram& program,
