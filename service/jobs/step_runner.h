@@ -1,13 +1,13 @@
 // StepRunner: one training or inference step of a job — every shard of a data-parallel step on
 // the HLO evaluator (the module the compiler lowered the workload's graph to, once per structure:
-// CompiledProgram::lowered, engine/hlo/graph_program.h; shards side by side on the job's threads), the SGD update (on the threads too), and the step's
-// metrics row (emulated cycles including the gradient all-reduce, emulated seconds, flops, MXU
-// utilization, the loss averaged over the shards, host time). JobManager's run calls it once per
-// step; tests call it to train a workload.
+// CompiledProgram::lowered, engine/hlo/graph_program.h; shards side by side on the job's threads),
+// the SGD update (on the threads too), and the step's metrics row (emulated cycles including the
+// gradient all-reduce, emulated seconds, flops, MXU utilization, the loss averaged over the shards,
+// host time). JobManager's run calls it once per step; tests call it to train a workload.
 //
-// Ownership: the compiled program (the step's price) and the workload are borrowed and must
-// outlive the runner; the workload is updated by every step (its weights). Not thread-safe: one
-// runner per run, on one thread.
+// Ownership: the compiled program (the step's module and price) and the workload are borrowed and
+// must outlive the runner; the workload is updated by every step (its weights). Not thread-safe:
+// one runner per run, on one thread.
 #pragma once
 
 #include <cstdint>
