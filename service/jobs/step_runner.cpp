@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/hlo/graph_program.h"
 #include "engine/timing.h"
 
 namespace tpuemu::service {
@@ -13,21 +14,17 @@ Result<std::unique_ptr<StepRunner>> StepRunner::Create(const engine::CompiledPro
                                                        Workload& workload,
                                                        const engine::Slice& slice, int tensorcores,
                                                        engine::ExecuteOptions exec) {
-  if (program.lowered == nullptr ||
-      program.structure_key != engine::StructureKey(workload.graph())) {
-    return Status::Internal("program '" + program.name +
-                            "' was not compiled from the workload's graph, or not lowered");
+  if (program.lowered == nullptr) {
+    return Status::Internal("program '" + program.name + "' has no lowered module");
   }
   return std::unique_ptr<StepRunner>(
-      new StepRunner(program, workload, program.lowered, slice, tensorcores, std::move(exec)));
+      new StepRunner(program, workload, slice, tensorcores, std::move(exec)));
 }
 
 StepRunner::StepRunner(const engine::CompiledProgram& program, Workload& workload,
-                       std::shared_ptr<const engine::hlo::HloGraphProgram> hlo,
                        const engine::Slice& slice, int tensorcores, engine::ExecuteOptions exec)
     : program_(program),
       workload_(workload),
-      hlo_(std::move(hlo)),
       tensorcores_(tensorcores),
       exec_(std::move(exec)),
       parallel_(engine::ParallelContextOf(exec_)),
@@ -53,8 +50,8 @@ Result<db::JobStepRow> StepRunner::Run(int64_t step) {
       static_cast<size_t>(shards), Status::Internal("shard did not run"));
   auto run_shard = [&](int64_t shard) {
     runs[static_cast<size_t>(shard)] =
-        hlo_->Run(workload_.graph(), workload_.FeedView(static_cast<int>(shard)),
-                  program_.options.precision, per_shard);
+        program_.lowered->Run(workload_.graph(), workload_.FeedView(static_cast<int>(shard)),
+                              program_.options.precision, per_shard);
   };
   if (side_by_side > 1) {
     exec_.pool->ParallelFor(exec_.pool_group, shards, run_shard, side_by_side);

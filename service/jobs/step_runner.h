@@ -20,17 +20,16 @@
 #include "engine/compiler.h"
 #include "engine/execute_options.h"
 #include "engine/hardware.h"
-#include "engine/hlo/graph_program.h"
 #include "service/workloads/workloads.h"
 
 namespace tpuemu::service {
 
 class StepRunner {
  public:
-  // Runs `program`'s lowered module (INTERNAL when it has none, or when it was compiled from a
-  // graph of another structure than the workload's). `tensorcores`: the TensorCores a step occupies
-  // (CompiledJob::tensorcores), the denominator of the MXU utilization. `exec` carries the cancel
-  // flag, the deadline, the pool and its fairness group, and the job's threads.
+  // Runs `program`'s lowered module, which must be compiled from the workload's graph (as
+  // CompileJob does; INTERNAL when it has no module). `tensorcores`: the TensorCores a step
+  // occupies (CompiledJob::tensorcores), the denominator of the MXU utilization. `exec` carries the
+  // cancel flag, the deadline, the pool and its fairness group, and the job's threads.
   static Result<std::unique_ptr<StepRunner>> Create(const engine::CompiledProgram& program,
                                                     Workload& workload, const engine::Slice& slice,
                                                     int tensorcores,
@@ -47,13 +46,11 @@ class StepRunner {
   int64_t allreduce_cycles() const { return allreduce_cycles_; }
 
  private:
-  StepRunner(const engine::CompiledProgram& program, Workload& workload,
-             std::shared_ptr<const engine::hlo::HloGraphProgram> hlo, const engine::Slice& slice,
+  StepRunner(const engine::CompiledProgram& program, Workload& workload, const engine::Slice& slice,
              int tensorcores, engine::ExecuteOptions exec);
 
   const engine::CompiledProgram& program_;
   Workload& workload_;
-  const std::shared_ptr<const engine::hlo::HloGraphProgram> hlo_;
   const int tensorcores_;
   const engine::ExecuteOptions exec_;
   const engine::ParallelContext parallel_;  // exec_'s threads and stop: shards side by side, SGD
