@@ -308,7 +308,7 @@ Result<std::shared_ptr<const CompiledProgram>> Compile(const Graph& graph, const
   Result<std::shared_ptr<const hlo::HloGraphProgram>> lowered = hlo::HloGraphProgram::Lower(graph);
   if (!lowered.ok()) return lowered.status();
   program->lowered = std::move(*lowered);
-  program->peak_host_bytes = hlo::PeakHostBytes(program->lowered->module());
+  program->peak_host_bytes = hlo::PeakHostBytes(program->lowered->module(), options.precision);
   program->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::shared_ptr<const CompiledProgram>(std::move(program));

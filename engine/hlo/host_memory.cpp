@@ -4,11 +4,49 @@
 #include <utility>
 #include <vector>
 
+#include "engine/hlo/eval_internal.h"
+
 namespace tpuemu::engine::hlo {
 namespace {
 
-// GEMM operand planes (engine/gemm_operands.h): three f32 planes per operand at HIGHEST.
-constexpr int64_t kPlaneBytesPerElement = 3 * 4;
+// GEMM operand planes (engine/gemm_operands.h) per operand element at `precision`: one for
+// DEFAULT (bf16-rounded) and F32 (a transposed copy), two for HIGH, three for HIGHEST, each
+// counted at 4 bytes (the f32 kernels' size; the bf16 ones take 2).
+int64_t PlaneBytesPerElement(Precision precision) {
+  switch (precision) {
+    case Precision::kHigh:
+      return 2 * 4;
+    case Precision::kHighest:
+      return 3 * 4;
+    case Precision::kDefault:
+    case Precision::kF32:
+      break;
+  }
+  return 4;
+}
+
+// Whether the dot reads operand `x` (dims batch, then `first` x `second` per item) in place:
+// stored in that order, or (a float dot only) with the two groups swapped, read transposed
+// (eval_dot.cpp's OperandOf). Otherwise it makes a transposed copy.
+bool ReadInPlace(int64_t rank, const std::vector<int64_t>& batch,
+                 const std::vector<int64_t>& contracting, bool lhs, bool floating) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!Contains(batch, d) && !Contains(contracting, d)) free.push_back(d);
+  }
+  auto in_order = [&](const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    std::vector<int64_t> order = batch;
+    order.insert(order.end(), a.begin(), a.end());
+    order.insert(order.end(), b.begin(), b.end());
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (order[i] != static_cast<int64_t>(i)) return false;
+    }
+    return true;
+  };
+  const std::vector<int64_t>& rows = lhs ? free : contracting;
+  const std::vector<int64_t>& cols = lhs ? contracting : free;
+  return in_order(rows, cols) || (floating && in_order(cols, rows));
+}
 
 int64_t ElementsOf(const Shape& shape) {
   std::vector<const Shape*> leaves;
@@ -31,8 +69,9 @@ bool RunsCallees(Opcode op) {
          op == Opcode::kFusion || op == Opcode::kAsyncStart;
 }
 
-// Transient bytes a dot or convolution allocates while it runs (eval_dot.cpp, eval_conv.cpp).
-int64_t ScratchBytes(const Computation& comp, const Instruction& inst) {
+// Transient bytes a dot or convolution allocates while it runs (eval_dot.cpp, eval_conv.cpp) at
+// the run's `precision` unless the instruction names its own.
+int64_t ScratchBytes(const Computation& comp, const Instruction& inst, Precision precision) {
   if ((inst.opcode != Opcode::kDot && inst.opcode != Opcode::kConvolution) ||
       inst.operands.size() < 2) {
     return 0;
@@ -41,9 +80,18 @@ int64_t ScratchBytes(const Computation& comp, const Instruction& inst) {
   const Shape& rhs = comp.instructions[static_cast<size_t>(inst.operands[1])].shape;
   const int64_t l = ElementsOf(lhs), r = ElementsOf(rhs), out = ElementsOf(inst.shape);
   const int64_t e = ElementBytes(lhs);
+  const bool floating = IsFloating(lhs.type);
+  const int64_t planes =
+      floating ? PlaneBytesPerElement(internal::EffectivePrecision(inst.precision, precision)) : 0;
   if (inst.opcode == Opcode::kDot) {
-    // Transposed copies of both operands, the f32 result of a batch item, their planes.
-    return e * (l + r) + 4 * out + kPlaneBytesPerElement * (l + r);
+    // A transposed copy of an operand it cannot read in place, the f32 result of a float dot
+    // with an integer result (a float result is written in place), the operands' planes.
+    const DotDims& d = inst.a().dot;
+    int64_t bytes = planes * (l + r);
+    if (!ReadInPlace(lhs.rank(), d.lhs_batch, d.lhs_contracting, true, floating)) bytes += e * l;
+    if (!ReadInPlace(rhs.rank(), d.rhs_batch, d.rhs_contracting, false, floating)) bytes += e * r;
+    if (floating && !IsFloating(inst.shape.type)) bytes += 4 * out;
+    return bytes;
   }
   // Copies of the input and the (reversed) kernel, the canonical and f32 results, the im2col
   // matrix [output positions, window x input features] and the GEMM's planes of it and the kernel.
@@ -52,12 +100,13 @@ int64_t ScratchBytes(const Computation& comp, const Instruction& inst) {
                            ? std::max<int64_t>(1, rhs.dims[static_cast<size_t>(feature)])
                            : 1;
   const int64_t col = (out / cout) * (r / cout);
-  return e * (l + 3 * r + 2 * out + col) + kPlaneBytesPerElement * (col + r);
+  return e * (l + 3 * r + 2 * out + col) + planes * (col + r);
 }
 
 class Sweep {
  public:
-  explicit Sweep(const Module& module) : module_(module), memo_(module.computations.size(), -1) {}
+  Sweep(const Module& module, Precision precision)
+      : module_(module), precision_(precision), memo_(module.computations.size(), -1) {}
 
   // Peak bytes of computation `index`'s own values (its parameters alias the caller's) while one
   // device runs it, callees included.
@@ -78,7 +127,7 @@ class Sweep {
     for (size_t i = 0; i < n; ++i) {
       const Instruction& inst = comp.instructions[i];
       if (inst.opcode == Opcode::kParameter) continue;
-      int64_t transient = ScratchBytes(comp, inst);
+      int64_t transient = ScratchBytes(comp, inst, precision_);
       if (RunsCallees(inst.opcode)) {
         for (int callee : inst.called) transient = std::max(transient, FramePeak(callee));
       }
@@ -98,6 +147,7 @@ class Sweep {
 
  private:
   const Module& module_;
+  const Precision precision_;
   std::vector<int64_t> memo_;
 };
 
@@ -113,7 +163,7 @@ int64_t HostValueBytes(const Shape& shape) {
   return bytes;
 }
 
-int64_t PeakHostBytes(const Module& module) {
+int64_t PeakHostBytes(const Module& module, Precision precision) {
   if (module.entry < 0 || module.computations.empty()) return 0;
   const Computation& entry = module.entry_computation();
   int64_t parameters = 0;
@@ -124,7 +174,7 @@ int64_t PeakHostBytes(const Module& module) {
       entry.root >= 0 ? HostValueBytes(entry.instructions[static_cast<size_t>(entry.root)].shape)
                       : 0;
   const int64_t devices = std::max<int64_t>(1, module.devices());
-  Sweep sweep(module);
+  Sweep sweep(module, precision);
   // Per device: its parameters, its values at their peak, and the previous step's result.
   return devices * (parameters + sweep.FramePeak(module.entry) + result);
 }

@@ -10,9 +10,11 @@
 //    included; a value is freed after its last use in its computation, as Evaluate frees it;
 //    constants (elided ones are generated once and kept) live for the whole run;
 //  * a while, conditional, call, fusion or async-start adds its callees' own peak while it runs;
-//  * dot and convolution add their transient buffers: the transposed operand copies, the f32
-//    result, the GEMM operand planes (counted as HIGHEST's three per operand, whatever the
-//    precision) and a convolution's im2col matrix;
+//  * dot and convolution add their transient buffers: a dot the transposed copy of an operand it
+//    cannot read in place and the f32 result of a float dot with an integer result; a
+//    convolution its operand and result copies and its im2col matrix; both the GEMM operand
+//    planes at their precision (1 per operand element for DEFAULT and F32, 2 for HIGH, 3 for
+//    HIGHEST, 4 bytes each);
 //  * every device holds its own values (the devices run in lockstep), plus its entry parameters
 //    for the whole run and its previous step's result.
 // Tuples and get-tuple-element share their operands' arrays and add nothing. It is an upper
@@ -23,13 +25,16 @@
 #include <cstdint>
 
 #include "engine/hlo/module.h"
+#include "engine/numerics.h"
 
 namespace tpuemu::engine::hlo {
 
 // Bytes the evaluator holds for a value of `shape` (its leaves; 4 or 8 bytes per element).
 int64_t HostValueBytes(const Shape& shape);
 
-// Peak host bytes of running `module` once on module.devices() devices (see above).
-int64_t PeakHostBytes(const Module& module);
+// Peak host bytes of running `module` once on module.devices() devices (see above), its dots and
+// convolutions at `precision` unless they name their own (EvalOptions::precision; HIGHEST, the
+// most planes, bounds every run).
+int64_t PeakHostBytes(const Module& module, Precision precision = Precision::kHighest);
 
 }  // namespace tpuemu::engine::hlo

@@ -72,19 +72,34 @@ ENTRY e {
   EXPECT_EQ(PeakHostBytes(m), 4000 + (8000 + 4000) + 4000);
 }
 
-// A dot adds its transient buffers: transposed copies of both operands, the f32 result and three
-// planes per operand element.
-TEST(HloHostMemory, ADotAddsItsScratch) {
+// A dot adds its GEMM's operand planes at its precision (1, 2 or 3 per operand element): it reads
+// row-major and transposed operands in place and writes a float result in place.
+TEST(HloHostMemory, ADotAddsItsPlanesAtItsPrecision) {
   const Module m = MustParse(R"(HloModule m
 ENTRY e {
   a = f32[100,200] parameter(0)
-  b = f32[200,300] parameter(1)
-  ROOT c = f32[100,300] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  b = f32[300,200] parameter(1)
+  ROOT c = f32[100,300] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}
 })");
   const int64_t l = 100 * 200, r = 200 * 300, out = 100 * 300;
   const int64_t params = 4 * (l + r), result = 4 * out;
-  const int64_t scratch = 4 * (l + r) + 4 * out + 12 * (l + r);
-  EXPECT_EQ(PeakHostBytes(m), params + (scratch + result) + result);
+  EXPECT_EQ(PeakHostBytes(m), params + (12 * (l + r) + result) + result) << "HIGHEST bounds all";
+  EXPECT_EQ(PeakHostBytes(m, Precision::kHigh), params + (8 * (l + r) + result) + result);
+  EXPECT_EQ(PeakHostBytes(m, Precision::kDefault), params + (4 * (l + r) + result) + result);
+}
+
+// An operand whose batch dims do not lead is copied, and an instruction's own precision wins.
+TEST(HloHostMemory, ADotCopiesAnOperandItCannotReadInPlace) {
+  const Module m = MustParse(R"(HloModule m
+ENTRY e {
+  a = f32[8,100,200] parameter(0)
+  b = f32[200,8,300] parameter(1)
+  ROOT c = f32[8,100,300] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_contracting_dims={0}, operand_precision={highest,highest}
+})");
+  const int64_t l = 8 * 100 * 200, r = 200 * 8 * 300, out = 8 * 100 * 300;
+  const int64_t params = 4 * (l + r), result = 4 * out;
+  EXPECT_EQ(PeakHostBytes(m, Precision::kDefault),
+            params + (4 * r + 12 * (l + r) + result) + result);
 }
 
 }  // namespace
