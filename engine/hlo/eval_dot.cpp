@@ -72,6 +72,16 @@ const Array& Arranged(const Array& x, const std::vector<int64_t>& perm, Array* c
 
 }  // namespace
 
+bool DotReadsInPlace(int64_t rank, const std::vector<int64_t>& batch,
+                     const std::vector<int64_t>& contracting, bool lhs, bool floating) {
+  const std::vector<int64_t> free = FreeDims(rank, batch, contracting);
+  const std::vector<int64_t>& rows = lhs ? free : contracting;
+  const std::vector<int64_t>& cols = lhs ? contracting : free;
+  // OperandOf's cases; an integer dot's Arranged takes the first only.
+  return IsIdentity(Concat(batch, rows, cols)) ||
+         (floating && IsIdentity(Concat(batch, cols, rows)));
+}
+
 Precision EffectivePrecision(DotPrecision text, Precision fallback) {
   switch (text) {
     case DotPrecision::kDefault:

@@ -88,6 +88,10 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, P
 Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array& rhs,
                           Precision precision, const ParallelContext& parallel = {});
 Precision EffectivePrecision(DotPrecision text, Precision fallback);
+// Whether Dot reads its lhs (lhs true) or rhs operand of `rank` dims with these batch and
+// contracting dims in place, row-major or (a float dot) transposed; otherwise it copies it.
+bool DotReadsInPlace(int64_t rank, const std::vector<int64_t>& batch,
+                     const std::vector<int64_t>& contracting, bool lhs, bool floating);
 // Row-major f32 GEMM C[m,n] = A[m,k]·B[k,n] with TPU numerics, its tiles on `parallel`'s share
 // of the pool; false when its cancel token stopped it (C then holds partial results).
 bool Gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,

@@ -25,29 +25,6 @@ int64_t PlaneBytesPerElement(Precision precision) {
   return 4;
 }
 
-// Whether the dot reads operand `x` (dims batch, then `first` x `second` per item) in place:
-// stored in that order, or (a float dot only) with the two groups swapped, read transposed
-// (eval_dot.cpp's OperandOf). Otherwise it makes a transposed copy.
-bool ReadInPlace(int64_t rank, const std::vector<int64_t>& batch,
-                 const std::vector<int64_t>& contracting, bool lhs, bool floating) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!Contains(batch, d) && !Contains(contracting, d)) free.push_back(d);
-  }
-  auto in_order = [&](const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-    std::vector<int64_t> order = batch;
-    order.insert(order.end(), a.begin(), a.end());
-    order.insert(order.end(), b.begin(), b.end());
-    for (size_t i = 0; i < order.size(); ++i) {
-      if (order[i] != static_cast<int64_t>(i)) return false;
-    }
-    return true;
-  };
-  const std::vector<int64_t>& rows = lhs ? free : contracting;
-  const std::vector<int64_t>& cols = lhs ? contracting : free;
-  return in_order(rows, cols) || (floating && in_order(cols, rows));
-}
-
 int64_t ElementsOf(const Shape& shape) {
   std::vector<const Shape*> leaves;
   CollectLeaves(shape, leaves);
@@ -88,8 +65,10 @@ int64_t ScratchBytes(const Computation& comp, const Instruction& inst, Precision
     // with an integer result (a float result is written in place), the operands' planes.
     const DotDims& d = inst.a().dot;
     int64_t bytes = planes * (l + r);
-    if (!ReadInPlace(lhs.rank(), d.lhs_batch, d.lhs_contracting, true, floating)) bytes += e * l;
-    if (!ReadInPlace(rhs.rank(), d.rhs_batch, d.rhs_contracting, false, floating)) bytes += e * r;
+    if (!internal::DotReadsInPlace(lhs.rank(), d.lhs_batch, d.lhs_contracting, true, floating))
+      bytes += e * l;
+    if (!internal::DotReadsInPlace(rhs.rank(), d.rhs_batch, d.rhs_contracting, false, floating))
+      bytes += e * r;
     if (floating && !IsFloating(inst.shape.type)) bytes += 4 * out;
     return bytes;
   }
