@@ -1,9 +1,10 @@
-// CompileCache: an LRU of compiled programs, like torch_xla's ComputationCache (reference §5).
+// CompileCache: an LRU of compiled programs, like torch_xla's ComputationCache (reference §5),
+// compiled to run (CompileToRun: each holds the HLO module jobs evaluate).
 //
 // Key = the graph's StructureKey (op kinds, ids, attributes, wiring, shapes, dtypes — NOT constant
 // values or seeds) + precision + generation + the other CompileOptions. So a changed shape or
-// dtype recompiles, a changed constant does not (the executor reads constants from the Graph it
-// runs). Entries are compared by the full key text, not only its hash, so collisions cannot alias.
+// dtype recompiles, a changed constant does not (a run reads constants from the Graph it runs).
+// Entries are compared by the full key text, not only its hash, so collisions cannot alias.
 // Counters are cumulative: hits ("CachedCompile") and misses ("UncachedCompile"); a failed compile
 // counts as a miss and is not cached. Two threads missing on the same key at once both compile;
 // the second insert wins (rare, harmless: the programs are identical).

@@ -209,8 +209,11 @@ Status ValidateOptions(const Slice& slice, const CompileOptions& options) {
   return Status::Ok();
 }
 
-Result<std::shared_ptr<const CompiledProgram>> Compile(const Graph& graph, const Slice& slice,
-                                                       const CompileOptions& options) {
+namespace {
+
+// Compile, and with `lower` also CompileToRun's lowering and host-memory plan.
+Result<std::shared_ptr<const CompiledProgram>> Build(const Graph& graph, const Slice& slice,
+                                                     const CompileOptions& options, bool lower) {
   const auto start = std::chrono::steady_clock::now();
   TPUEMU_RETURN_IF_ERROR(graph.status());
   TPUEMU_RETURN_IF_ERROR(ValidateOptions(slice, options));
@@ -304,14 +307,28 @@ Result<std::shared_ptr<const CompiledProgram>> Compile(const Graph& graph, const
     }
     return Status::ResourceExhausted(msg);
   }
-  // What jobs run: the graph lowered to HLO, once per structure (a cache hit shares it).
-  Result<std::shared_ptr<const hlo::HloGraphProgram>> lowered = hlo::HloGraphProgram::Lower(graph);
-  if (!lowered.ok()) return lowered.status();
-  program->lowered = std::move(*lowered);
-  program->peak_host_bytes = hlo::PeakHostBytes(program->lowered->module(), options.precision);
+  if (lower) {
+    Result<std::shared_ptr<const hlo::HloGraphProgram>> lowered =
+        hlo::HloGraphProgram::Lower(graph);
+    if (!lowered.ok()) return lowered.status();
+    program->lowered = std::move(*lowered);
+    program->peak_host_bytes = hlo::PeakHostBytes(program->lowered->module(), options.precision);
+  }
   program->compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::shared_ptr<const CompiledProgram>(std::move(program));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const CompiledProgram>> Compile(const Graph& graph, const Slice& slice,
+                                                       const CompileOptions& options) {
+  return Build(graph, slice, options, /*lower=*/false);
+}
+
+Result<std::shared_ptr<const CompiledProgram>> CompileToRun(const Graph& graph, const Slice& slice,
+                                                            const CompileOptions& options) {
+  return Build(graph, slice, options, /*lower=*/true);
 }
 
 }  // namespace tpuemu::engine

@@ -30,9 +30,10 @@ int64_t PlanJobHostBytes(engine::CompileCache& cache, const JobLimits& limits, c
   if (limits.max_job_host_memory_bytes <= 0 && limits.host_memory_budget_bytes <= 0) return 0;
   // An hlo job: the evaluator's own liveness sweep over the parsed module (engine/hlo/
   // host_memory.h); an estimate-only one holds no value.
-  if (spec.hlo)
-    return spec.hlo->estimate_only ? 0
-                                   : engine::hlo::PeakHostBytes(*spec.hlo->module, spec.precision);
+  if (spec.hlo) {
+    if (spec.hlo->estimate_only) return 0;
+    return engine::hlo::PeakHostBytes(*spec.hlo->module, spec.precision);
+  }
   Result<Workload> workload = Workload::BuildGraphOnly(spec);
   if (!workload.ok()) return 0;
   // The run compiles the same graph for the same slice: a cache hit then.
