@@ -36,7 +36,7 @@ Result<CompileCache::Lookup> CompileCache::GetOrCompile(const Graph& graph, cons
     ++stats_.misses;
   }
   const auto start = std::chrono::steady_clock::now();
-  auto compiled = CompileToRun(graph, slice, options);
+  auto compiled = Compile(graph, slice, options);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::lock_guard<std::mutex> lock(mu_);

@@ -1,5 +1,5 @@
 // CompileCache: an LRU of compiled programs, like torch_xla's ComputationCache (reference §5),
-// compiled to run (CompileToRun: each holds the HLO module jobs evaluate).
+// compiled (each holds the HLO module jobs evaluate).
 //
 // Key = the graph's StructureKey (op kinds, ids, attributes, wiring, shapes, dtypes — NOT constant
 // values or seeds) + precision + generation + the other CompileOptions. So a changed shape or

@@ -1,23 +1,23 @@
-// The compiler: validates a Graph against a Slice and CompileOptions and plans it.
+// The compiler: validates a Graph against a Slice and CompileOptions, lowers it to the HLO module
+// its jobs run (engine/hlo/from_graph.h) and prices and plans that module with the one cost model
+// (engine/hlo/cost_model.h), the same an `hlo` job is priced with.
 //
-// Per op an OpPlan: its cost from timing.h (dot/conv2d/conv2d_backprop_* on the MXUs with
-// MxuPasses(precision) bf16 passes, every other op on the vector unit with HBM traffic = input +
-// output bytes), the MXU folds (tiles), the TensorCores it is split over and how. Totals: cycles,
-// seconds, flops, HBM bytes, MXU utilization. Memory: peak live HBM bytes per TensorCore by
-// liveness over the topological order — parameters and constants live for the whole program, an
-// intermediate from its producer to its last consumer, outputs to the end — with every tensor
-// sharded evenly over the program's TensorCores. A program that does not fit gets XLA's
+// Per op an OpPlan: the sum of its instructions' rows (each instruction carries its graph op in
+// metadata op_name), i.e. the MXU GEMM of a dot or convolution at MxuPasses(precision) bf16
+// passes, vector ops on the VPU, HBM traffic at fusion boundaries, and the split over
+// CompileOptions::tensorcores (a dot weighs rows against its contraction plus an all-reduce).
+// Totals: the module's cycles, seconds, flops, HBM bytes and MXU utilization. Memory: the cost
+// model's peak live HBM bytes per TensorCore. A program that does not fit gets XLA's
 // RESOURCE_EXHAUSTED text ("XLA:TPU compile permanent error. Ran out of memory in memory space
 // hbm. Used 18.52G of 15.48G hbm. Exceeded hbm capacity by 3.04G.", G = GiB) plus the largest
-// live tensors. CompileToRun also lowers a program that fits to HLO (engine/hlo/from_graph.h),
-// the module a job's steps evaluate, and plans its host memory from that module.
+// tensors live at the peak, named by their graph ops. Host memory: the evaluator's liveness
+// sweep over the module (engine/hlo/host_memory.h).
 //
 // A CompiledProgram depends on the graph's STRUCTURE only (kinds, ids, wiring, attributes, shapes,
 // dtypes), never on constant values or seeds: a run takes those from the Graph it is given, so
 // one compiled program serves every graph with the same StructureKey (compile_cache.h).
-// Errors: INVALID_ARGUMENT (bad graph/options, a tensor above max_tensor_elements; for
-// CompileToRun a graph that does not lower), RESOURCE_EXHAUSTED (HBM). Pure functions:
-// thread-safe.
+// Errors: INVALID_ARGUMENT (bad graph/options, a tensor above max_tensor_elements, a graph that
+// does not lower), RESOURCE_EXHAUSTED (HBM). Pure functions: thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -45,19 +45,11 @@ struct CompileOptions {
   int64_t max_tensor_elements = int64_t{1} << 26;
 };
 
-// How a matmul op's work is divided over TensorCores.
-enum class SplitKind {
-  kNone,         // one TensorCore, or a vector op split evenly
-  kRows,         // data-parallel over batch items / output rows: no reduction
-  kContraction,  // over K: each TensorCore computes a partial product, then an all-reduce
-};
-std::string_view SplitKindName(SplitKind split);
-
 struct OpPlan {
   int op_index = 0;
   std::string id;
   OpKind kind = OpKind::kParameter;
-  OpCost cost;  // from timing.h; cost.folds = MXU tiles (0 on the vector unit)
+  OpCost cost;  // its instructions' rows summed; cost.folds = MXU tiles (0 on the vector unit)
   bool on_mxu = false;
   int64_t batch = 1;  // matmul ops: GEMMs of shape `gemm`, `batch` times
   GemmShape gemm;
@@ -87,9 +79,9 @@ struct CompiledProgram {
   int64_t peak_hbm_bytes_per_tensorcore = 0;
   double hbm_capacity_bytes_per_tensorcore = 0;
   int peak_op_index = 0;  // where the peak is reached
-  // CompileToRun: the graph lowered to HLO (engine/hlo/graph_program.h), what a job's steps run.
-  // Like the rest of the plan it depends on the structure only: constants and seeds are fed to it
-  // at each run.
+  // The graph lowered to HLO (engine/hlo/graph_program.h): what the plan prices and a job's steps
+  // run. Like the rest of the plan it depends on the structure only: constants and seeds are fed
+  // to it at each run.
   std::shared_ptr<const hlo::HloGraphProgram> lowered;
   // Upper bound of the host bytes one run of `lowered` holds at its peak: the evaluator's liveness
   // sweep over the module (engine/hlo/host_memory.h).
@@ -99,14 +91,8 @@ struct CompiledProgram {
   std::string gemm_kernel;
 };
 
-// The price and the HBM plan: what the estimate CLI and engine/cost's figures need (`lowered`
-// stays null, `peak_host_bytes` 0).
 Result<std::shared_ptr<const CompiledProgram>> Compile(const Graph& graph, const Slice& slice,
                                                        const CompileOptions& options);
-// Compile, plus the lowering and the host-memory plan a run needs (about 90% of the time: 1.0 of
-// a 2-layer transformer's 1.15 ms). CompileCache, and so every job, compiles this way.
-Result<std::shared_ptr<const CompiledProgram>> CompileToRun(const Graph& graph, const Slice& slice,
-                                                            const CompileOptions& options);
 
 // The graph's structure as text (no constant values, no seeds) and its 64-bit FNV-1a hash.
 std::string StructureKey(const Graph& graph);

@@ -283,4 +283,16 @@ int64_t AllReduceCycles(const ChipSpec& spec, double bytes, int participants) {
   return SecondsToCycles(seconds, spec.clock_hz);
 }
 
+std::string_view SplitKindName(SplitKind split) {
+  switch (split) {
+    case SplitKind::kNone:
+      return "none";
+    case SplitKind::kRows:
+      return "rows";
+    case SplitKind::kContraction:
+      return "contraction";
+  }
+  return "?";
+}
+
 }  // namespace tpuemu::engine

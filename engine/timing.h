@@ -36,6 +36,14 @@ namespace tpuemu::engine {
 enum class Dataflow { kWeightStationary, kOutputStationary, kInputStationary };  // ws, os, is
 enum class TimingMode { kTpu, kScaleSim };
 
+// How a matmul's work is divided over TensorCores.
+enum class SplitKind {
+  kNone,         // one TensorCore, or a vector op split evenly
+  kRows,         // data-parallel over batch items / output rows: no reduction
+  kContraction,  // over K: each TensorCore computes a partial product, then an all-reduce
+};
+std::string_view SplitKindName(SplitKind split);
+
 // "ws" / "os" / "is" and "tpu" / "scalesim", as the CLI and the JSON options spell them.
 std::string_view DataflowName(Dataflow dataflow);
 std::string_view TimingModeName(TimingMode mode);

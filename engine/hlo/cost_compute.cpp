@@ -40,13 +40,29 @@ ComputeCost FromOpCost(const OpCost& c, std::string unit) {
 }
 
 ComputeCost Mxu(const PriceContext& ctx, int64_t batch, GemmShape gemm, int passes) {
-  const OpCost c =
-      DotCost(ctx.spec, batch, gemm, passes, 2, ctx.tensorcores, ctx.options.timing_mode);
-  ComputeCost out = FromOpCost(c, "mxu");
-  out.mxu_flops = c.flops;
+  const int tc = ctx.tensorcores;
+  const TimingMode mode = ctx.options.timing_mode;
+  const Dataflow dataflow = ctx.options.dataflow;
+  const OpCost rows = DotCost(ctx.spec, batch, gemm, passes, 2, tc, mode, dataflow);
+  ComputeCost out = FromOpCost(rows, "mxu");
+  out.mxu_flops = rows.flops;
   out.passes = passes;
+  out.folds = rows.folds;
+  out.split = tc > 1 ? SplitKind::kRows : SplitKind::kNone;
   out.gemm_batch = batch;
   out.gemm = gemm;
+  if (tc == 1 || gemm.k < 2 * tc) return out;
+  // The alternative XLA also weighs: split K, then all-reduce the f32 partial results.
+  GemmShape part = gemm;
+  part.k = (gemm.k + tc - 1) / tc;
+  const OpCost k_split = DotCost(ctx.spec, batch, part, passes, 2, 1, mode, dataflow);
+  const double result_bytes = static_cast<double>(batch) * gemm.m * gemm.n * 4.0;
+  const int64_t all_reduce = AllReduceCycles(ctx.spec, result_bytes, tc);
+  if (k_split.compute_cycles + all_reduce >= rows.compute_cycles) return out;
+  out.compute_cycles = k_split.compute_cycles;
+  out.collective_cycles = all_reduce;
+  out.folds = k_split.folds * tc;
+  out.split = SplitKind::kContraction;
   return out;
 }
 
@@ -221,6 +237,8 @@ ComputeCost PriceCompute(const PriceContext& ctx, const Computation& comp,
       out.flops += c.flops;
       out.mxu_flops += c.mxu_flops;
       out.passes = std::max(out.passes, c.passes);
+      out.folds += c.folds;
+      if (c.split != SplitKind::kNone) out.split = c.split;
     }
     return out;
   }

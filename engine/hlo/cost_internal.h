@@ -14,7 +14,7 @@ namespace tpuemu::engine::hlo::internal {
 struct PriceContext {
   const Module& module;
   const ChipSpec& spec;
-  int tensorcores;  // per device
+  int tensorcores;  // per device (CostOptions::tensorcores when given)
   const CostOptions& options;
 };
 
@@ -25,6 +25,8 @@ struct ComputeCost {
   double flops = 0;
   double mxu_flops = 0;
   int passes = 0;
+  int64_t folds = 0;
+  SplitKind split = SplitKind::kNone;
   // dot/convolution (or a fusion with exactly one): the GEMM the MXUs run, gemm_batch of them.
   int64_t gemm_batch = 1;
   GemmShape gemm;
@@ -49,7 +51,16 @@ int64_t MemoryCycles(const ChipSpec& spec, double bytes, int tensorcores);
 // induction-variable pattern); -1 when unknown.
 int64_t TripCount(const Module& module, const Computation& caller, const Instruction& loop);
 
-// Peak bytes live at once while computation `index` runs (its parameters included).
-int64_t PeakBytes(const Module& module, int index, std::vector<int64_t>& memo);
+// Where a computation's peak is reached: the instruction, and the results live there (largest
+// first).
+struct PeakAt {
+  int instruction = 0;
+  std::vector<int> live;
+};
+
+// Peak bytes live at once while computation `index` runs (its parameters included); `at`, when
+// given, is filled for this computation.
+int64_t PeakBytes(const Module& module, int index, std::vector<int64_t>& memo,
+                  PeakAt* at = nullptr);
 
 }  // namespace tpuemu::engine::hlo::internal

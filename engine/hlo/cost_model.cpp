@@ -110,6 +110,8 @@ class Pricer {
     row.flops = c.flops;
     row.mxu_flops = c.mxu_flops;
     row.passes = c.passes;
+    row.folds = c.folds;
+    row.split = c.split;
     row.gemm_batch = c.gemm_batch;
     row.gemm = c.gemm;
     row.bound = row.collective_cycles > std::max(row.compute_cycles, row.memory_cycles)
@@ -141,7 +143,12 @@ int TensorCoresPerDevice(const ChipSpec& spec) {
 Result<ModuleCost> PriceModule(const Module& module, const Slice& slice,
                                const CostOptions& options) {
   const ChipSpec& spec = slice.spec();
-  const int tcs = TensorCoresPerDevice(spec);
+  if (options.tensorcores < 0 || options.tensorcores > slice.tensorcores()) {
+    return Status::InvalidArgument(
+        "tensorcores must be in [1, " + std::to_string(slice.tensorcores()) + "] for " +
+        slice.type().name + ", got " + std::to_string(options.tensorcores));
+  }
+  const int tcs = options.tensorcores > 0 ? options.tensorcores : TensorCoresPerDevice(spec);
   const int64_t available = slice.tensorcores() / tcs;
   if (module.devices() > available) {
     return Status::InvalidArgument(
@@ -195,7 +202,10 @@ Result<ModuleCost> PriceModule(const Module& module, const Slice& slice,
           ? std::min(1.0, out.mxu_flops / (static_cast<double>(out.cycles) * peak_per_cycle))
           : 0.0;
   std::vector<int64_t> memo(module.computations.size(), -1);
-  const int64_t peak = internal::PeakBytes(module, module.entry, memo);
+  internal::PeakAt at;
+  const int64_t peak = internal::PeakBytes(module, module.entry, memo, &at);
+  out.peak_instruction = at.instruction;
+  out.peak_live = std::move(at.live);
   out.peak_hbm_bytes_per_tensorcore = (peak + tcs - 1) / tcs;
   out.hbm_capacity_bytes_per_tensorcore = spec.HbmBytesPerTensorCore();
   out.fits = static_cast<double>(out.peak_hbm_bytes_per_tensorcore) <=

@@ -41,6 +41,12 @@ namespace tpuemu::engine::hlo {
 struct CostOptions {
   Precision precision = Precision::kDefault;
   TimingMode timing_mode = TimingMode::kTpu;
+  Dataflow dataflow = Dataflow::kWeightStationary;  // TimingMode::kScaleSim's
+  // TensorCores each instruction is split over; 0: a device's own (TensorCoresPerDevice). A
+  // graph job's module is one device on the cores the job asks for (engine/compiler.h). Above 1,
+  // a dot weighs splitting its contraction (partial products, then an all-reduce) against its
+  // rows, as XLA does, and takes the cheaper.
+  int tensorcores = 0;
   bool allow_unsupported = false;
   // From a run (EvalResult::executions); empty: derive counts statically.
   std::vector<std::vector<int64_t>> executions;
@@ -58,10 +64,12 @@ struct InstructionCost {
   int64_t compute_cycles = 0;
   int64_t memory_cycles = 0;
   int64_t collective_cycles = 0;
-  double flops = 0;      // one execution
-  double mxu_flops = 0;  // of which on the MXUs
-  double hbm_bytes = 0;  // one execution
-  int passes = 0;        // MXU bf16 passes (dot/convolution)
+  double flops = 0;                    // one execution
+  double mxu_flops = 0;                // of which on the MXUs
+  double hbm_bytes = 0;                // one execution
+  int passes = 0;                      // MXU bf16 passes (dot/convolution)
+  int64_t folds = 0;                   // MXU folds (tiles) over every TensorCore and pass
+  SplitKind split = SplitKind::kNone;  // how the work is divided over the TensorCores
   // A dot or convolution (or a fusion holding exactly one): gemm_batch GEMMs of this shape (the
   // convolution as its im2col GEMM per group); {0,0,0} otherwise.
   int64_t gemm_batch = 1;
@@ -85,6 +93,10 @@ struct ModuleCost {
   int64_t peak_hbm_bytes_per_tensorcore = 0;
   double hbm_capacity_bytes_per_tensorcore = 0;
   bool fits = true;
+  // The entry instruction where the peak is reached, and the entry results live there, largest
+  // first (for an out-of-memory message that names them).
+  int peak_instruction = 0;
+  std::vector<int> peak_live;
   // A static price (CostOptions::executions empty) whose every count came from the text: no
   // conditional, no while of unknown trips, no computation reached twice. A run of the module
   // executes exactly these counts, so its price is this one (RunModule does not price again).

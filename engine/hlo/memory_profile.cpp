@@ -34,8 +34,10 @@ int64_t ParameterBytes(const Computation& comp) {
 
 }  // namespace
 
-int64_t PeakBytes(const Module& module, int index, std::vector<int64_t>& memo) {
-  if (memo[static_cast<size_t>(index)] >= 0) return memo[static_cast<size_t>(index)];
+int64_t PeakBytes(const Module& module, int index, std::vector<int64_t>& memo, PeakAt* at) {
+  if (at == nullptr && memo[static_cast<size_t>(index)] >= 0) {
+    return memo[static_cast<size_t>(index)];
+  }
   const Computation& comp = module.computations[static_cast<size_t>(index)];
   const std::vector<bool> fused = FusedProducers(module, comp);
   const size_t n = comp.instructions.size();
@@ -50,7 +52,9 @@ int64_t PeakBytes(const Module& module, int index, std::vector<int64_t>& memo) {
     if (inst.opcode == Opcode::kParameter || inst.opcode == Opcode::kConstant) live += size[i];
   }
   last[static_cast<size_t>(comp.root)] = static_cast<int>(n);
+  const std::vector<int64_t> bytes = size;  // size[] is zeroed as results die
   int64_t peak = live;
+  int peak_index = 0;
   for (size_t i = 0; i < n; ++i) {
     const Instruction& inst = comp.instructions[i];
     int64_t transient = 0;
@@ -63,7 +67,10 @@ int64_t PeakBytes(const Module& module, int index, std::vector<int64_t>& memo) {
     }
     const bool resident = inst.opcode == Opcode::kParameter || inst.opcode == Opcode::kConstant;
     if (!resident) live += size[i];
-    peak = std::max(peak, live + transient);
+    if (live + transient > peak) {
+      peak = live + transient;
+      peak_index = static_cast<int>(i);
+    }
     for (int o : inst.operands) {
       const auto u = static_cast<size_t>(o);
       const Opcode op = comp.instructions[u].opcode;
@@ -74,6 +81,19 @@ int64_t PeakBytes(const Module& module, int index, std::vector<int64_t>& memo) {
     }
   }
   memo[static_cast<size_t>(index)] = peak;
+  if (at != nullptr) {
+    at->instruction = peak_index;
+    at->live.clear();
+    for (size_t i = 0; i < n; ++i) {
+      const Opcode op = comp.instructions[i].opcode;
+      const bool resident = op == Opcode::kParameter || op == Opcode::kConstant;
+      const bool alive = resident || (static_cast<int>(i) <= peak_index && last[i] >= peak_index);
+      if (bytes[i] > 0 && alive) at->live.push_back(static_cast<int>(i));
+    }
+    std::stable_sort(at->live.begin(), at->live.end(), [&bytes](int a, int b) {
+      return bytes[static_cast<size_t>(a)] > bytes[static_cast<size_t>(b)];
+    });
+  }
   return peak;
 }
 

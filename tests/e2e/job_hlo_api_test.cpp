@@ -74,6 +74,26 @@ TEST_F(JobHloApiTest, EveryWorkloadsStepRunsAgainAsAnHloJob) {
       "dModel": 8, "heads": 2, "seqLen": 4, "batch": 2, "steps": 1}}})");
 }
 
+// One cost model: a graph job's step is priced as its lowered module, so the module run again as an
+// hlo job costs the same cycles. On v2 a JAX device is one TensorCore, as a 1-core job's is.
+TEST_F(JobHloApiTest, TheModuleAgainCostsTheJobsCycles) {
+  const std::string parent = "/v2/projects/proj/locations/us-central1-b";
+  CreateReady("tpu-e", parent, "v2-8");
+  for (const char* body :
+       {R"({"workload": {"mlp": {"layers": 2, "batch": 64, "hidden": 256, "steps": 1}}})",
+        R"({"workload": {"matmul": {"m": 512, "n": 256, "k": 1024}}, "precision": "HIGH"})"}) {
+    SCOPED_TRACE(body);
+    const json job = Wait(Submit("tpu-e", body, 200, parent)["name"]);
+    ASSERT_EQ(job["state"], "SUCCEEDED") << job.dump().substr(0, 2000);
+    const json hlo = HloOf(job);
+    const json again = Wait(Submit("tpu-e", hlo["job"].dump(), 200, parent)["name"]);
+    ASSERT_EQ(again["state"], "SUCCEEDED") << again.dump().substr(0, 2000);
+    const json& cycles = job["result"]["metrics"]["cyclesPerStep"];
+    ASSERT_GT(cycles.get<int64_t>(), 0) << job["result"].dump().substr(0, 2000);
+    EXPECT_EQ(cycles, again["result"]["metrics"]["cyclesPerStep"]) << again["result"].dump();
+  }
+}
+
 TEST_F(JobHloApiTest, AProgramsInitSpecsBecomeItsParams) {
   CreateReady("tpu-a");
   RunsAgainWithTheSameNumbers(R"({"program": {"name": "p", "ops": [

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "engine/gemm.h"
+#include "engine/hlo/cost_model.h"
+#include "engine/hlo/graph_program.h"
 
 namespace tpuemu::engine {
 namespace {
@@ -103,8 +105,11 @@ TEST(CompilerTest, PeakLiveBytesFollowLiveness) {
   ASSERT_TRUE(g.status().ok());
   auto program = Compile(g, MustSlice("v4-8"), {});
   ASSERT_TRUE(program.ok()) << program.status().ToString();
-  // At "b": x, a, b are live = 3 · 4 KiB; at "c": x, b, c; at "dead": x, c, dead.
-  EXPECT_EQ((*program)->peak_hbm_bytes_per_tensorcore, 3 * 4096);
+  // The plan is the lowered module's: each relu is max(x, broadcast(0)), and a and b fuse into
+  // their readers (never written to HBM). At "dead": x, c (an output) and dead are live, 3 · 4 KiB,
+  // beside the four f32[] zero constants (16 bytes) that live throughout.
+  EXPECT_EQ((*program)->peak_hbm_bytes_per_tensorcore, 3 * 4096 + 16);
+  EXPECT_EQ((*program)->plans[(*program)->peak_op_index].id, "dead");
   EXPECT_EQ((*program)->plans[1].last_use, 2);
   EXPECT_EQ((*program)->plans[0].last_use, 5);
   EXPECT_EQ((*program)->plans[3].last_use, 5);  // output
@@ -114,7 +119,7 @@ TEST(CompilerTest, PeakLiveBytesFollowLiveness) {
   two.tensorcores = 2;
   auto sharded = Compile(g, MustSlice("v4-8"), two);
   ASSERT_TRUE(sharded.ok());
-  EXPECT_EQ((*sharded)->peak_hbm_bytes_per_tensorcore, 3 * 2048);
+  EXPECT_EQ((*sharded)->peak_hbm_bytes_per_tensorcore, 3 * 2048 + 8);
 }
 
 TEST(CompilerTest, OutOfHbmIsResourceExhaustedWithXlaText) {
@@ -205,8 +210,39 @@ TEST(CompilerTest, ConvLowersToIm2colGemm) {
   ASSERT_TRUE(program.ok()) << program.status().ToString();
   EXPECT_EQ((*program)->plans[2].gemm, (GemmShape{8 * 32 * 32, 64, 144}));
   EXPECT_EQ((*program)->plans[3].gemm, (GemmShape{144, 64, 8 * 32 * 32}));
-  EXPECT_EQ((*program)->plans[4].gemm, (GemmShape{8 * 32 * 32, 144, 64}));
+  // XLA writes the input gradient as a convolution of dy with the flipped filter: a 3x3 window
+  // over cout = 64 channels into cin = 16, the same FLOPs as dy · filterᵀ then col2im.
+  EXPECT_EQ((*program)->plans[4].gemm, (GemmShape{8 * 32 * 32, 16, 9 * 64}));
   for (int i = 2; i < 5; ++i) EXPECT_TRUE((*program)->plans[static_cast<size_t>(i)].on_mxu);
+}
+
+// One cost model: a graph's price is its lowered module's (engine/hlo/cost_model.h), each
+// instruction's row landing on the graph op it was lowered from.
+TEST(CompilerTest, PricesItsLoweredModuleWithTheHloCostModel) {
+  const Slice slice = MustSlice("v4-8");
+  for (int tensorcores : {1, 4}) {
+    CompileOptions options;
+    options.tensorcores = tensorcores;
+    options.precision = Precision::kHigh;
+    auto program = Compile(Mlp(512), slice, options);
+    ASSERT_TRUE(program.ok()) << program.status().ToString();
+    hlo::CostOptions cost;
+    cost.precision = Precision::kHigh;
+    cost.tensorcores = tensorcores;
+    auto priced = hlo::PriceModule((*program)->lowered->module(), slice, cost);
+    ASSERT_TRUE(priced.ok()) << priced.status().ToString();
+    EXPECT_EQ((*program)->totals.cycles, priced->cycles);
+    EXPECT_DOUBLE_EQ((*program)->totals.flops, priced->flops);
+    EXPECT_EQ((*program)->peak_hbm_bytes_per_tensorcore, priced->peak_hbm_bytes_per_tensorcore);
+    int64_t summed = 0;
+    double flops = 0;
+    for (const OpPlan& plan : (*program)->plans) {
+      summed += plan.cost.cycles;
+      flops += plan.cost.flops;
+    }
+    EXPECT_EQ(summed, priced->cycles);  // every priced instruction belongs to an op
+    EXPECT_DOUBLE_EQ(flops, priced->flops);
+  }
 }
 
 TEST(CompilerTest, StructureKeyIgnoresConstantDataButNotShapes) {

@@ -1,9 +1,9 @@
 // Fuzzes the engine's JSON program format: bytes -> ParseProgram (engine/program_json.h) ->
-// CompileToRun on a small slice -> a job's step on the HLO evaluator (engine/hlo/graph_program.h:
+// Compile on a small slice -> a job's step on the HLO evaluator (engine/hlo/graph_program.h:
 // lowering, loop fusion, fused kernels, buffer reuse), with every tensor capped at a few thousand
 // elements so an input cannot ask for big work. Properties checked besides "no crash, no leak,
 // no UB": a parsed graph survives ProgramToJson -> ParseProgram, a valid one lowers to HLO
-// (CompileToRun does), its run succeeds or fails with a Status (never throws), and a run that
+// (Compile does), its run succeeds or fails with a Status (never throws), and a run that
 // succeeds returns every graph output with the graph's shape and dtype.
 #include <cstddef>
 #include <cstdint>
@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CompileOptions options;
   options.max_tensor_elements = kMaxElements;
   options.precision = static_cast<Precision>(size % 3);  // DEFAULT, HIGH, HIGHEST
-  auto compiled = CompileToRun(*graph, slice, options);
+  auto compiled = Compile(*graph, slice, options);
   if (!compiled.ok()) {
     // A bad graph or one too big for HBM is refused; a valid one always lowers, and its lowering
     // parses (INTERNAL otherwise: a bug in from_graph).

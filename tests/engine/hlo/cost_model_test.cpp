@@ -280,6 +280,41 @@ TEST(HloCostModel, DevicesMustFitTheSlice) {
   EXPECT_TRUE(PriceModule(m, MustSlice("v3-8")).ok());
 }
 
+TEST(HloCostModel, TensorCoresGivenSplitRowsOrTheContraction) {
+  // A graph job's one-device module on the cores it asks for (engine/compiler.h).
+  CostOptions four;
+  four.tensorcores = 4;
+  const ModuleCost rows = MustPrice(DotModule("bf16", ""), "v4-8", four);
+  const InstructionCost* d = Row(rows, "d");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(rows.tensorcores_per_device, 4);
+  EXPECT_EQ(d->split, SplitKind::kRows);
+  EXPECT_EQ(d->compute_cycles,
+            DotCost(Spec(Generation::kV4), 1, {256, 1024, 512}, 1, 2, 4).compute_cycles);
+  EXPECT_EQ(d->collective_cycles, 0);
+
+  // A weight gradient: K (the batch) long, M·N small: partial products, then an all-reduce.
+  const ModuleCost grad = MustPrice(R"(HloModule m
+ENTRY e {
+  x = bf16[65536,128] parameter(0)
+  dy = bf16[65536,128] parameter(1)
+  ROOT dw = f32[128,128] dot(x, dy), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+})",
+                                    "v4-8", four);
+  const InstructionCost* dw = Row(grad, "dw");
+  ASSERT_NE(dw, nullptr);
+  EXPECT_EQ(dw->split, SplitKind::kContraction);
+  EXPECT_EQ(dw->collective_cycles, AllReduceCycles(Spec(Generation::kV4), 128.0 * 128 * 4, 4));
+  EXPECT_LT(dw->compute_cycles + dw->collective_cycles,
+            DotCost(Spec(Generation::kV4), 1, {128, 128, 65536}, 1, 2, 4).compute_cycles);
+
+  four.tensorcores = 9;
+  EXPECT_THAT(PriceModule(testing::MustParse(DotModule("bf16", "")), MustSlice("v4-8"), four)
+                  .status()
+                  .message(),
+              HasSubstr("tensorcores must be in [1, 8] for v4-8"));
+}
+
 TEST(HloCostModel, HbmPeakAgainstCapacity) {
   // 8 GiB of parameters and a 4 GiB result on a 16 GiB v5e chip fit; 20 GiB of parameters do not.
   const ModuleCost fits = MustPrice(R"(HloModule m
@@ -299,6 +334,9 @@ ENTRY e {
                                     "v5litepod-1");
   EXPECT_EQ(over.peak_hbm_bytes_per_tensorcore, int64_t{40} << 30);
   EXPECT_FALSE(over.fits);
+  // Where: at the negate, with both results live, largest first.
+  EXPECT_EQ(over.peak_instruction, 1);
+  EXPECT_THAT(over.peak_live, ::testing::ElementsAre(0, 1));
   EXPECT_DOUBLE_EQ(over.hbm_capacity_bytes_per_tensorcore, Spec(Generation::kV5e).hbm_bytes);
 }
 

@@ -42,7 +42,7 @@ Trained Train(const char* body, const char* type = "v4-8") {
   Result<Workload> w = Workload::Build(spec);
   EXPECT_TRUE(w.ok()) << w.status().ToString();
   const engine::Slice slice = *engine::Slice::FromAcceleratorType(type);
-  auto program = engine::CompileToRun(w->graph(), slice, {});
+  auto program = engine::Compile(w->graph(), slice, {});
   EXPECT_TRUE(program.ok()) << program.status().ToString();
   Trained out{{}, *program};
   auto runner = RunnerFor(**program, *w, slice, w->shards() > 1 ? w->shards() : spec.cores);
@@ -102,7 +102,7 @@ TEST(StepRunnerTest, StepRowAddsTheAllReduceAndCountsEveryShard) {
   JobSpec spec = *ParseJobSpec(json::parse(R"({"workload": {"cnn": {"steps": 1}}, "cores": 2})"));
   Workload w = *Workload::Build(spec);
   const engine::Slice slice = *engine::Slice::FromAcceleratorType("v4-8");
-  auto program = *engine::CompileToRun(w.graph(), slice, {});
+  auto program = *engine::Compile(w.graph(), slice, {});
   auto runner = RunnerFor(*program, w, slice, 2);
   ASSERT_NE(runner, nullptr);
   const int64_t allreduce = engine::AllReduceCycles(slice.spec(), w.GradientBytes(), 2);
@@ -132,7 +132,7 @@ TEST(StepRunnerTest, ARaisedCancelFlagStopsTheStepWithCancelled) {
   JobSpec spec = *ParseJobSpec(json::parse(R"({"workload": {"matmul": {}}})"));
   Workload w = *Workload::Build(spec);
   const engine::Slice slice = *engine::Slice::FromAcceleratorType("v4-8");
-  auto program = *engine::CompileToRun(w.graph(), slice, {});
+  auto program = *engine::Compile(w.graph(), slice, {});
   std::atomic<bool> cancel{true};
   auto runner = RunnerFor(*program, w, slice, 1, {.cancel = &cancel});
   ASSERT_NE(runner, nullptr);
@@ -146,7 +146,7 @@ std::pair<std::vector<double>, std::map<std::string, engine::Tensor>> LossesWith
   JobSpec spec = *ParseJobSpec(json::parse(body));
   Workload w = *Workload::Build(spec);
   const engine::Slice slice = *engine::Slice::FromAcceleratorType("v4-8");
-  auto program = *engine::CompileToRun(w.graph(), slice, {});
+  auto program = *engine::Compile(w.graph(), slice, {});
   auto runner = RunnerFor(*program, w, slice, w.shards(), exec);
   if (runner == nullptr) return {};
   std::vector<double> losses;

@@ -101,7 +101,7 @@ TEST(TransformerWorkloadTest, LossFallsAndAttentionRunsOnTheMxu) {
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   ASSERT_EQ(w->shards(), 2);
   engine::Slice slice = *engine::Slice::FromAcceleratorType("v4-8");
-  auto program = engine::CompileToRun(w->graph(), slice, {});
+  auto program = engine::Compile(w->graph(), slice, {});
   ASSERT_TRUE(program.ok()) << program.status().ToString();
   // Per layer 3 projections, scores, context, output, up, down forward; the batched attention
   // dots have a batch of shard_batch · heads.
