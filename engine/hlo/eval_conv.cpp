@@ -34,12 +34,15 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
   Array x_moved;
   if (!identity(lperm)) x_moved = Transpose(lhs, lperm, parallel);
   const Array& x = identity(lperm) ? lhs : x_moved;
-  Array w = identity(kperm) ? rhs : Transpose(rhs, kperm, parallel);
+  // The kernel too, unless it must be moved or reversed.
+  Array w_moved;
+  if (!identity(kperm)) w_moved = Transpose(rhs, kperm, parallel);
   std::vector<int64_t> reversed;
   for (size_t i = 0; i < n; ++i) {
     if (a.window[i].reversal) reversed.push_back(static_cast<int64_t>(i));
   }
-  if (!reversed.empty()) w = Reverse(w, reversed);
+  if (!reversed.empty()) w_moved = Reverse(identity(kperm) ? rhs : w_moved, reversed);
+  const Array& w = identity(kperm) && reversed.empty() ? rhs : w_moved;
   const int64_t batch = x.dims[0];
   const int64_t cin = x.dims[n + 1];
   const int64_t cout = w.dims[n + 1];
@@ -71,7 +74,7 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
   std::vector<int64_t> col_i, ker_i;
   if (floating) {
     col_f.resize(static_cast<size_t>(rows * cols));
-    ker_f.resize(static_cast<size_t>(cols * cout_g));
+    if (groups > 1) ker_f.resize(static_cast<size_t>(cols * cout_g));
     res_f.resize(static_cast<size_t>(rows * cout_g));
   } else {
     col_i.assign(static_cast<size_t>(rows * cols), 0);
@@ -177,22 +180,27 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
                                })) {
       return CancelledIn(inst);
     }
-    // kernel matrix [(window, cin_g), cout_g] for this group's output features
-    for (int64_t q = 0; q < window; ++q) {
-      for (int64_t c = 0; c < cin_g; ++c) {
-        for (int64_t o = 0; o < cout_g; ++o) {
-          const auto src = static_cast<size_t>((q * cin_g + c) * cout + g * cout_g + o);
-          const auto dst = static_cast<size_t>((q * cin_g + c) * cout_g + o);
-          if (floating) {
-            ker_f[dst] = w.f[src];
-          } else {
-            ker_i[dst] = w.i[src];
+    // kernel matrix [(window, cin_g), cout_g] for this group's output features; with one group
+    // that is the canonical float kernel itself, read in place (a filter gradient's "kernel" is
+    // the whole output gradient: copying it was the serial half of that convolution).
+    const float* ker = floating && groups == 1 ? w.f.data() : ker_f.data();
+    if (!(floating && groups == 1)) {
+      for (int64_t q = 0; q < window; ++q) {
+        for (int64_t c = 0; c < cin_g; ++c) {
+          for (int64_t o = 0; o < cout_g; ++o) {
+            const auto src = static_cast<size_t>((q * cin_g + c) * cout + g * cout_g + o);
+            const auto dst = static_cast<size_t>((q * cin_g + c) * cout_g + o);
+            if (floating) {
+              ker_f[dst] = w.f[src];
+            } else {
+              ker_i[dst] = w.i[src];
+            }
           }
         }
       }
     }
     if (floating &&
-        !Gemm(col_f.data(), ker_f.data(), res_f.data(), rows, cout_g, cols, precision, parallel)) {
+        !Gemm(col_f.data(), ker, res_f.data(), rows, cout_g, cols, precision, parallel)) {
       return CancelledIn(inst);
     }
     if (floating && canon.floating()) {  // the float result, rounded to a narrower float type
