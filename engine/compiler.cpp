@@ -126,8 +126,9 @@ void FinishPlan(const ChipSpec& spec, int tensorcores, OpPlan& plan) {
                           ? std::min(1.0, c.flops / (static_cast<double>(c.cycles) *
                                                      PeakFlopsPerCycle(spec, tensorcores)))
                           : 0;
+  // An op with no work (a parameter, a constant, a reshape: a bitcast) is already in HBM.
   c.bound = c.collective_cycles > std::max(c.compute_cycles, c.memory_cycles) ? "collective"
-            : c.memory_cycles > c.compute_cycles                              ? "memory"
+            : c.memory_cycles > c.compute_cycles || c.cycles == 0             ? "memory"
                                                                               : "compute";
 }
 
