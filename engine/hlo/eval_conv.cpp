@@ -70,12 +70,14 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
   canon_dims.push_back(cout);
   Array canon = Array::Uninitialized(inst.shape.type, canon_dims);  // every group writes its own
   const bool floating = x.floating();
+  // One group's f32 result is the canonical output itself: the GEMM writes it in place.
+  const bool direct = floating && groups == 1 && canon.type == PrimitiveType::kF32;
   FloatStore col_f, ker_f, res_f;  // recycled buffers, every element written before it is read
   std::vector<int64_t> col_i, ker_i;
   if (floating) {
     col_f.resize(static_cast<size_t>(rows * cols));
     if (groups > 1) ker_f.resize(static_cast<size_t>(cols * cout_g));
-    res_f.resize(static_cast<size_t>(rows * cout_g));
+    if (!direct) res_f.resize(static_cast<size_t>(rows * cout_g));
   } else {
     col_i.assign(static_cast<size_t>(rows * cols), 0);
     ker_i.assign(static_cast<size_t>(cols * cout_g), 0);
@@ -199,10 +201,11 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
         }
       }
     }
-    if (floating &&
-        !Gemm(col_f.data(), ker, res_f.data(), rows, cout_g, cols, precision, parallel)) {
+    float* res = direct ? canon.f.data() : res_f.data();
+    if (floating && !Gemm(col_f.data(), ker, res, rows, cout_g, cols, precision, parallel)) {
       return CancelledIn(inst);
     }
+    if (direct) continue;
     if (floating && canon.floating()) {  // the float result, rounded to a narrower float type
       for (int64_t r = 0; r < rows; ++r) {
         const float* src = res_f.data() + r * cout_g;
