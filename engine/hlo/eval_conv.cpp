@@ -70,13 +70,15 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
   canon_dims.push_back(cout);
   Array canon = Array::Uninitialized(inst.shape.type, canon_dims);  // every group writes its own
   const bool floating = x.floating();
-  // One group's f32 result is the canonical output itself: the GEMM writes it in place.
-  const bool direct = floating && groups == 1 && canon.type == PrimitiveType::kF32;
+  // One group's float kernel is its kernel matrix already, and its f32 result the canonical
+  // output itself: the GEMM reads the one and writes the other in place.
+  const bool kernel_in_place = floating && groups == 1;
+  const bool direct = kernel_in_place && canon.type == PrimitiveType::kF32;
   FloatStore col_f, ker_f, res_f;  // recycled buffers, every element written before it is read
   std::vector<int64_t> col_i, ker_i;
   if (floating) {
     col_f.resize(static_cast<size_t>(rows * cols));
-    if (groups > 1) ker_f.resize(static_cast<size_t>(cols * cout_g));
+    if (!kernel_in_place) ker_f.resize(static_cast<size_t>(cols * cout_g));
     if (!direct) res_f.resize(static_cast<size_t>(rows * cout_g));
   } else {
     col_i.assign(static_cast<size_t>(rows * cols), 0);
@@ -182,11 +184,11 @@ Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array
                                })) {
       return CancelledIn(inst);
     }
-    // kernel matrix [(window, cin_g), cout_g] for this group's output features; with one group
-    // that is the canonical float kernel itself, read in place (a filter gradient's "kernel" is
-    // the whole output gradient: copying it was the serial half of that convolution).
-    const float* ker = floating && groups == 1 ? w.f.data() : ker_f.data();
-    if (!(floating && groups == 1)) {
+    // kernel matrix [(window, cin_g), cout_g] for this group's output features, unless read in
+    // place (a filter gradient's "kernel" is the whole output gradient: copying it was the serial
+    // half of that convolution)
+    const float* ker = kernel_in_place ? w.f.data() : ker_f.data();
+    if (!kernel_in_place) {
       for (int64_t q = 0; q < window; ++q) {
         for (int64_t c = 0; c < cin_g; ++c) {
           for (int64_t o = 0; o < cout_g; ++o) {

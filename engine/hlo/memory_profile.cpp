@@ -52,7 +52,8 @@ int64_t PeakBytes(const Module& module, int index, std::vector<int64_t>& memo, P
     if (inst.opcode == Opcode::kParameter || inst.opcode == Opcode::kConstant) live += size[i];
   }
   last[static_cast<size_t>(comp.root)] = static_cast<int>(n);
-  const std::vector<int64_t> bytes = size;  // size[] is zeroed as results die
+  std::vector<int64_t> bytes;  // for `at`: size[] is zeroed as results die
+  if (at != nullptr) bytes = size;
   int64_t peak = live;
   int peak_index = 0;
   for (size_t i = 0; i < n; ++i) {
