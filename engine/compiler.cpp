@@ -25,11 +25,6 @@ void AppendDims(std::string& s, const std::vector<int64_t>& v) {
   s += ']';
 }
 
-double PeakFlopsPerCycle(const ChipSpec& spec, int tensorcores) {
-  return 2.0 * spec.mxus_per_tensorcore * spec.mxu_dim * spec.mxu_dim *
-         spec.macs_per_cell_per_cycle * tensorcores;
-}
-
 }  // namespace
 
 std::string StructureKey(const Graph& graph) {

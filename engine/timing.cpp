@@ -58,9 +58,7 @@ void Finish(const ChipSpec& spec, int tensorcores, OpCost& cost) {
   } else {
     cost.bound = "compute";
   }
-  const double peak_flops_per_cycle = static_cast<double>(tensorcores) * spec.mxus_per_tensorcore *
-                                      spec.mxu_dim * spec.mxu_dim * spec.macs_per_cell_per_cycle *
-                                      2.0;
+  const double peak_flops_per_cycle = PeakFlopsPerCycle(spec, tensorcores);
   cost.mxu_utilization =
       cost.cycles > 0 && cost.folds > 0
           ? std::min(1.0, cost.flops / (static_cast<double>(cost.cycles) * peak_flops_per_cycle))
@@ -281,6 +279,11 @@ int64_t AllReduceCycles(const ChipSpec& spec, double bytes, int participants) {
   if (per_chip > 1) seconds += ring_bytes(per_chip) / spec.hbm_bandwidth_bytes_per_s;
   if (chips > 1) seconds += ring_bytes(chips) / spec.ici_link_bandwidth_bytes_per_s;
   return SecondsToCycles(seconds, spec.clock_hz);
+}
+
+double PeakFlopsPerCycle(const ChipSpec& spec, int tensorcores) {
+  return 2.0 * spec.mxus_per_tensorcore * spec.mxu_dim * spec.mxu_dim *
+         spec.macs_per_cell_per_cycle * tensorcores;
 }
 
 std::string_view SplitKindName(SplitKind split) {

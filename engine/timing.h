@@ -121,6 +121,9 @@ struct OpCost {
   std::string bound;              // "compute", "memory" or "collective"
 };
 
+// MXU FLOPs per cycle of `tensorcores` TensorCores at peak: 2 · MXUs · dim² · MACs per cell.
+double PeakFlopsPerCycle(const ChipSpec& spec, int tensorcores);
+
 // A batched dot [batch, m, k] · [batch, k, n] on `tensorcores` TensorCores of `spec`.
 //  * passes: 1 (DEFAULT, bf16), 3 (HIGH), 6 (HIGHEST and f32) bf16 MXU passes.
 //  * bytes_per_element: operands and result as stored in HBM (2 bf16, 4 f32).

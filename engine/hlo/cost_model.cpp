@@ -195,8 +195,7 @@ Result<ModuleCost> PriceModule(const Module& module, const Slice& slice,
     out.warnings.push_back("priced at zero: " + list);
   }
   out.seconds = static_cast<double>(out.cycles) / spec.clock_hz;
-  const double peak_per_cycle = static_cast<double>(tcs) * spec.mxus_per_tensorcore * spec.mxu_dim *
-                                spec.mxu_dim * spec.macs_per_cell_per_cycle * 2.0;
+  const double peak_per_cycle = PeakFlopsPerCycle(spec, tcs);
   out.mxu_utilization =
       out.cycles > 0
           ? std::min(1.0, out.mxu_flops / (static_cast<double>(out.cycles) * peak_per_cycle))
