@@ -122,9 +122,8 @@ void FinishPlan(const ChipSpec& spec, int tensorcores, OpPlan& plan) {
                                                      PeakFlopsPerCycle(spec, tensorcores)))
                           : 0;
   // An op with no work (a parameter, a constant, a reshape: a bitcast) is already in HBM.
-  c.bound = c.collective_cycles > std::max(c.compute_cycles, c.memory_cycles) ? "collective"
-            : c.memory_cycles > c.compute_cycles || c.cycles == 0             ? "memory"
-                                                                              : "compute";
+  c.bound =
+      c.cycles == 0 ? "memory" : BoundName(c.compute_cycles, c.memory_cycles, c.collective_cycles);
 }
 
 // XLA's out-of-memory text, naming the graph ops whose results are live at the peak.

@@ -235,9 +235,13 @@ bool RunOn(const GemmProblem& p, Precision precision, const ParallelContext& ctx
   // A GEMM too small to share its tiles converts its operands on the caller too: handing a few
   // hundred K elements to another core costs more than it saves, and the GEMM then reads what the
   // other core wrote (measured: a 1024x4x256 weight gradient went from 0.17 to 0.30 ms).
-  ParallelContext serial = ctx;
-  serial.max_threads = 1;
-  const ParallelContext& prepare = p.batch * p.m * p.n * p.k >= kMinParallelMacs ? ctx : serial;
+  const bool small = p.batch * p.m * p.n * p.k < kMinParallelMacs;
+  ParallelContext serial;
+  if (small) {
+    serial = ctx;
+    serial.max_threads = 1;
+  }
+  const ParallelContext& prepare = small ? serial : ctx;
   if (!PrepareOperand(p.a.data, a_layout, p.a.bf16_valued, precision, bf16_planes, 0, prepare,
                       &job.a) ||
       !PrepareOperand(p.b.data, b_layout, p.b.bf16_valued, precision, bf16_planes, 3, prepare,

@@ -51,13 +51,7 @@ double BandwidthPerTensorCore(const ChipSpec& spec) {
 void Finish(const ChipSpec& spec, int tensorcores, OpCost& cost) {
   cost.cycles = std::max(cost.compute_cycles, cost.memory_cycles) + cost.collective_cycles;
   cost.seconds = static_cast<double>(cost.cycles) / spec.clock_hz;
-  if (cost.collective_cycles > std::max(cost.compute_cycles, cost.memory_cycles)) {
-    cost.bound = "collective";
-  } else if (cost.memory_cycles > cost.compute_cycles) {
-    cost.bound = "memory";
-  } else {
-    cost.bound = "compute";
-  }
+  cost.bound = BoundName(cost.compute_cycles, cost.memory_cycles, cost.collective_cycles);
   const double peak_flops_per_cycle = PeakFlopsPerCycle(spec, tensorcores);
   cost.mxu_utilization =
       cost.cycles > 0 && cost.folds > 0
@@ -279,6 +273,11 @@ int64_t AllReduceCycles(const ChipSpec& spec, double bytes, int participants) {
   if (per_chip > 1) seconds += ring_bytes(per_chip) / spec.hbm_bandwidth_bytes_per_s;
   if (chips > 1) seconds += ring_bytes(chips) / spec.ici_link_bandwidth_bytes_per_s;
   return SecondsToCycles(seconds, spec.clock_hz);
+}
+
+const char* BoundName(int64_t compute_cycles, int64_t memory_cycles, int64_t collective_cycles) {
+  if (collective_cycles > std::max(compute_cycles, memory_cycles)) return "collective";
+  return memory_cycles > compute_cycles ? "memory" : "compute";
 }
 
 double PeakFlopsPerCycle(const ChipSpec& spec, int tensorcores) {

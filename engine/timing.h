@@ -121,6 +121,10 @@ struct OpCost {
   std::string bound;              // "compute", "memory" or "collective"
 };
 
+// What bounds an op of these cycles: "collective" when it outweighs compute and memory together,
+// else "memory" when memory outweighs compute, else "compute" (OpCost::bound).
+const char* BoundName(int64_t compute_cycles, int64_t memory_cycles, int64_t collective_cycles);
+
 // MXU FLOPs per cycle of `tensorcores` TensorCores at peak: 2 · MXUs · dim² · MACs per cell.
 double PeakFlopsPerCycle(const ChipSpec& spec, int tensorcores);
 

@@ -114,9 +114,7 @@ class Pricer {
     row.split = c.split;
     row.gemm_batch = c.gemm_batch;
     row.gemm = c.gemm;
-    row.bound = row.collective_cycles > std::max(row.compute_cycles, row.memory_cycles)
-                    ? "collective"
-                    : (row.memory_cycles > row.compute_cycles ? "memory" : "compute");
+    row.bound = BoundName(row.compute_cycles, row.memory_cycles, row.collective_cycles);
     if (record) {
       out_.cycles += row.cycles * count;
       out_.flops += row.flops * static_cast<double>(count);
