@@ -133,7 +133,8 @@ struct Job {
   const GemmProblem* problem;
   Kernel kernel;
   OperandPlanes a, b;
-  std::size_t elem_bytes;  // of the planes: 4 (f32) or 2 (bf16 bits)
+  std::size_t elem_bytes;     // of the planes: 4 (f32) or 2 (bf16 bits)
+  bool a_row_blocks = false;  // A's planes are transposed row blocks of plan.mb (OperandLayout)
   Schedule schedule;
   TilePlan plan;
   int64_t tiles_b, tiles_m, tiles_n;
@@ -192,8 +193,15 @@ void RunTile(Job& job, int64_t tile, const CancelToken& cancel) {
       const int64_t k1 = std::min(p.k, k0 + plan.kb);
       const int64_t a_item = p.a.shared ? 0 : i0, b_item = p.b.shared ? 0 : i0;
       PassArgs args;
-      args.a = {At(job.a.plane[ai], job.elem_bytes, a_item, p.m, p.k, p.a.transposed, m0, k0),
-                p.a.transposed ? p.m : p.k, p.a.transposed, p.a.shared ? 0 : p.m * p.k};
+      if (job.a_row_blocks) {
+        // Rows [m0, m1) are one dense [k, m1 - m0] block (the tile spans the whole contraction).
+        args.a = {static_cast<const std::byte*>(job.a.plane[ai]) +
+                      static_cast<std::size_t>(a_item * p.m * p.k + m0 * p.k) * job.elem_bytes,
+                  m1 - m0, true, p.m * p.k};
+      } else {
+        args.a = {At(job.a.plane[ai], job.elem_bytes, a_item, p.m, p.k, p.a.transposed, m0, k0),
+                  p.a.transposed ? p.m : p.k, p.a.transposed, p.a.shared ? 0 : p.m * p.k};
+      }
       args.b = {At(job.b.plane[bi], job.elem_bytes, b_item, p.k, p.n, p.b.transposed, k0, n0),
                 p.b.transposed ? p.k : p.n, p.b.transposed, p.b.shared ? 0 : p.k * p.n};
       args.c = c;
@@ -221,16 +229,21 @@ bool RunOn(const GemmProblem& p, Precision precision, const ParallelContext& ctx
   const bool bf16_planes = kernel == Kernel::kOneDnnBf16 && precision != Precision::kF32;
   job.elem_bytes = bf16_planes ? 2 : 4;
   job.schedule = ScheduleFor(precision);
-  // oneDNN gets A row-major: a transposed A is transposed while its planes are made (one pass
-  // over A next to the GEMM's k passes). The bf16 primitives need dense row blocks; the f32 GEMM
-  // on AVX2 runs a transposed A at half speed when n is small (measured: 1024x256x1024 at 43
-  // GFLOPS against 84). B may stay transposed (whole, or in tiles, it is fast either way).
-  const bool transpose_a = p.a.transposed && kernel != Kernel::kEigen;
+  job.plan = ChooseTiles(p.batch, p.m, p.n, p.k, ctx.Threads(), bf16_planes);
+  // The bf16 primitives run at full speed only on dense matrices (a strided block falls back to
+  // a slower kernel, without AMX): a transposed A of one item is cut into the tiles' row blocks,
+  // each a dense transposed matrix (OperandLayout::row_blocks), which costs a copy and no
+  // transpose. Elsewhere oneDNN gets A row-major: a transposed A is transposed while its planes
+  // are made (one pass over A next to the GEMM's k passes); the f32 GEMM on AVX2 runs a
+  // transposed A at half speed when n is small (measured: 1024x256x1024 at 43 GFLOPS against
+  // 84). B may stay transposed (whole, or in tiles, it is fast either way).
+  job.a_row_blocks = p.a.transposed && bf16_planes && p.batch == 1;
+  const bool transpose_a = p.a.transposed && kernel != Kernel::kEigen && !job.a_row_blocks;
   GemmProblem row_major = p;
   row_major.a.transposed = p.a.transposed && !transpose_a;
   job.problem = &row_major;
   const int64_t a_items = p.a.shared ? 1 : p.batch, b_items = p.b.shared ? 1 : p.batch;
-  const OperandLayout a_layout{a_items, p.m, p.k, transpose_a};
+  const OperandLayout a_layout{a_items, p.m, p.k, transpose_a, job.a_row_blocks ? job.plan.mb : 0};
   const OperandLayout b_layout{b_items, p.k, p.n, false};
   // A GEMM too small to share its tiles converts its operands on the caller too: handing a few
   // hundred K elements to another core costs more than it saves, and the GEMM then reads what the
@@ -248,7 +261,6 @@ bool RunOn(const GemmProblem& p, Precision precision, const ParallelContext& ctx
                       &job.b)) {
     return false;
   }
-  job.plan = ChooseTiles(p.batch, p.m, p.n, p.k, ctx.Threads(), bf16_planes);
   job.tiles_b = CeilDiv(p.batch, job.plan.items);
   job.tiles_m = CeilDiv(p.m, job.plan.mb);
   job.tiles_n = CeilDiv(p.n, job.plan.nb);

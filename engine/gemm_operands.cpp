@@ -101,7 +101,22 @@ bool Prepare(const float* x, const OperandLayout& layout, Precision precision, i
   }
   if (precision == Precision::kHighest) mid = scratch.Get<T>(first_slot + 2, n);
   bool done;
-  if (!layout.transpose) {
+  if (layout.row_blocks > 0) {
+    // One task per (item, stored row, block): a contiguous run of the block's width.
+    const int64_t rows = layout.rows, cols = layout.cols, rb = layout.row_blocks;
+    const int64_t blocks = CeilDiv(rows, rb);
+    const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::min(rb, rows));
+    done = ParallelChunks(ctx, layout.items * cols * blocks, grain, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t item = t / (cols * blocks), c = t / blocks % cols;
+        const int64_t r0 = t % blocks * rb, width = std::min(rb, rows - r0);
+        const int64_t from = item * rows * cols + c * rows + r0;
+        const int64_t to = item * rows * cols + r0 * cols + c * width;
+        auto at = [to](T* plane) { return plane == nullptr ? nullptr : plane + to; };
+        PrepareRange(x + from, precision, at(hi), at(mid), at(lo), 0, width);
+      }
+    });
+  } else if (!layout.transpose) {
     done = ParallelChunks(ctx, count, kElementwiseGrain, [&](int64_t b, int64_t e) {
       PrepareRange(x, precision, hi, mid, lo, b, e);
     });
@@ -152,9 +167,9 @@ bool Prepare(const float* x, const OperandLayout& layout, Precision precision, i
 bool PrepareOperand(const float* data, const OperandLayout& layout, bool bf16_valued,
                     Precision precision, bool bf16_planes, int first_slot,
                     const ParallelContext& ctx, OperandPlanes* out) {
-  const bool identity =
-      !layout.transpose && (precision == Precision::kF32 ||
-                            (precision == Precision::kDefault && bf16_valued && !bf16_planes));
+  const bool identity = !layout.transpose && layout.row_blocks == 0 &&
+                        (precision == Precision::kF32 ||
+                         (precision == Precision::kDefault && bf16_valued && !bf16_planes));
   if (identity) {
     *out = {{data, nullptr, nullptr}, 1};
     return !ctx.cancel.Stopped();

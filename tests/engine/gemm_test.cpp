@@ -333,6 +333,35 @@ TEST_P(GemmBackendTest, TiledOnTwoThreadsAgreesWithOneThread) {
   EXPECT_LE(worst, 4 * kF32Eps * std::sqrt(static_cast<double>(k)) * k);
 }
 
+// A transposed A of one item on the bf16 primitives is cut into the tiles' row blocks (dense
+// transposed matrices) instead of being transposed: on two threads its rows are two tiles.
+TEST_P(GemmBackendTest, ATransposedOperandSplitIntoRowTilesOnAPool) {
+  const int64_t m = 300, n = 200, k = 120;  // 7.2 M MACs: shared by two threads
+  const std::vector<float> a = RandomMatrix(m, k, 81), b = RandomMatrix(k, n, 82);
+  const std::vector<float> at = Transposed(a, m, k);
+  const Reference ref = DoubleMatmul(a, b, m, n, k);
+  Pool pool(1);
+  ParallelContext ctx;
+  ctx.pool = &pool;
+  for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
+    std::vector<float> c(static_cast<size_t>(m * n), std::nanf(""));
+    GemmProblem problem;
+    problem.m = m, problem.n = n, problem.k = k;
+    problem.a = {at.data(), /*transposed=*/true, false, false};
+    problem.b.data = b.data();
+    problem.c = c.data();
+    ASSERT_TRUE(RunGemm(problem, p, ctx, GetParam()));
+    EXPECT_LT(MaxScaledError(c, ref), BoundFor(p)) << PrecisionName(p);
+    const std::vector<float> plain = RunMatmul(a, b, m, n, k, p, GetParam());
+    double worst = 0;
+    for (size_t i = 0; i < c.size(); ++i) {
+      worst = std::max(worst, std::abs(static_cast<double>(c[i]) - plain[i]) / ref.abs_scale[i]);
+    }
+    // The same exact products as from the untransposed A, possibly summed in another order.
+    EXPECT_LE(worst, 4 * kF32Eps * std::sqrt(static_cast<double>(k))) << PrecisionName(p);
+  }
+}
+
 TEST_P(GemmBackendTest, StoppedTokenStopsTheGemm) {
   const std::vector<float> a = RandomMatrix(64, 64, 1), b = RandomMatrix(64, 64, 2);
   std::vector<float> c(64 * 64);
@@ -454,6 +483,46 @@ TEST(GemmOperandsTest, PreparingATransposedOperandEqualsPreparingItsTranspose) {
         EXPECT_EQ(std::memcmp(from_plain.plane[i], from_stored.plane[i], bytes), 0)
             << PrecisionName(p) << " plane " << i << " bf16=" << bf16_planes;
       }
+    }
+  }
+}
+
+// A transposed operand cut into row blocks: block [r0, r0 + w) of an item is the dense
+// transpose of those rows, for every precision and plane type (the last block is shorter).
+TEST(GemmOperandsTest, RowBlocksOfATransposedOperandAreDenseTransposedBlocks) {
+  const int64_t items = 2, rows = 45, cols = 70, block = 16;
+  std::vector<float> stored, plain;  // per item [cols, rows] and [rows, cols]
+  for (int64_t i = 0; i < items; ++i) {
+    const std::vector<float> x = RandomMatrix(rows, cols, 90 + static_cast<unsigned>(i));
+    const std::vector<float> t = Transposed(x, rows, cols);
+    plain.insert(plain.end(), x.begin(), x.end());
+    stored.insert(stored.end(), t.begin(), t.end());
+  }
+  for (bool bf16_planes : {false, true}) {
+    const std::size_t elem = bf16_planes ? 2 : 4;
+    for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
+      OperandPlanes from_plain, blocks;
+      ASSERT_TRUE(PrepareOperand(plain.data(), {items, rows, cols, false}, false, p, bf16_planes, 0,
+                                 ParallelContext{}, &from_plain));
+      ASSERT_TRUE(PrepareOperand(stored.data(), {items, rows, cols, false, block}, false, p,
+                                 bf16_planes, 3, ParallelContext{}, &blocks));
+      ASSERT_EQ(from_plain.count, blocks.count);
+      int mismatches = 0;
+      for (int plane = 0; plane < blocks.count; ++plane) {
+        const auto* want = static_cast<const std::byte*>(from_plain.plane[plane]);
+        const auto* got = static_cast<const std::byte*>(blocks.plane[plane]);
+        for (int64_t i = 0; i < items; ++i) {
+          for (int64_t r = 0; r < rows; ++r) {
+            const int64_t r0 = r / block * block, w = std::min(block, rows - r0);
+            for (int64_t c = 0; c < cols; ++c) {
+              const int64_t at = i * rows * cols + r0 * cols + c * w + (r - r0);
+              const int64_t plain_at = i * rows * cols + r * cols + c;
+              mismatches += std::memcmp(got + at * elem, want + plain_at * elem, elem) != 0;
+            }
+          }
+        }
+      }
+      EXPECT_EQ(mismatches, 0) << PrecisionName(p) << " bf16=" << bf16_planes;
     }
   }
 }
