@@ -54,7 +54,7 @@ struct TilePlan {
 // Tiles of at most the budget, their number a multiple of `threads` when the problem is big
 // enough to share, so that every thread gets the same work. Wide tiles (up to kMaxTileOutputs,
 // whole rows preferred) over contraction chunks; with dense_rows (the bf16 primitives) whole-row
-// tiles over the whole contraction, so every operand block stays a dense matrix.
+// (or whole-column) tiles over the whole contraction, so every operand block stays a dense matrix.
 TilePlan ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int threads, bool dense_rows) {
   TilePlan plan;
   const int64_t budget = dense_rows ? kDenseTileMacs : kTileMacs;
@@ -80,8 +80,10 @@ TilePlan ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int threads
   // possible, least operand re-reading (m·tn + n·tm: whole rows win).
   const int64_t needed =
       std::max(want, dense_rows ? CeilDiv(item_macs, budget) : CeilDiv(m * n, kMaxTileOutputs));
+  // Dense tiles are whole rows or (one item only, where the tile rounds its own block of B, see
+  // RunTile) whole columns, never both: each operand block stays a dense matrix.
   const int64_t max_tm = std::max<int64_t>(1, m / kMinTileSide);
-  const int64_t max_tn = dense_rows ? 1 : std::max<int64_t>(1, n / kMinTileSide);
+  const int64_t max_tn = dense_rows && batch > 1 ? 1 : std::max<int64_t>(1, n / kMinTileSide);
   int64_t best_tm = narrow ? 1 : std::min(max_tm, needed);
   int64_t best_tn = narrow ? std::min(max_tn, CeilDiv(n, 256)) : 1;
   double best_cost = -1;
@@ -90,6 +92,7 @@ TilePlan ChooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int threads
       const int64_t tiles = tm * tn;
       if (tiles < needed || tiles > 2 * needed + want) continue;
       if (narrow && tn < CeilDiv(n, 256)) continue;
+      if (dense_rows && tm > 1 && tn > 1) continue;
       double cost = static_cast<double>(m * tn + n * tm);
       if ((batch * tiles) % want != 0) cost *= 1.5;  // an idle thread at the end
       if (best_cost < 0 || cost < best_cost) best_cost = cost, best_tm = tm, best_tn = tn;
@@ -133,8 +136,10 @@ struct Job {
   const GemmProblem* problem;
   Kernel kernel;
   OperandPlanes a, b;
-  std::size_t elem_bytes;     // of the planes: 4 (f32) or 2 (bf16 bits)
-  bool a_row_blocks = false;  // A's planes are transposed row blocks of plan.mb (OperandLayout)
+  std::size_t elem_bytes;  // of the planes: 4 (f32) or 2 (bf16 bits)
+  // The operand each tile rounds itself, its block only (RunTile); the other is in a and b.
+  enum class Owned { kNone, kA, kB } owned = Owned::kNone;
+  Precision precision;
   Schedule schedule;
   TilePlan plan;
   int64_t tiles_b, tiles_m, tiles_n;
@@ -173,6 +178,30 @@ void RunTile(Job& job, int64_t tile, const CancelToken& cancel) {
   const int64_t m0 = tm * plan.mb, m1 = std::min(p.m, m0 + plan.mb);
   const int64_t n0 = tn * plan.nb, n1 = std::min(p.n, n0 + plan.nb);
   float* c = p.c + i0 * p.m * p.n + m0 * p.n + n0;
+  // A tile that alone reads a block of an operand (one item, whole contraction) rounds it here,
+  // on its own core, into a dense matrix: rows [m0, m1) of A, or columns [n0, n1) of B.
+  OperandPlanes block;
+  PassMatrix block_matrix;
+  if (job.owned != Job::Owned::kNone) {
+    if (cancel.Stopped()) {
+      job.stopped.store(true);
+      return;
+    }
+    const bool own_a = job.owned == Job::Owned::kA;
+    const GemmOperand& op = own_a ? p.a : p.b;
+    const int64_t w = own_a ? m1 - m0 : n1 - n0, first = own_a ? m0 : n0;
+    const int64_t len = own_a ? p.m : p.n;
+    // A's rows and B's transposed columns are contiguous runs of k; the others are k runs of w.
+    const bool contiguous = own_a != op.transposed;
+    if (contiguous) {
+      PrepareBlock(op.data + first * p.k, 1, w * p.k, 0, job.precision, job.elem_bytes == 2,
+                   own_a ? 0 : 3, &block);
+    } else {
+      PrepareBlock(op.data + first, p.k, w, len, job.precision, job.elem_bytes == 2, own_a ? 0 : 3,
+                   &block);
+    }
+    block_matrix = {nullptr, contiguous ? p.k : w, op.transposed, 0};
+  }
   const int64_t passes = static_cast<int64_t>(job.schedule.passes.size());
   for (int64_t pass = 0; pass < passes; ++pass) {
     if (pass == passes - 1 && job.schedule.nan_to_zero_before_last) {
@@ -193,17 +222,20 @@ void RunTile(Job& job, int64_t tile, const CancelToken& cancel) {
       const int64_t k1 = std::min(p.k, k0 + plan.kb);
       const int64_t a_item = p.a.shared ? 0 : i0, b_item = p.b.shared ? 0 : i0;
       PassArgs args;
-      if (job.a_row_blocks) {
-        // Rows [m0, m1) are one dense [k, m1 - m0] block (the tile spans the whole contraction).
-        args.a = {static_cast<const std::byte*>(job.a.plane[ai]) +
-                      static_cast<std::size_t>(a_item * p.m * p.k + m0 * p.k) * job.elem_bytes,
-                  m1 - m0, true, p.m * p.k};
+      if (job.owned == Job::Owned::kA) {
+        args.a = block_matrix;
+        args.a.data = block.plane[ai];
       } else {
         args.a = {At(job.a.plane[ai], job.elem_bytes, a_item, p.m, p.k, p.a.transposed, m0, k0),
                   p.a.transposed ? p.m : p.k, p.a.transposed, p.a.shared ? 0 : p.m * p.k};
       }
-      args.b = {At(job.b.plane[bi], job.elem_bytes, b_item, p.k, p.n, p.b.transposed, k0, n0),
-                p.b.transposed ? p.k : p.n, p.b.transposed, p.b.shared ? 0 : p.k * p.n};
+      if (job.owned == Job::Owned::kB) {
+        args.b = block_matrix;
+        args.b.data = block.plane[bi];
+      } else {
+        args.b = {At(job.b.plane[bi], job.elem_bytes, b_item, p.k, p.n, p.b.transposed, k0, n0),
+                  p.b.transposed ? p.k : p.n, p.b.transposed, p.b.shared ? 0 : p.k * p.n};
+      }
       args.c = c;
       args.ldc = p.n;
       args.c_batch_stride = p.m * p.n;
@@ -229,21 +261,30 @@ bool RunOn(const GemmProblem& p, Precision precision, const ParallelContext& ctx
   const bool bf16_planes = kernel == Kernel::kOneDnnBf16 && precision != Precision::kF32;
   job.elem_bytes = bf16_planes ? 2 : 4;
   job.schedule = ScheduleFor(precision);
+  job.precision = precision;
   job.plan = ChooseTiles(p.batch, p.m, p.n, p.k, ctx.Threads(), bf16_planes);
-  // The bf16 primitives run at full speed only on dense matrices (a strided block falls back to
-  // a slower kernel, without AMX): a transposed A of one item is cut into the tiles' row blocks,
-  // each a dense transposed matrix (OperandLayout::row_blocks), which costs a copy and no
-  // transpose. Elsewhere oneDNN gets A row-major: a transposed A is transposed while its planes
-  // are made (one pass over A next to the GEMM's k passes); the f32 GEMM on AVX2 runs a
-  // transposed A at half speed when n is small (measured: 1024x256x1024 at 43 GFLOPS against
-  // 84). B may stay transposed (whole, or in tiles, it is fast either way).
-  job.a_row_blocks = p.a.transposed && bf16_planes && p.batch == 1;
-  const bool transpose_a = p.a.transposed && kernel != Kernel::kEigen && !job.a_row_blocks;
+  job.tiles_b = CeilDiv(p.batch, job.plan.items);
+  job.tiles_m = CeilDiv(p.m, job.plan.mb);
+  job.tiles_n = CeilDiv(p.n, job.plan.nb);
+  // The bf16 primitives, on one item: each tile rounds the block of the operand it alone reads
+  // (A's rows in row tiles, B's columns in column tiles) into a dense matrix on its own core; the
+  // other operand is rounded before, in parallel. Rounded in parallel beforehand, half of a
+  // tile's block would come from the other core's cache (measured: two 128-row tiles of
+  // 256x1024x1024 took 0.77-0.92 ms each after a shared rounding, 0.69 ms after a private one),
+  // and a transposed A would need a transpose, which cost 8x the rounding.
+  if (bf16_planes && p.batch == 1) job.owned = job.tiles_n > 1 ? Job::Owned::kB : Job::Owned::kA;
+  // A whole transposed A is dense too (column tiles read it so). Elsewhere oneDNN gets A
+  // row-major: a transposed A is transposed while its planes are made (one pass over A next to
+  // the GEMM's k passes); the f32 GEMM on AVX2 runs a transposed A at half speed when n is small
+  // (measured: 1024x256x1024 at 43 GFLOPS against 84). B may stay transposed (whole, or in tiles,
+  // it is fast either way).
+  const bool transpose_a =
+      p.a.transposed && kernel != Kernel::kEigen && job.owned == Job::Owned::kNone;
   GemmProblem row_major = p;
   row_major.a.transposed = p.a.transposed && !transpose_a;
   job.problem = &row_major;
   const int64_t a_items = p.a.shared ? 1 : p.batch, b_items = p.b.shared ? 1 : p.batch;
-  const OperandLayout a_layout{a_items, p.m, p.k, transpose_a, job.a_row_blocks ? job.plan.mb : 0};
+  const OperandLayout a_layout{a_items, p.m, p.k, transpose_a};
   const OperandLayout b_layout{b_items, p.k, p.n, false};
   // A GEMM too small to share its tiles converts its operands on the caller too: handing a few
   // hundred K elements to another core costs more than it saves, and the GEMM then reads what the
@@ -255,15 +296,14 @@ bool RunOn(const GemmProblem& p, Precision precision, const ParallelContext& ctx
     serial.max_threads = 1;
   }
   const ParallelContext& prepare = small ? serial : ctx;
-  if (!PrepareOperand(p.a.data, a_layout, p.a.bf16_valued, precision, bf16_planes, 0, prepare,
-                      &job.a) ||
-      !PrepareOperand(p.b.data, b_layout, p.b.bf16_valued, precision, bf16_planes, 3, prepare,
-                      &job.b)) {
+  if ((job.owned != Job::Owned::kA &&
+       !PrepareOperand(p.a.data, a_layout, p.a.bf16_valued, precision, bf16_planes, 0, prepare,
+                       &job.a)) ||
+      (job.owned != Job::Owned::kB &&
+       !PrepareOperand(p.b.data, b_layout, p.b.bf16_valued, precision, bf16_planes, 3, prepare,
+                       &job.b))) {
     return false;
   }
-  job.tiles_b = CeilDiv(p.batch, job.plan.items);
-  job.tiles_m = CeilDiv(p.m, job.plan.mb);
-  job.tiles_n = CeilDiv(p.n, job.plan.nb);
   const int64_t tiles = job.tiles_b * job.tiles_m * job.tiles_n;
   if (tiles == 1 || ctx.Threads() <= 1) {
     for (int64_t t = 0; t < tiles && !job.stopped && !job.failed; ++t) RunTile(job, t, ctx.cancel);

@@ -12,10 +12,12 @@
 //   baseline) and picked by CPUID; used only without oneDNN, or when forced.
 // F32 precision runs a plain f32 GEMM (oneDNN f32 where built, else Eigen).
 //
-// RunGemm is the engine's entry point: operands are rounded/split once, then the output is cut
-// into tiles of bounded work that run on the pool (ParallelContext: thread cap, fairness group)
-// and check the cancel token between passes, so a stop takes effect within a tile's time
-// (< ~100 ms) whatever the matmul size. Matmul is the single-threaded convenience form.
+// RunGemm is the engine's entry point: operands are rounded/split once (on the bf16 kernel, a
+// one-item GEMM's tiles each round the block of the operand only they read, on their own core),
+// and the output is cut into tiles of bounded work that run on the pool (ParallelContext: thread
+// cap, fairness group) and check the cancel token between passes, so a stop takes effect within
+// a tile's time (< ~100 ms) whatever the matmul size. Matmul is the single-threaded convenience
+// form.
 //
 // Threading: all functions are thread-safe; a call's operand planes live in buffers of the calling
 // thread reused across calls (released when above 256 MB). Errors: none are reported; a oneDNN

@@ -87,36 +87,37 @@ void TransposeSlab(const T* src, int64_t src_ld, int64_t src_rows, int64_t src_c
   }
 }
 
+// The planes `precision` needs, `n` values each, in this thread's slots [first_slot, +3):
+// {hi, mid, lo} with null for the ones it does not use.
+template <typename T>
+std::array<T*, 3> GetPlanes(int first_slot, std::size_t n, Precision precision) {
+  Scratch& scratch = ThreadScratch();
+  std::array<T*, 3> planes{scratch.Get<T>(first_slot, n), nullptr, nullptr};
+  if (precision == Precision::kHigh || precision == Precision::kHighest) {
+    planes[2] = scratch.Get<T>(first_slot + 1, n);
+  }
+  if (precision == Precision::kHighest) planes[1] = scratch.Get<T>(first_slot + 2, n);
+  return planes;
+}
+
+// The planes in the order the GEMM's pass schedule indexes them (gemm.cpp's ScheduleFor).
+OperandPlanes Ordered(const void* hi, const void* mid, const void* lo, Precision precision) {
+  if (precision == Precision::kHighest) return {{hi, mid, lo}, 3};
+  if (precision == Precision::kHigh) return {{hi, lo, nullptr}, 2};
+  return {{hi, nullptr, nullptr}, 1};
+}
+
 template <typename T>
 bool Prepare(const float* x, const OperandLayout& layout, Precision precision, int first_slot,
              const ParallelContext& ctx, OperandPlanes* out) {
-  Scratch& scratch = ThreadScratch();
   const int64_t count = layout.items * layout.rows * layout.cols;
-  const auto n = static_cast<std::size_t>(count);
-  T* hi = scratch.Get<T>(first_slot, n);
-  T* mid = nullptr;
-  T* lo = nullptr;
-  if (precision == Precision::kHigh || precision == Precision::kHighest) {
-    lo = scratch.Get<T>(first_slot + 1, n);
-  }
-  if (precision == Precision::kHighest) mid = scratch.Get<T>(first_slot + 2, n);
+  const std::array<T*, 3> planes =
+      GetPlanes<T>(first_slot, static_cast<std::size_t>(count), precision);
+  T* const hi = planes[0];
+  T* const mid = planes[1];
+  T* const lo = planes[2];
   bool done;
-  if (layout.row_blocks > 0) {
-    // One task per (item, stored row, block): a contiguous run of the block's width.
-    const int64_t rows = layout.rows, cols = layout.cols, rb = layout.row_blocks;
-    const int64_t blocks = CeilDiv(rows, rb);
-    const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::min(rb, rows));
-    done = ParallelChunks(ctx, layout.items * cols * blocks, grain, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t item = t / (cols * blocks), c = t / blocks % cols;
-        const int64_t r0 = t % blocks * rb, width = std::min(rb, rows - r0);
-        const int64_t from = item * rows * cols + c * rows + r0;
-        const int64_t to = item * rows * cols + r0 * cols + c * width;
-        auto at = [to](T* plane) { return plane == nullptr ? nullptr : plane + to; };
-        PrepareRange(x + from, precision, at(hi), at(mid), at(lo), 0, width);
-      }
-    });
-  } else if (!layout.transpose) {
+  if (!layout.transpose) {
     done = ParallelChunks(ctx, count, kElementwiseGrain, [&](int64_t b, int64_t e) {
       PrepareRange(x, precision, hi, mid, lo, b, e);
     });
@@ -129,7 +130,6 @@ bool Prepare(const float* x, const OperandLayout& layout, Precision precision, i
     const int64_t rows = layout.rows, cols = layout.cols;
     const int64_t slabs = (cols + kSlab - 1) / kSlab, blocks = (rows + kRowBlock - 1) / kRowBlock;
     const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / (kSlab * kRowBlock));
-    T* planes[3] = {hi, mid, lo};
     done = ParallelChunks(ctx, layout.items * slabs * blocks, grain, [&](int64_t t0, int64_t t1) {
       constexpr int64_t ld = kRowBlock + 64 / static_cast<int64_t>(sizeof(T));  // TransposeSlab
       thread_local std::vector<T> slab;
@@ -144,7 +144,7 @@ bool Prepare(const float* x, const OperandLayout& layout, Precision precision, i
           T* row[3] = {tmp[0] + w * ld, tmp[1] + w * ld, tmp[2] + w * ld};
           PrepareRange(src + w * rows, precision, row[0], row[1], row[2], 0, height);
         }
-        for (int p = 0; p < 3; ++p) {
+        for (std::size_t p = 0; p < 3; ++p) {
           if (planes[p] == nullptr) continue;
           TransposeSlab(tmp[p], ld, width, height, planes[p] + item * rows * cols + r0 * cols + c0,
                         cols);
@@ -152,14 +152,20 @@ bool Prepare(const float* x, const OperandLayout& layout, Precision precision, i
       }
     });
   }
-  if (precision == Precision::kHighest) {
-    *out = {{hi, mid, lo}, 3};
-  } else if (precision == Precision::kHigh) {
-    *out = {{hi, lo, nullptr}, 2};
-  } else {
-    *out = {{hi, nullptr, nullptr}, 1};
-  }
+  *out = Ordered(hi, mid, lo, precision);
   return done;
+}
+
+template <typename T>
+void PrepareRuns(const float* data, int64_t runs, int64_t len, int64_t stride, Precision precision,
+                 int first_slot, OperandPlanes* out) {
+  const auto planes = GetPlanes<T>(first_slot, static_cast<std::size_t>(runs * len), precision);
+  for (int64_t r = 0; r < runs; ++r) {
+    std::array<T*, 3> at{};
+    for (std::size_t i = 0; i < 3; ++i) at[i] = planes[i] ? planes[i] + r * len : nullptr;
+    PrepareRange(data + r * stride, precision, at[0], at[1], at[2], 0, len);
+  }
+  *out = Ordered(planes[0], planes[1], planes[2], precision);
 }
 
 }  // namespace
@@ -167,15 +173,24 @@ bool Prepare(const float* x, const OperandLayout& layout, Precision precision, i
 bool PrepareOperand(const float* data, const OperandLayout& layout, bool bf16_valued,
                     Precision precision, bool bf16_planes, int first_slot,
                     const ParallelContext& ctx, OperandPlanes* out) {
-  const bool identity = !layout.transpose && layout.row_blocks == 0 &&
-                        (precision == Precision::kF32 ||
-                         (precision == Precision::kDefault && bf16_valued && !bf16_planes));
+  const bool identity =
+      !layout.transpose && (precision == Precision::kF32 ||
+                            (precision == Precision::kDefault && bf16_valued && !bf16_planes));
   if (identity) {
     *out = {{data, nullptr, nullptr}, 1};
     return !ctx.cancel.Stopped();
   }
   return bf16_planes ? Prepare<Bf16Bits>(data, layout, precision, first_slot, ctx, out)
                      : Prepare<float>(data, layout, precision, first_slot, ctx, out);
+}
+
+void PrepareBlock(const float* data, int64_t runs, int64_t len, int64_t stride, Precision precision,
+                  bool bf16_planes, int first_slot, OperandPlanes* out) {
+  if (bf16_planes) {
+    PrepareRuns<Bf16Bits>(data, runs, len, stride, precision, first_slot, out);
+  } else {
+    PrepareRuns<float>(data, runs, len, stride, precision, first_slot, out);
+  }
 }
 
 void TrimScratch() { ThreadScratch().Trim(); }

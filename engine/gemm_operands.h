@@ -1,9 +1,9 @@
 // Operand preparation for engine/gemm.cpp (internal to the engine): the bf16 planes a GEMM's
 // passes read — RNE-rounded operands for DEFAULT, XLA's Split2 (hi, lo) for HIGH and Split3
 // (hi, mid, lo) for HIGHEST, the raw f32 operand for F32 — as f32 values (Eigen, oneDNN f32) or
-// bf16 bits (oneDNN bf16). The planes keep the operand's layout, transpose it, or cut a transposed
-// one into dense row blocks (OperandLayout), as asked; the conversion runs in parallel chunks on
-// the context and stops with its token.
+// bf16 bits (oneDNN bf16). The planes keep the operand's layout, or transpose it on request; the
+// conversion runs in parallel chunks on the context and stops with its token. PrepareBlock rounds
+// one tile's block of an operand on the calling thread.
 // Storage: buffers of the calling thread (thread_local, one set of slots per thread) reused
 // across calls, because first-touching fresh pages costs more than the split itself (4096³
 // HIGHEST: 3.1 s per call with 200 MB of fresh planes, 2.5 s with reused ones). TrimScratch drops
@@ -25,17 +25,10 @@ struct OperandPlanes {
 };
 
 // `items` packed [rows, cols] matrices; with `transpose`, the data holds each as [cols, rows]
-// and the planes get it as [rows, cols]. With `row_blocks` > 0 instead (the data transposed, as
-// for `transpose`), the planes keep it transposed but cut into blocks of `row_blocks` rows (the
-// last may be shorter), each block a dense [cols, block rows] matrix: rows [r0, r0 + w) of an
-// item start at r0 · cols, element (r, c) at r0 · cols + c · w + (r - r0). A GEMM tile of those
-// rows then reads a dense transposed matrix, which oneDNN's fast bf16 kernels take as it is, and
-// making the planes costs contiguous runs only (a transpose of a 1024² operand took 8x longer
-// than its rounding).
+// and the planes get it as [rows, cols].
 struct OperandLayout {
   int64_t items = 1, rows = 0, cols = 0;
   bool transpose = false;
-  int64_t row_blocks = 0;
 };
 
 // Fills `out` with the planes of the operand at `data` for `precision`; bf16_planes selects
@@ -46,6 +39,14 @@ struct OperandLayout {
 bool PrepareOperand(const float* data, const OperandLayout& layout, bool bf16_valued,
                     Precision precision, bool bf16_planes, int first_slot,
                     const ParallelContext& ctx, OperandPlanes* out);
+
+// The block of an operand that one GEMM tile alone reads, rounded on the calling thread into its
+// slots [first_slot, first_slot + 3) as one dense matrix: `runs` runs of `len` values, run r
+// starting at data + r · stride, packed one after the other. Rounding a block on the core that
+// then reads it is what keeps a two-thread GEMM from reading half its operand out of the other
+// core's cache (engine/gemm.cpp).
+void PrepareBlock(const float* data, int64_t runs, int64_t len, int64_t stride, Precision precision,
+                  bool bf16_planes, int first_slot, OperandPlanes* out);
 
 // Releases this thread's planes if they hold more than 256 MB.
 void TrimScratch();

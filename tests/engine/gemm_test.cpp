@@ -7,17 +7,16 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "engine/gemm_onednn.h"
-#include "engine/gemm_operands.h"
 #include "engine/gemm_pass.h"
 #include "engine/isa.h"
 #include "engine/numerics.h"
 #include "engine/pool.h"
+#include "tests/engine/gemm_test_matrices.h"
 
 namespace tpuemu::engine {
 namespace {
@@ -29,14 +28,6 @@ constexpr double kF32Eps = 0x1p-24;  // unit roundoff of f32
 constexpr double kDefaultBound = 0x1p-7 * 1.01;
 constexpr double kHighBound = 0x1p-13;
 constexpr double kHighestBound = 0x1p-20;
-
-std::vector<float> RandomMatrix(int64_t rows, int64_t cols, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<std::size_t>(rows * cols));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // Runs Matmul into a C pre-filled with NaN, so a path that forgets to write C shows.
 std::vector<float> RunMatmul(const std::vector<float>& a, const std::vector<float>& b, int64_t m,
@@ -243,14 +234,6 @@ TEST_P(GemmBackendTest, ConcurrentCallsAgreeWithSerialOnes) {
 
 // Transposed, batched and shared operands through RunGemm on a two-thread pool, on every backend:
 // each item matches the double reference of its dense form within the precision's bound.
-std::vector<float> Transposed(const std::vector<float>& x, int64_t rows, int64_t cols) {
-  std::vector<float> t(x.size());
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = x[r * cols + c];
-  }
-  return t;
-}
-
 double BoundFor(Precision p) {
   switch (p) {
     case Precision::kDefault:
@@ -333,32 +316,35 @@ TEST_P(GemmBackendTest, TiledOnTwoThreadsAgreesWithOneThread) {
   EXPECT_LE(worst, 4 * kF32Eps * std::sqrt(static_cast<double>(k)) * k);
 }
 
-// A transposed A of one item on the bf16 primitives is cut into the tiles' row blocks (dense
-// transposed matrices) instead of being transposed: on two threads its rows are two tiles.
-TEST_P(GemmBackendTest, ATransposedOperandSplitIntoRowTilesOnAPool) {
-  const int64_t m = 300, n = 200, k = 120;  // 7.2 M MACs: shared by two threads
-  const std::vector<float> a = RandomMatrix(m, k, 81), b = RandomMatrix(k, n, 82);
-  const std::vector<float> at = Transposed(a, m, k);
-  const Reference ref = DoubleMatmul(a, b, m, n, k);
+// On the bf16 primitives each tile of one item rounds its own block: A's rows in row tiles (a
+// tall product), B's columns in column tiles (a wide one), from plain or transposed storage. On
+// two threads each product is two tiles; every combination computes the product.
+TEST_P(GemmBackendTest, TilesOfOneItemOnAPoolSplitRowsOrColumnsOfEitherLayout) {
+  struct Case {
+    int64_t m, n, k;
+  };
   Pool pool(1);
   ParallelContext ctx;
   ctx.pool = &pool;
-  for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
-    std::vector<float> c(static_cast<size_t>(m * n), std::nanf(""));
-    GemmProblem problem;
-    problem.m = m, problem.n = n, problem.k = k;
-    problem.a = {at.data(), /*transposed=*/true, false, false};
-    problem.b.data = b.data();
-    problem.c = c.data();
-    ASSERT_TRUE(RunGemm(problem, p, ctx, GetParam()));
-    EXPECT_LT(MaxScaledError(c, ref), BoundFor(p)) << PrecisionName(p);
-    const std::vector<float> plain = RunMatmul(a, b, m, n, k, p, GetParam());
-    double worst = 0;
-    for (size_t i = 0; i < c.size(); ++i) {
-      worst = std::max(worst, std::abs(static_cast<double>(c[i]) - plain[i]) / ref.abs_scale[i]);
+  for (Case s : {Case{300, 90, 120}, Case{90, 300, 120}}) {  // 3.2 M MACs: shared by two threads
+    const std::vector<float> a = RandomMatrix(s.m, s.k, 81), b = RandomMatrix(s.k, s.n, 82);
+    const std::vector<float> at = Transposed(a, s.m, s.k), bt = Transposed(b, s.k, s.n);
+    const Reference ref = DoubleMatmul(a, b, s.m, s.n, s.k);
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
+          std::vector<float> c(static_cast<size_t>(s.m * s.n), std::nanf(""));
+          GemmProblem problem;
+          problem.m = s.m, problem.n = s.n, problem.k = s.k;
+          problem.a = {ta ? at.data() : a.data(), ta, false, false};
+          problem.b = {tb ? bt.data() : b.data(), tb, false, false};
+          problem.c = c.data();
+          ASSERT_TRUE(RunGemm(problem, p, ctx, GetParam()));
+          EXPECT_LT(MaxScaledError(c, ref), BoundFor(p))
+              << s.m << "x" << s.n << " ta=" << ta << " tb=" << tb << " " << PrecisionName(p);
+        }
+      }
     }
-    // The same exact products as from the untransposed A, possibly summed in another order.
-    EXPECT_LE(worst, 4 * kF32Eps * std::sqrt(static_cast<double>(k))) << PrecisionName(p);
   }
 }
 
@@ -455,76 +441,6 @@ TEST(GemmCrossBackendTest, RepeatedShapesReuseCachedPrimitives) {
   RunMatmul(a, b, 7, 11, 13, Precision::kHighest, backend);
   RunMatmul(a, b, 7, 11, 13, Precision::kDefault, backend);
   EXPECT_EQ(onednn::CachedPrimitives(), after_first);
-}
-
-// The bf16 primitives get A transposed while its planes are made: the planes of a transposed
-// operand must be exactly those of its explicit transpose, for every precision and plane type.
-TEST(GemmOperandsTest, PreparingATransposedOperandEqualsPreparingItsTranspose) {
-  const int64_t items = 2, rows = 45, cols = 70;
-  std::vector<float> stored;  // per item [cols, rows]
-  std::vector<float> plain;   // per item [rows, cols]
-  for (int64_t i = 0; i < items; ++i) {
-    const std::vector<float> x = RandomMatrix(rows, cols, 60 + static_cast<unsigned>(i));
-    const std::vector<float> t = Transposed(x, rows, cols);
-    plain.insert(plain.end(), x.begin(), x.end());
-    stored.insert(stored.end(), t.begin(), t.end());
-  }
-  const std::size_t count = plain.size();
-  for (bool bf16_planes : {false, true}) {
-    for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
-      OperandPlanes from_plain, from_stored;
-      ASSERT_TRUE(PrepareOperand(plain.data(), {items, rows, cols, false}, false, p, bf16_planes, 0,
-                                 ParallelContext{}, &from_plain));
-      ASSERT_TRUE(PrepareOperand(stored.data(), {items, rows, cols, true}, false, p, bf16_planes, 3,
-                                 ParallelContext{}, &from_stored));
-      ASSERT_EQ(from_plain.count, from_stored.count);
-      const std::size_t bytes = count * (bf16_planes ? 2 : 4);
-      for (int i = 0; i < from_plain.count; ++i) {
-        EXPECT_EQ(std::memcmp(from_plain.plane[i], from_stored.plane[i], bytes), 0)
-            << PrecisionName(p) << " plane " << i << " bf16=" << bf16_planes;
-      }
-    }
-  }
-}
-
-// A transposed operand cut into row blocks: block [r0, r0 + w) of an item is the dense
-// transpose of those rows, for every precision and plane type (the last block is shorter).
-TEST(GemmOperandsTest, RowBlocksOfATransposedOperandAreDenseTransposedBlocks) {
-  const int64_t items = 2, rows = 45, cols = 70, block = 16;
-  std::vector<float> stored, plain;  // per item [cols, rows] and [rows, cols]
-  for (int64_t i = 0; i < items; ++i) {
-    const std::vector<float> x = RandomMatrix(rows, cols, 90 + static_cast<unsigned>(i));
-    const std::vector<float> t = Transposed(x, rows, cols);
-    plain.insert(plain.end(), x.begin(), x.end());
-    stored.insert(stored.end(), t.begin(), t.end());
-  }
-  for (bool bf16_planes : {false, true}) {
-    const std::size_t elem = bf16_planes ? 2 : 4;
-    for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
-      OperandPlanes from_plain, blocks;
-      ASSERT_TRUE(PrepareOperand(plain.data(), {items, rows, cols, false}, false, p, bf16_planes, 0,
-                                 ParallelContext{}, &from_plain));
-      ASSERT_TRUE(PrepareOperand(stored.data(), {items, rows, cols, false, block}, false, p,
-                                 bf16_planes, 3, ParallelContext{}, &blocks));
-      ASSERT_EQ(from_plain.count, blocks.count);
-      int mismatches = 0;
-      for (int plane = 0; plane < blocks.count; ++plane) {
-        const auto* want = static_cast<const std::byte*>(from_plain.plane[plane]);
-        const auto* got = static_cast<const std::byte*>(blocks.plane[plane]);
-        for (int64_t i = 0; i < items; ++i) {
-          for (int64_t r = 0; r < rows; ++r) {
-            const int64_t r0 = r / block * block, w = std::min(block, rows - r0);
-            for (int64_t c = 0; c < cols; ++c) {
-              const int64_t at = i * rows * cols + r0 * cols + c * w + (r - r0);
-              const int64_t plain_at = i * rows * cols + r * cols + c;
-              mismatches += std::memcmp(got + at * elem, want + plain_at * elem, elem) != 0;
-            }
-          }
-        }
-      }
-      EXPECT_EQ(mismatches, 0) << PrecisionName(p) << " bf16=" << bf16_planes;
-    }
-  }
 }
 
 // Tiles are strided views of the operands: oneDNN's f32 GEMM must take them itself (a failure
