@@ -137,8 +137,8 @@ struct Job {
   Kernel kernel;
   OperandPlanes a, b;
   std::size_t elem_bytes;  // of the planes: 4 (f32) or 2 (bf16 bits)
-  // The operand each tile rounds itself, its block only (RunTile); the other is in a and b.
-  enum class Owned { kNone, kA, kB } owned = Owned::kNone;
+  // Each tile rounds its own block of A / of B (RoundOwnBlock); else that operand is in a / b.
+  bool own_a = false, own_b = false;
   Precision precision;
   Schedule schedule;
   TilePlan plan;
@@ -168,6 +168,24 @@ bool RunPass(const Job& job, const PassArgs& args) {
   return false;
 }
 
+// Rows [r0, r1) of `items` consecutive items of an operand whose items are [rows, k] matrices,
+// stored row-major or, when `transposed`, as [k, rows] (A as it is; B as Bᵀ, whose rows are B's
+// columns), rounded on this thread into slots [slot, slot + 3) as a dense block per item:
+// [r1 - r0, k], or [k, r1 - r0] when transposed. Several items only come whole. Returns the
+// blocks' leading dimension.
+int64_t RoundOwnBlock(const Job& job, const float* data, int64_t items, int64_t rows, int64_t k,
+                      bool transposed, int64_t r0, int64_t r1, int slot, OperandPlanes* out) {
+  const int64_t w = r1 - r0;
+  const bool bf16 = job.elem_bytes == 2;
+  if (!transposed || w == rows) {  // one contiguous run
+    PrepareBlock(data + (transposed ? 0 : r0 * k), 1, items * w * k, 0, job.precision, bf16, slot,
+                 out);
+  } else {  // one item: k runs of w
+    PrepareBlock(data + r0, k, w, rows, job.precision, bf16, slot, out);
+  }
+  return transposed ? w : k;
+}
+
 void RunTile(Job& job, int64_t tile, const CancelToken& cancel) {
   const GemmProblem& p = *job.problem;
   const TilePlan& plan = job.plan;
@@ -178,29 +196,23 @@ void RunTile(Job& job, int64_t tile, const CancelToken& cancel) {
   const int64_t m0 = tm * plan.mb, m1 = std::min(p.m, m0 + plan.mb);
   const int64_t n0 = tn * plan.nb, n1 = std::min(p.n, n0 + plan.nb);
   float* c = p.c + i0 * p.m * p.n + m0 * p.n + n0;
-  // A tile that alone reads a block of an operand (one item, whole contraction) rounds it here,
-  // on its own core, into a dense matrix: rows [m0, m1) of A, or columns [n0, n1) of B.
-  OperandPlanes block;
-  PassMatrix block_matrix;
-  if (job.owned != Job::Owned::kNone) {
+  // The blocks this tile alone reads (its items; its rows of A or its columns of B, over the
+  // whole contraction) are rounded here, on its own core.
+  OperandPlanes a_block, b_block;
+  int64_t a_block_ld = 0, b_block_ld = 0;
+  if (job.own_a || job.own_b) {
     if (cancel.Stopped()) {
       job.stopped.store(true);
       return;
     }
-    const bool own_a = job.owned == Job::Owned::kA;
-    const GemmOperand& op = own_a ? p.a : p.b;
-    const int64_t w = own_a ? m1 - m0 : n1 - n0, first = own_a ? m0 : n0;
-    const int64_t len = own_a ? p.m : p.n;
-    // A's rows and B's transposed columns are contiguous runs of k; the others are k runs of w.
-    const bool contiguous = own_a != op.transposed;
-    if (contiguous) {
-      PrepareBlock(op.data + first * p.k, 1, w * p.k, 0, job.precision, job.elem_bytes == 2,
-                   own_a ? 0 : 3, &block);
-    } else {
-      PrepareBlock(op.data + first, p.k, w, len, job.precision, job.elem_bytes == 2, own_a ? 0 : 3,
-                   &block);
+    if (job.own_a) {
+      a_block_ld = RoundOwnBlock(job, p.a.data + i0 * p.m * p.k, items, p.m, p.k, p.a.transposed,
+                                 m0, m1, 0, &a_block);
     }
-    block_matrix = {nullptr, contiguous ? p.k : w, op.transposed, 0};
+    if (job.own_b) {
+      b_block_ld = RoundOwnBlock(job, p.b.data + i0 * p.k * p.n, items, p.n, p.k, !p.b.transposed,
+                                 n0, n1, 3, &b_block);
+    }
   }
   const int64_t passes = static_cast<int64_t>(job.schedule.passes.size());
   for (int64_t pass = 0; pass < passes; ++pass) {
@@ -222,16 +234,14 @@ void RunTile(Job& job, int64_t tile, const CancelToken& cancel) {
       const int64_t k1 = std::min(p.k, k0 + plan.kb);
       const int64_t a_item = p.a.shared ? 0 : i0, b_item = p.b.shared ? 0 : i0;
       PassArgs args;
-      if (job.owned == Job::Owned::kA) {
-        args.a = block_matrix;
-        args.a.data = block.plane[ai];
+      if (job.own_a) {
+        args.a = {a_block.plane[ai], a_block_ld, p.a.transposed, (m1 - m0) * p.k};
       } else {
         args.a = {At(job.a.plane[ai], job.elem_bytes, a_item, p.m, p.k, p.a.transposed, m0, k0),
                   p.a.transposed ? p.m : p.k, p.a.transposed, p.a.shared ? 0 : p.m * p.k};
       }
-      if (job.owned == Job::Owned::kB) {
-        args.b = block_matrix;
-        args.b.data = block.plane[bi];
+      if (job.own_b) {
+        args.b = {b_block.plane[bi], b_block_ld, p.b.transposed, p.k * (n1 - n0)};
       } else {
         args.b = {At(job.b.plane[bi], job.elem_bytes, b_item, p.k, p.n, p.b.transposed, k0, n0),
                   p.b.transposed ? p.k : p.n, p.b.transposed, p.b.shared ? 0 : p.k * p.n};
@@ -266,20 +276,22 @@ bool RunOn(const GemmProblem& p, Precision precision, const ParallelContext& ctx
   job.tiles_b = CeilDiv(p.batch, job.plan.items);
   job.tiles_m = CeilDiv(p.m, job.plan.mb);
   job.tiles_n = CeilDiv(p.n, job.plan.nb);
-  // The bf16 primitives, on one item: each tile rounds the block of the operand it alone reads
-  // (A's rows in row tiles, B's columns in column tiles) into a dense matrix on its own core; the
-  // other operand is rounded before, in parallel. Rounded in parallel beforehand, half of a
-  // tile's block would come from the other core's cache (measured: two 128-row tiles of
-  // 256x1024x1024 took 0.77-0.92 ms each after a shared rounding, 0.69 ms after a private one),
-  // and a transposed A would need a transpose, which cost 8x the rounding.
-  if (bf16_planes && p.batch == 1) job.owned = job.tiles_n > 1 ? Job::Owned::kB : Job::Owned::kA;
-  // A whole transposed A is dense too (column tiles read it so). Elsewhere oneDNN gets A
-  // row-major: a transposed A is transposed while its planes are made (one pass over A next to
+  // The bf16 primitives: each tile rounds the blocks it alone reads (its items of an operand that
+  // is not shared; A's rows in row tiles, B's columns in column tiles) into dense matrices on its
+  // own core, kept transposed where they are; the rest is rounded before, in parallel. Rounded in
+  // parallel beforehand, half of a tile's block would come from the other core's cache
+  // (measured: two 128-row tiles of 256x1024x1024 took 0.77-0.92 ms each after a shared
+  // rounding, 0.69 ms after a private one), and a transposed A would need a transpose, which
+  // cost 8x the rounding.
+  job.own_a = bf16_planes && !p.a.shared && job.tiles_n == 1;
+  job.own_b = bf16_planes && !p.b.shared && job.tiles_m == 1;
+  // One item's whole transposed A is dense too (column tiles read it so). Elsewhere oneDNN gets
+  // A row-major: a transposed A is transposed while its planes are made (one pass over A next to
   // the GEMM's k passes); the f32 GEMM on AVX2 runs a transposed A at half speed when n is small
   // (measured: 1024x256x1024 at 43 GFLOPS against 84). B may stay transposed (whole, or in tiles,
   // it is fast either way).
   const bool transpose_a =
-      p.a.transposed && kernel != Kernel::kEigen && job.owned == Job::Owned::kNone;
+      p.a.transposed && kernel != Kernel::kEigen && !job.own_a && !(bf16_planes && p.batch == 1);
   GemmProblem row_major = p;
   row_major.a.transposed = p.a.transposed && !transpose_a;
   job.problem = &row_major;
@@ -296,12 +308,10 @@ bool RunOn(const GemmProblem& p, Precision precision, const ParallelContext& ctx
     serial.max_threads = 1;
   }
   const ParallelContext& prepare = small ? serial : ctx;
-  if ((job.owned != Job::Owned::kA &&
-       !PrepareOperand(p.a.data, a_layout, p.a.bf16_valued, precision, bf16_planes, 0, prepare,
-                       &job.a)) ||
-      (job.owned != Job::Owned::kB &&
-       !PrepareOperand(p.b.data, b_layout, p.b.bf16_valued, precision, bf16_planes, 3, prepare,
-                       &job.b))) {
+  if ((!job.own_a && !PrepareOperand(p.a.data, a_layout, p.a.bf16_valued, precision, bf16_planes, 0,
+                                     prepare, &job.a)) ||
+      (!job.own_b && !PrepareOperand(p.b.data, b_layout, p.b.bf16_valued, precision, bf16_planes, 3,
+                                     prepare, &job.b))) {
     return false;
   }
   const int64_t tiles = job.tiles_b * job.tiles_m * job.tiles_n;

@@ -12,8 +12,8 @@
 //   baseline) and picked by CPUID; used only without oneDNN, or when forced.
 // F32 precision runs a plain f32 GEMM (oneDNN f32 where built, else Eigen).
 //
-// RunGemm is the engine's entry point: operands are rounded/split once (on the bf16 kernel, a
-// one-item GEMM's tiles each round the block of the operand only they read, on their own core),
+// RunGemm is the engine's entry point: operands are rounded/split once (on the bf16 kernel, each
+// tile rounds the blocks only it reads, its items or its rows or columns, on its own core),
 // and the output is cut into tiles of bounded work that run on the pool (ParallelContext: thread
 // cap, fairness group) and check the cancel token between passes, so a stop takes effect within
 // a tile's time (< ~100 ms) whatever the matmul size. Matmul is the single-threaded convenience

@@ -246,37 +246,44 @@ double BoundFor(Precision p) {
 }
 
 TEST_P(GemmBackendTest, RunGemmHandlesBatchesTransposesAndSharedOperandsOnAPool) {
-  const int64_t batch = 3, m = 37, n = 45, k = 70;
   Pool pool(1);
   ParallelContext ctx;
   ctx.pool = &pool;
-  for (bool ta : {false, true}) {
-    for (bool tb : {false, true}) {
-      for (bool shared_b : {false, true}) {
-        std::vector<std::vector<float>> as, bs;
-        std::vector<float> a_store, b_store;
-        for (int64_t i = 0; i < batch; ++i) {
-          as.push_back(RandomMatrix(m, k, 100 + static_cast<unsigned>(i)));
-          bs.push_back(RandomMatrix(k, n, shared_b ? 200 : 200 + static_cast<unsigned>(i)));
-          const std::vector<float> sa = ta ? Transposed(as.back(), m, k) : as.back();
-          const std::vector<float> sb = tb ? Transposed(bs.back(), k, n) : bs.back();
-          a_store.insert(a_store.end(), sa.begin(), sa.end());
-          if (!shared_b || i == 0) b_store.insert(b_store.end(), sb.begin(), sb.end());
-        }
-        for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
-          std::vector<float> c(static_cast<size_t>(batch * m * n), std::nanf(""));
-          GemmProblem problem;
-          problem.batch = batch, problem.m = m, problem.n = n, problem.k = k;
-          problem.a = {a_store.data(), ta, false, false};
-          problem.b = {b_store.data(), tb, shared_b, false};
-          problem.c = c.data();
-          ASSERT_TRUE(RunGemm(problem, p, ctx, GetParam()));
+  struct Case {
+    int64_t batch, m, n, k;
+  };
+  // One tile of every item; then 2.5 M MACs, two tiles of four items each (on the bf16
+  // primitives each tile rounds its own items).
+  for (Case s : {Case{3, 37, 45, 70}, Case{8, 64, 48, 100}}) {
+    const int64_t batch = s.batch, m = s.m, n = s.n, k = s.k;
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        for (bool shared_b : {false, true}) {
+          std::vector<std::vector<float>> as, bs;
+          std::vector<float> a_store, b_store;
           for (int64_t i = 0; i < batch; ++i) {
-            const Reference ref = DoubleMatmul(as[i], bs[i], m, n, k);
-            const std::vector<float> item(c.begin() + i * m * n, c.begin() + (i + 1) * m * n);
-            EXPECT_LT(MaxScaledError(item, ref), BoundFor(p))
-                << "ta=" << ta << " tb=" << tb << " shared_b=" << shared_b << " item " << i << " "
-                << PrecisionName(p);
+            as.push_back(RandomMatrix(m, k, 100 + static_cast<unsigned>(i)));
+            bs.push_back(RandomMatrix(k, n, shared_b ? 200 : 200 + static_cast<unsigned>(i)));
+            const std::vector<float> sa = ta ? Transposed(as.back(), m, k) : as.back();
+            const std::vector<float> sb = tb ? Transposed(bs.back(), k, n) : bs.back();
+            a_store.insert(a_store.end(), sa.begin(), sa.end());
+            if (!shared_b || i == 0) b_store.insert(b_store.end(), sb.begin(), sb.end());
+          }
+          for (Precision p : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
+            std::vector<float> c(static_cast<size_t>(batch * m * n), std::nanf(""));
+            GemmProblem problem;
+            problem.batch = batch, problem.m = m, problem.n = n, problem.k = k;
+            problem.a = {a_store.data(), ta, false, false};
+            problem.b = {b_store.data(), tb, shared_b, false};
+            problem.c = c.data();
+            ASSERT_TRUE(RunGemm(problem, p, ctx, GetParam()));
+            for (int64_t i = 0; i < batch; ++i) {
+              const Reference ref = DoubleMatmul(as[i], bs[i], m, n, k);
+              const std::vector<float> item(c.begin() + i * m * n, c.begin() + (i + 1) * m * n);
+              EXPECT_LT(MaxScaledError(item, ref), BoundFor(p))
+                  << batch << " items: ta=" << ta << " tb=" << tb << " shared_b=" << shared_b
+                  << " item " << i << " " << PrecisionName(p);
+            }
           }
         }
       }
