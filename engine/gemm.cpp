@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/gemm_onednn.h"
@@ -139,6 +140,7 @@ struct Job {
   std::size_t elem_bytes;  // of the planes: 4 (f32) or 2 (bf16 bits)
   // Each tile rounds its own block of A / of B (RoundOwnBlock); else that operand is in a / b.
   bool own_a = false, own_b = false;
+  std::thread::id caller = std::this_thread::get_id();  // whose planes hold the shared operands
   Precision precision;
   Schedule schedule;
   TilePlan plan;
@@ -186,7 +188,7 @@ int64_t RoundOwnBlock(const Job& job, const float* data, int64_t items, int64_t 
   return transposed ? w : k;
 }
 
-void RunTile(Job& job, int64_t tile, const CancelToken& cancel) {
+void RunTilePasses(Job& job, int64_t tile, const CancelToken& cancel) {
   const GemmProblem& p = *job.problem;
   const TilePlan& plan = job.plan;
   const int64_t tb = tile / (job.tiles_m * job.tiles_n);
@@ -260,6 +262,13 @@ void RunTile(Job& job, int64_t tile, const CancelToken& cancel) {
       }
     }
   }
+}
+
+void RunTile(Job& job, int64_t tile, const CancelToken& cancel) {
+  RunTilePasses(job, tile, cancel);
+  // A helper thread's planes hold only the blocks its tiles rounded: they obey the same bound as
+  // the calling thread's, which hold the shared planes and are trimmed once the GEMM is done.
+  if ((job.own_a || job.own_b) && std::this_thread::get_id() != job.caller) TrimScratch();
 }
 
 // Runs the problem on `kernel`; false when stopped. *failed: a oneDNN pass failed.

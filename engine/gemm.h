@@ -20,7 +20,8 @@
 // form.
 //
 // Threading: all functions are thread-safe; a call's operand planes live in buffers of the calling
-// thread reused across calls (released when above 256 MB). Errors: none are reported; a oneDNN
+// thread, and a tile's own blocks in those of the thread that ran it, reused across calls
+// (released when above 256 MB). Errors: none are reported; a oneDNN
 // failure falls back to Eigen. Only std::bad_alloc can escape (callers bound tensor sizes).
 #pragma once
 
