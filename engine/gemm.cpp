@@ -285,22 +285,24 @@ bool RunOn(const GemmProblem& p, Precision precision, const ParallelContext& ctx
   job.tiles_b = CeilDiv(p.batch, job.plan.items);
   job.tiles_m = CeilDiv(p.m, job.plan.mb);
   job.tiles_n = CeilDiv(p.n, job.plan.nb);
-  // The bf16 primitives: each tile rounds the blocks it alone reads (its items of an operand that
-  // is not shared; A's rows in row tiles, B's columns in column tiles) into dense matrices on its
-  // own core, kept transposed where they are; the rest is rounded before, in parallel. Rounded in
+  // The bf16 primitives, cut into several tiles: each tile rounds the blocks it alone reads (its
+  // items of an operand that is not shared; A's rows in row tiles, B's columns in column tiles)
+  // into dense matrices on its own core; the rest is rounded before, in parallel. Rounded in
   // parallel beforehand, half of a tile's block would come from the other core's cache
   // (measured: two 128-row tiles of 256x1024x1024 took 0.77-0.92 ms each after a shared
-  // rounding, 0.69 ms after a private one), and a transposed A would need a transpose, which
-  // cost 8x the rounding.
-  job.own_a = bf16_planes && !p.a.shared && job.tiles_n == 1;
-  job.own_b = bf16_planes && !p.b.shared && job.tiles_m == 1;
-  // One item's whole transposed A is dense too (column tiles read it so). Elsewhere oneDNN gets
-  // A row-major: a transposed A is transposed while its planes are made (one pass over A next to
-  // the GEMM's k passes); the f32 GEMM on AVX2 runs a transposed A at half speed when n is small
-  // (measured: 1024x256x1024 at 43 GFLOPS against 84). B may stay transposed (whole, or in tiles,
-  // it is fast either way).
+  // rounding, 0.69 ms after a private one). One tile reads everything: its operands are rounded
+  // before, in parallel when the context allows.
+  const bool several_tiles = job.tiles_b * job.tiles_m * job.tiles_n > 1;
+  job.own_a = bf16_planes && several_tiles && !p.a.shared && job.tiles_n == 1;
+  job.own_b = bf16_planes && several_tiles && !p.b.shared && job.tiles_m == 1;
+  // The bf16 primitives take a dense transposed A (an item's whole A, or a tile's own block) as
+  // it is: a transpose cost 8x the rounding. Elsewhere (and for one A shared by a batch, not
+  // measured) oneDNN gets A row-major: a transposed A is transposed while its planes are made
+  // (one pass over A next to the GEMM's k passes); the f32 GEMM on AVX2 runs a transposed A at
+  // half speed when n is small (measured: 1024x256x1024 at 43 GFLOPS against 84). B may stay
+  // transposed (whole, or in tiles, it is fast either way).
   const bool transpose_a =
-      p.a.transposed && kernel != Kernel::kEigen && !job.own_a && !(bf16_planes && p.batch == 1);
+      p.a.transposed && kernel != Kernel::kEigen && !(bf16_planes && (p.batch == 1 || !p.a.shared));
   GemmProblem row_major = p;
   row_major.a.transposed = p.a.transposed && !transpose_a;
   job.problem = &row_major;

@@ -13,7 +13,7 @@
 // F32 precision runs a plain f32 GEMM (oneDNN f32 where built, else Eigen).
 //
 // RunGemm is the engine's entry point: operands are rounded/split once (on the bf16 kernel, each
-// tile rounds the blocks only it reads, its items or its rows or columns, on its own core),
+// of several tiles rounds the blocks only it reads, its items, rows or columns, on its own core),
 // and the output is cut into tiles of bounded work that run on the pool (ParallelContext: thread
 // cap, fairness group) and check the cancel token between passes, so a stop takes effect within
 // a tile's time (< ~100 ms) whatever the matmul size. Matmul is the single-threaded convenience
@@ -21,8 +21,8 @@
 //
 // Threading: all functions are thread-safe; a call's operand planes live in buffers of the calling
 // thread, and a tile's own blocks in those of the thread that ran it, reused across calls
-// (released when above 256 MB). Errors: none are reported; a oneDNN
-// failure falls back to Eigen. Only std::bad_alloc can escape (callers bound tensor sizes).
+// (released when above 256 MB). Errors: none are reported; a oneDNN failure falls back to Eigen.
+// Only std::bad_alloc can escape (callers bound tensor sizes).
 #pragma once
 
 #include <cstdint>

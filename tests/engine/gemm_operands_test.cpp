@@ -15,8 +15,9 @@
 namespace tpuemu::engine {
 namespace {
 
-// The bf16 primitives get A transposed while its planes are made: the planes of a transposed
-// operand must be exactly those of its explicit transpose, for every precision and plane type.
+// oneDNN's f32 GEMM (and the bf16 one, for one A shared by a batch) gets A transposed while its
+// planes are made: the planes of a transposed operand must be exactly those of its explicit
+// transpose, for every precision and plane type.
 TEST(GemmOperandsTest, PreparingATransposedOperandEqualsPreparingItsTranspose) {
   const int64_t items = 2, rows = 45, cols = 70;
   std::vector<float> stored;  // per item [cols, rows]
