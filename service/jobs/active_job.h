@@ -3,7 +3,7 @@
 // between ops), the spec it runs with (decoded once), its planned host bytes with the compile that
 // plan made, and its attempt for the retry rules (docs/faults.md).
 // Threads: built before it is shared and read-only after, except `cancel`, which is thread-safe
-// (JobManager takes its mu_ before the CancelRequest's lock, never after).
+// (the JobBoard lock is taken before the CancelRequest's, never after).
 #pragma once
 
 #include <cstdint>

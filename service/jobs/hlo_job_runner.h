@@ -1,4 +1,4 @@
-// The run of an hlo job (JobSpec::hlo), which JobManager::Run calls in place of CompileJob and
+// The run of an hlo job (JobSpec::hlo), which JobRunner::Run calls in place of CompileJob and
 // StepRunner: the module priced on the node's slice (engine/hlo/cost_model.h) becomes the job's
 // per-op profile, program row and log line (recorded as a compile is); then, unless the job is
 // estimate-only, RunModule runs it on the job's devices once per step (the same inputs each

@@ -1,6 +1,6 @@
-// JobManager's API (job_manager.h) and its queueing: a submission checked and stored, its
-// ActiveJob queued in JobQueues, the picked job started on a pool task (PumpLocked), and the jobs a
-// cancel, a node's stop, delete or maintenance ends, written before the caller returns.
+// JobManager's API (job_manager.h): a submission checked, stored and queued on the JobBoard; reads;
+// and the jobs a cancel, a node's stop, delete or maintenance ends, written before the caller
+// returns (JobBoard::FinishEnded).
 #include "service/jobs/job_manager.h"
 
 #include <cstdio>
@@ -27,31 +27,19 @@ json ParseOr(const std::optional<std::string>& text, json fallback) {
 JobManager::JobManager(db::Store& store, NodeManager& nodes, Scheduler& scheduler,
                        engine::Pool& pool, engine::CompileCache& cache, JobLimits limits)
     : nodes_(nodes),
-      scheduler_(scheduler),
-      pool_(pool),
       cache_(cache),
       limits_(limits),
       records_(store),
-      queues_(limits.host_memory_budget_bytes) {
+      board_(records_, waiters_, pool, limits.host_memory_budget_bytes),
+      runner_(JobParts{board_, records_, waiters_, nodes, scheduler, pool, cache, limits_}),
+      replicas_(JobParts{board_, records_, waiters_, nodes, scheduler, pool, cache, limits_}) {
+  board_.SetStartRun(
+      [this](const std::string& node, const std::string& name) { runner_.Run(node, name); });
   std::random_device rd;
   next_id_ = (uint64_t{rd()} << 20) & 0xffffffffffull;
 }
 
 JobManager::~JobManager() { Shutdown(); }
-
-void JobManager::Interrupt() {
-  std::lock_guard lock(mu_);
-  queues_.Close();
-  for (auto& [name, active] : active_) active->cancel.Interrupt();
-}
-
-void JobManager::Shutdown() {
-  Interrupt();
-  std::unique_lock lock(mu_);
-  idle_.wait(lock, [&] { return running_tasks_ == 0; });
-  queues_.Clear();
-  active_.clear();
-}
 
 Result<Job> JobManager::Submit(JobSubmission submission, bool* created) {
   const NodeKey& key = submission.node;
@@ -105,56 +93,20 @@ Result<Job> JobManager::Submit(JobSubmission submission, bool* created) {
   if (inserted) {
     waiters_.Notify(*stored, std::nullopt);
     {
-      std::lock_guard lock(mu_);
-      if (!queues_.closed()) {
-        if (!active_.count(stored->name)) {
-          EnqueueLocked(
+      JobBoard::Locked board(board_);
+      if (!board.queues().closed()) {
+        if (!board.Has(stored->name)) {
+          board.Enqueue(
               key.Name(), *stored,
               ActiveJob::Queued(*stored, std::move(spec), host_bytes, std::move(submit_compile)));
         }
-        if (queues_.IsHeld(key.Name())) queues_.AddLine(stored->name, NodeHeldLine());
-        PumpLocked(key.Name());
+        if (board.queues().IsHeld(key.Name())) board.queues().AddLine(stored->name, NodeHeldLine());
+        board.Pump(key.Name());
       }
     }
-    FlushLines();
+    board_.FlushLines();
   }
   return stored;
-}
-
-// Queues `job` on `node` with its in-memory half, which replaces the one it had (a retry re-queues
-// a job whose run still holds the old one).
-void JobManager::EnqueueLocked(const std::string& node, const Job& job,
-                               std::shared_ptr<ActiveJob> active) {
-  queues_.Push(node, {job.name, job.priority, job.seq, active->host_bytes});
-  active_[job.name] = std::move(active);
-}
-
-// Starts the job JobQueues picks for `node` (if any) on a pool task; the task counts for Shutdown.
-void JobManager::PumpLocked(const std::string& node) {
-  std::optional<std::string> name = queues_.StartNext(node);
-  if (!name) return;
-  ++running_tasks_;
-  Status s = pool_.Submit(node, [this, node, name = *name] { Run(node, name); });
-  if (!s.ok()) {
-    --running_tasks_;
-    queues_.EndRun(node);
-  }
-}
-
-// Pumps the nodes whose next job waits for host memory, oldest job first.
-void JobManager::PumpMemoryWaitersLocked() {
-  for (const std::string& node : queues_.MemoryWaiters()) PumpLocked(node);
-}
-
-// Writes the lines JobQueues' outbox holds; called without mu_ held by every path that pumps (the
-// writes stay out of mu_ and off the pool tasks, and happen before that path returns).
-void JobManager::FlushLines() {
-  std::vector<std::pair<std::string, std::string>> lines;
-  {
-    std::lock_guard lock(mu_);
-    lines = queues_.TakeLines();
-  }
-  for (const auto& [name, line] : lines) (void)records_.AppendLine(name, line);
 }
 
 Result<Job> JobManager::Get(const std::string& name) const { return records_.Get(name); }
@@ -192,80 +144,18 @@ Result<JobPage> JobManager::List(const JobListRequest& req) const {
   return page;
 }
 
-// Requests the end of queued or running job `name` in `state` with `reason`, and appends it to
-// *ended (it counts as a task Shutdown waits for until FinishEnded wrote it). A queued job leaves
-// its queue here.
-void JobManager::CancelLocked(const std::string& name, const std::string& reason, JobState state,
-                              std::vector<PendingEnd>* ended) {
-  auto it = active_.find(name);
-  if (it == active_.end()) return;  // terminal or unknown: nothing to do
-  it->second->cancel.Request(state, reason);
-  // Written terminal by the caller before it replies (FinishEnded), even while a queued job
-  // waits for host memory or a running one is inside a large op: that run stops at its next op
-  // boundary, finds the job ended and writes nothing more.
-  std::optional<JobQueues::Place> place = queues_.Withdraw(name);
-  if (!place) return;
-  ++running_tasks_;  // Shutdown waits for the write
-  ended->push_back({name, place->node, Ended(state, reason), place->running, place->next});
-}
-
-// Writes the terminal state of each job in `ended` on the caller's thread, once mu_ is released
-// and before the caller returns, so the reply to a cancel, a stop or a delete (and a kill -9 right
-// after it) finds the job ended in the store; then lets the nodes of the queued ones start their
-// next jobs. Returns the store's error when the write failed.
-Status JobManager::FinishEnded(const std::vector<PendingEnd>& ended) {
-  if (ended.empty()) return Status::Ok();
-  // One transaction for all of them: a node's stop or delete ends its whole queue at once.
-  std::vector<std::pair<std::string, JobOutcome>> ends;
-  for (const PendingEnd& end : ended) ends.push_back({end.name, end.outcome});
-  Result<std::vector<EndedJob>> stored = records_.MarkTerminal(ends);
-  std::map<std::string, Result<Job>> finals;  // what each queued job's waiters are told
-  if (stored.ok()) {
-    for (const EndedJob& e : *stored) {
-      if (e.previous) waiters_.Notify(e.job, e.previous);
-      finals.emplace(e.job.name, e.job);
-    }
-  }
-  for (const PendingEnd& end : ended) {
-    if (!end.running && !finals.count(end.name)) {
-      finals.emplace(end.name, stored.ok() ? records_.Get(end.name) : Result<Job>(stored.status()));
-    }
-  }
-  std::vector<std::pair<std::function<void(Result<Job>)>, Result<Job>>> wake;
-  {
-    std::lock_guard lock(mu_);
-    for (const PendingEnd& end : ended) {
-      // A running job keeps its in-memory half (and its node here) until its run stopped.
-      if (end.running) continue;
-      active_.erase(end.name);
-      for (auto& fn : waiters_.Take(end.name)) wake.push_back({std::move(fn), finals.at(end.name)});
-    }
-    // A job that waited for host memory no longer holds back its node or the younger waiters.
-    for (const PendingEnd& end : ended) {
-      if (end.was_next) PumpLocked(end.node);
-    }
-    PumpMemoryWaitersLocked();
-  }
-  for (auto& [fn, job] : wake) fn(std::move(job));
-  FlushLines();
-  std::lock_guard lock(mu_);
-  running_tasks_ -= static_cast<int>(ended.size());
-  if (running_tasks_ == 0) idle_.notify_all();
-  return stored.status();
-}
-
 Result<Job> JobManager::Cancel(const std::string& name) {
   Result<Job> job = Get(name);
   if (!job.ok() || IsTerminal(job->state)) return job;
   bool here = false;
-  std::vector<PendingEnd> ended;
+  std::vector<JobBoard::PendingEnd> ended;
   {
-    std::lock_guard lock(mu_);
-    here = active_.count(name) > 0;
-    if (here) CancelLocked(name, "cancelled by the user", JobState::kCancelled, &ended);
+    JobBoard::Locked board(board_);
+    here = board.Has(name);
+    if (here) board.End(name, "cancelled by the user", JobState::kCancelled, &ended);
   }
   // CANCELLED in the store before the reply; a failed write is the reply's error.
-  TPUEMU_RETURN_IF_ERROR(FinishEnded(ended));
+  TPUEMU_RETURN_IF_ERROR(board_.FinishEnded(ended));
   if (!here) {
     // Another replica queues or runs it: it ends in the store now; that replica's run stops at
     // its next step, or sooner when the change feed tells it (OnRemoteChange).
@@ -275,7 +165,7 @@ Result<Job> JobManager::Cancel(const std::string& name) {
                               &previous, /*any_replica=*/true);
     if (!ended_elsewhere.ok()) return ended_elsewhere.status();
     if (previous) waiters_.Notify(*ended_elsewhere, previous);
-    WakeIfTerminal(name);
+    board_.WakeIfTerminal(name);
   }
   return Get(name);
 }
@@ -332,20 +222,14 @@ Result<json> JobManager::Metrics(const std::string& name) const {
 
 void JobManager::OnTerminal(const std::string& name, std::function<void(Result<Job>)> fn) {
   {
-    std::lock_guard lock(mu_);
-    if (active_.count(name)) {
-      waiters_.Add(name, std::move(fn));
-      return;
-    }
+    JobBoard::Locked board(board_);
+    if (board.Has(name)) return board.AddWaiter(name, std::move(fn));
   }
   Result<Job> job = Get(name);
-  if (!shared_ || !job.ok() || IsTerminal(job->state)) return fn(std::move(job));
+  if (!replicas_.shared() || !job.ok() || IsTerminal(job->state)) return fn(std::move(job));
   // Another replica queues or runs it: its terminal state arrives through the change feed.
-  {
-    std::lock_guard lock(mu_);
-    waiters_.Add(name, std::move(fn));
-  }
-  WakeIfTerminal(name);  // it may have ended between the read and the registration
+  JobBoard::Locked(board_).AddWaiter(name, std::move(fn));
+  board_.WakeIfTerminal(name);  // it may have ended between the read and the registration
 }
 
 void JobManager::OnNodeStateChanged(const Node& node, NodeState) {
@@ -353,8 +237,7 @@ void JobManager::OnNodeStateChanged(const Node& node, NodeState) {
   if (node.state == NodeState::kCreating || node.state == NodeState::kDeleting ||
       node.state == NodeState::kPreempted) {
     // A new node of that name, or one whose maintenance will never end: not held.
-    std::lock_guard lock(mu_);
-    queues_.Unhold(node_name);
+    JobBoard::Locked(board_).queues().Unhold(node_name);
   }
   if (node.state == NodeState::kPreempted) {
     EndNodeJobs(node_name, JobState::kFailed, "node " + node_name + " was preempted",
@@ -373,48 +256,61 @@ void JobManager::OnNodeStateChanged(const Node& node, NodeState) {
 
 void JobManager::EndNodeJobs(const std::string& node_name, JobState state,
                              const std::string& reason, const std::string& no_retry) {
-  std::vector<PendingEnd> ended;
+  std::vector<JobBoard::PendingEnd> ended;
   {
-    std::lock_guard lock(mu_);
-    for (const std::string& name : queues_.Jobs(node_name)) {
-      auto it = active_.find(name);
-      const bool had_retries = it != active_.end() && it->second->RetriesLeft();
-      CancelLocked(name, had_retries && !no_retry.empty() ? reason + "; " + no_retry : reason,
-                   state, &ended);
+    JobBoard::Locked board(board_);
+    for (const std::string& name : board.queues().Jobs(node_name)) {
+      std::shared_ptr<ActiveJob> active = board.Find(name);
+      const bool had_retries = active && active->RetriesLeft();
+      board.End(name, had_retries && !no_retry.empty() ? reason + "; " + no_retry : reason, state,
+                &ended);
     }
   }
-  (void)FinishEnded(ended);  // a failed write leaves them to a restart's recovery
+  (void)board_.FinishEnded(ended);  // a failed write leaves them to a restart's recovery
 }
 
 void JobManager::InterruptNodeJobs(const std::string& node_name, const std::string& reason) {
-  std::vector<PendingEnd> ended;
+  std::vector<JobBoard::PendingEnd> ended;
   {
-    std::lock_guard lock(mu_);
-    queues_.Hold(node_name);
-    const std::string running = queues_.Running(node_name);
-    for (const std::string& name : queues_.Jobs(node_name)) {
-      auto it = active_.find(name);
-      if (it == active_.end()) continue;
-      if (!it->second->RetriesLeft()) {
-        CancelLocked(name, reason, JobState::kFailed, &ended);
+    JobBoard::Locked board(board_);
+    board.queues().Hold(node_name);
+    const std::string running = board.queues().Running(node_name);
+    for (const std::string& name : board.queues().Jobs(node_name)) {
+      std::shared_ptr<ActiveJob> active = board.Find(name);
+      if (!active) continue;
+      if (!active->RetriesLeft()) {
+        board.End(name, reason, JobState::kFailed, &ended);
       } else if (name == running) {
-        it->second->cancel.RequestRetry(reason);  // its run re-queues it (Retry)
+        active->cancel.RequestRetry(reason);  // its run re-queues it (JobRunner::Retry)
       } else {
-        queues_.AddLine(name, FaultWaitLine(reason));
+        board.queues().AddLine(name, FaultWaitLine(reason));
       }
     }
   }
-  (void)FinishEnded(ended);
-  FlushLines();
+  (void)board_.FinishEnded(ended);
+  board_.FlushLines();
 }
 
 void JobManager::ResumeNode(const std::string& node_name) {
   {
-    std::lock_guard lock(mu_);
-    if (!queues_.Unhold(node_name)) return;
-    PumpLocked(node_name);
+    JobBoard::Locked board(board_);
+    if (!board.queues().Unhold(node_name)) return;
+    board.Pump(node_name);
   }
-  FlushLines();
+  board_.FlushLines();
+}
+
+void JobManager::OnRemoteNodeChange(const Node& node) {
+  const std::string name = node.key.Name();
+  OnNodeStateChanged(node, NodeState::kUnspecified);
+  if (node.state != NodeState::kReady) return;
+  const bool held = JobBoard::Locked(board_).queues().IsHeld(name);
+  if (node.UnderMaintenance() && !held) {
+    InterruptNodeJobs(name, "interrupted by host maintenance on node " + node.key.node_id +
+                                " until " + node.maintenance.value("until", std::string()));
+  } else if (!node.UnderMaintenance() && held) {
+    ResumeNode(name);
+  }
 }
 
 void JobManager::AddTransitionObserver(TransitionObserver observer) {

@@ -1,34 +1,35 @@
 // JobManager: jobs submitted to TPU VM nodes — queue, run on the engine, persist, report. The API
-// below is the one door (api/, daemon/ and tests use it); behind it, one piece per concern:
-//   JobQueues (job_queues.h)     which job each node starts next: priority then submission order,
-//                                host-memory admission, maintenance holds, replica blocks
-//   job_admission.h              Submit's plan of a job's peak host bytes and its per-job limit
-//   ActiveJob (active_job.h)     a queued or running job's in-memory half: cancel request, spec
-//   the run (job_runner.cpp)     one job on a pool task: claim, timeout, compile, steps, result,
-//                                a retry after a fault, then its node's next job
-//   replicas (job_replicas.cpp)  recovery, adoption and the other replicas' change feed
-//   JobWaiters (job_waiters.h)   who is told when a job changes
-//   JobRecords (job_records.h)   every write: one transaction per change, with its log line
-// The manager itself (job_manager.cpp) checks and stores submissions, starts what JobQueues picks
-// on engine::Pool tasks (nodes run concurrently, one job each) and ends jobs on request.
+// below is the one door (api/, daemon/ and tests use it); behind it, one class per concern, which
+// the manager builds and wires:
+//   JobBoard (job_board.h)         the jobs queued or running here, under one lock: queue, start
+//                                  on a pool task, end (written before the caller returns), forget
+//   JobQueues (job_queues.h)       the board's decisions: which job each node starts next
+//                                  (priority, then submission order), host-memory admission,
+//                                  maintenance holds, replica blocks
+//   job_admission.h                Submit's plan of a job's peak host bytes and its per-job limit
+//   ActiveJob (active_job.h)       a queued or running job's in-memory half: cancel request, spec
+//   JobRunner (job_runner.h)       one job on a pool task: claim, timeout, compile, steps, result,
+//                                  a retry after a fault, then its node's next job
+//   JobReplicas (job_replicas.h)   recovery, adoption and the other replicas' job changes
+//   JobWaiters (job_waiters.h)     who is told when a job changes
+//   JobRecords (job_records.h)     every write: one transaction per change, with its log line
+// The manager itself (job_manager.cpp) checks and stores submissions, serves the reads, ends jobs
+// on request and turns nodes' changes (stop, delete, preemption, maintenance) into job ends,
+// holds and retries.
 // Life cycle (job_state.h): QUEUED -> RUNNING -> SUCCEEDED | FAILED | CANCELLED | TIMED_OUT; a
 // terminal job is written with its exit code, reason and result in one transaction, so nothing
 // reads SUCCEEDED before the result is stored.
 // Decoded once: Submit takes the spec typed (JobSubmission, api/job_codec.h) and hands it to the
 // run through the job's ActiveJob; a job queued before a restart is decoded once by Recover from
 // its stored canonical JSON (ParseJobSpec). Reads render the stored text.
-// Threads: every public method may be called from any thread. JobQueues, the ActiveJobs and the
-// task count are guarded by mu_; JobWaiters' locks and the budget's are leaves taken inside it.
-// The store, pool, cache, node manager and scheduler are borrowed and must outlive the manager.
+// Threads: every public method may be called from any thread; the board's lock guards the queues
+// and the ActiveJobs (job_board.h). The store, pool, cache, node manager and scheduler are
+// borrowed and must outlive the manager.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,13 +41,13 @@
 #include "engine/compile_cache.h"
 #include "engine/pool.h"
 #include "service/common/scheduler.h"
-#include "service/jobs/active_job.h"
 #include "service/jobs/job.h"
 #include "service/jobs/job_admission.h"  // CheckJobHostBytes: Submit's per-job limit
+#include "service/jobs/job_board.h"
 #include "service/jobs/job_list.h"
-#include "service/jobs/job_outcome.h"
-#include "service/jobs/job_queues.h"
 #include "service/jobs/job_records.h"
+#include "service/jobs/job_replicas.h"
+#include "service/jobs/job_runner.h"
 #include "service/jobs/job_spec.h"
 #include "service/jobs/job_state.h"
 #include "service/jobs/job_submission.h"
@@ -101,7 +102,7 @@ class JobManager {
   using TransitionObserver = JobWaiters::TransitionObserver;
   void AddTransitionObserver(TransitionObserver observer);
   // Bytes the running jobs reserve of the host-memory budget (0 when there is no budget).
-  int64_t ReservedHostBytes() const { return queues_.reserved_host_bytes(); }
+  int64_t ReservedHostBytes() const { return board_.reserved_host_bytes(); }
 
   // Nodes and faults (docs/faults.md).
   // Cancels the node's jobs when it turns STOPPING or DELETING; fails them when it is
@@ -124,90 +125,48 @@ class JobManager {
   // The node can run jobs again (its maintenance ended): it starts its next job.
   void ResumeNode(const std::string& node_name);
 
-  // Replicas (job_replicas.cpp; docs/replicas.md).
+  // Replicas (JobReplicas, job_replicas.h; docs/replicas.md).
   // This process among the replicas sharing the store (jobs.owner), and whether others share it
   // (PostgreSQL). Set before Recover().
   void SetReplica(std::string id, bool shared_store) {
     records_.SetReplicaId(std::move(id));
-    shared_ = shared_store;
+    replicas_.SetShared(shared_store);
   }
   // Adopt(true): re-queues the jobs a previous process under this replica id left RUNNING
   // (attempt + 1), takes those no live replica owns, and starts every node's queue.
-  Status Recover();
-  // Makes this replica the owner of the QUEUED and RUNNING jobs no live replica owns (a replica
-  // died or left; `include_own`: a restart): RUNNING ones are QUEUED again with attempt + 1, as
-  // after a restart, and all join this replica's queues.
-  Status Adopt(bool include_own);
-  // Another replica changed job `name` (the change feed, "name state owner"): a job this replica
-  // queues or runs that ended or moved elsewhere stops here; waiters for a job that ended wake;
-  // its node's queue is tried again (it may be free now).
-  void OnRemoteChange(const std::string& name, const std::string& state, const std::string& owner);
+  Status Recover() { return Adopt(/*include_own=*/true); }
+  // Takes over the QUEUED and RUNNING jobs no live replica owns (JobReplicas::Adopt).
+  Status Adopt(bool include_own) { return replicas_.Adopt(include_own); }
+  // Another replica changed job `name` (the change feed, "name state owner";
+  // JobReplicas::OnRemoteChange).
+  void OnRemoteChange(const std::string& name, const std::string& state, const std::string& owner) {
+    replicas_.OnRemoteChange(name, state, owner);
+  }
   // Another replica changed node `node` (the change feed): its jobs here react as to this
   // replica's own changes (stopping, deleting, preempted; maintenance holds and releases).
   void OnRemoteNodeChange(const Node& node);
   // Tries again every node whose next job another replica held back (safety net of the feed;
   // the replica heartbeat calls it).
-  void RetryBlocked();
+  void RetryBlocked() { replicas_.RetryBlocked(); }
 
   // Stopping.
   // Raises every queued and running job's interrupt flag and stops starting jobs, without
   // waiting (the first half of Shutdown: App::Stop calls it before draining HTTP).
-  void Interrupt();
+  void Interrupt() { board_.Interrupt(); }
   // Interrupts running jobs, waits for them, forgets every queue (POST /_emulator/reset,
   // shutdown). An interrupted job goes back to QUEUED in the store and re-runs after a restart.
-  void Shutdown();
+  void Shutdown() { board_.Shutdown(); }
 
  private:
-  // A job CancelLocked ended, for FinishEnded to write (job_manager.cpp).
-  struct PendingEnd {
-    std::string name;
-    std::string node;
-    JobOutcome outcome;
-    bool running = false;   // its run stops at its next op boundary and writes nothing more
-    bool was_next = false;  // a queued job that was its node's next (the node may start another)
-  };
-
-  // Queueing and ending (job_manager.cpp), each documented at its definition; ...Locked: the
-  // caller holds mu_.
-  void EnqueueLocked(const std::string& node, const Job& job, std::shared_ptr<ActiveJob> active);
-  void PumpLocked(const std::string& node);
-  void PumpMemoryWaitersLocked();
-  void FlushLines();
-  void CancelLocked(const std::string& name, const std::string& reason, JobState state,
-                    std::vector<PendingEnd>* ended);
-  Status FinishEnded(const std::vector<PendingEnd>& ended);
-
-  // The run (job_runner.cpp): Run is a pool task's body; the others are its steps.
-  void Run(const std::string& node, const std::string& name);
-  std::optional<RunDeadline> ArmTimeout(const std::shared_ptr<ActiveJob>& active,
-                                        int64_t job_timeout_seconds, int64_t start_unix_ms);
-  JobOutcome AfterFailure(const ActiveJob& active, JobOutcome failure);
-  bool Interrupted(const ActiveJob& active);
-  void Retry(const std::string& node, const std::string& name, const ActiveJob& active);
-  void Finish(const std::string& name, const JobOutcome& outcome, const nlohmann::json& result);
-  void Release(const std::string& node);
-  void Unclaimed(const std::string& node, const Job& job);
-
-  // Jobs that end or run elsewhere (job_replicas.cpp).
-  void Forget(const std::string& name);
-  void WakeIfTerminal(const std::string& name);
-
   NodeManager& nodes_;
-  Scheduler& scheduler_;
-  engine::Pool& pool_;
   engine::CompileCache& cache_;
   const JobLimits limits_;
   JobRecords records_;
-
-  mutable std::mutex mu_;
-  std::condition_variable idle_;                              // notified when running_tasks_ drops
-  JobQueues queues_;                                          // guarded by mu_
-  std::map<std::string, std::shared_ptr<ActiveJob>> active_;  // queued or running; guarded by mu_
-  // Pool tasks and FinishEnded writes under way (Shutdown waits for 0); guarded by mu_.
-  int running_tasks_ = 0;
-  bool shared_ = false;  // other replicas share the store; set before Recover()
-  std::atomic<uint64_t> next_id_{0};
   JobWaiters waiters_;  // OnTerminal's callbacks and the transition observers (leaf locks)
+  JobBoard board_;      // the queues and ActiveJobs; starts runner_ on pool tasks
+  JobRunner runner_;
+  JobReplicas replicas_;
+  std::atomic<uint64_t> next_id_{0};
 };
 
 }  // namespace tpuemu::service

@@ -9,7 +9,7 @@
 // (RequestRetry): the run stops and the job is re-queued, unless a Request comes too (a cancel or
 // timeout still ends it); were the run to fail instead, it ends FAILED with the fault's reason.
 // Thread-safe: the state and reason are guarded by mu_; the flag is an atomic the executor polls
-// between ops. Lock order: JobManager::mu_ before CancelRequest's.
+// between ops. Lock order: JobBoard's lock before CancelRequest's.
 #pragma once
 
 #include <atomic>

@@ -1,6 +1,6 @@
 // JobQueues: which job each node starts next — the per-node queues, the running slots, the
-// host-memory admission and the holds, with no store, pool or node behind them. JobManager
-// (job_manager.h) asks it what to start and does the starting; this class only decides.
+// host-memory admission and the holds, with no store, pool or node behind them. JobBoard
+// (job_board.h) asks it what to start and does the starting; this class only decides.
 //
 // Order: a node runs one job at a time; its queued jobs start by priority (higher first), then
 // submission order (the store's seq). StartNext moves a node's next job into its running slot,
@@ -14,8 +14,8 @@
 // job waits, its wait line ("waiting for host memory: …") goes to the outbox; the caller writes
 // the outbox's lines (TakeLines) outside its lock.
 // A job is named by its full name and lives in one place at a time; Withdraw says where.
-// Threads: not thread-safe; JobManager calls it only while it holds its mu_. The one exception
-// is reserved_host_bytes(), which any thread may read (the budget has its own leaf lock).
+// Threads: not thread-safe; it is reached only through a JobBoard::Locked (job_board.h). The one
+// exception is reserved_host_bytes(), which any thread may read (the budget has its own leaf lock).
 #pragma once
 
 #include <cstdint>
