@@ -167,9 +167,11 @@ TEST_F(JobBoardTest, ShutdownInterruptsTheRunsAndWaitsForThem) {
   Queue("j");
   const Job next = Queue("next");
   Pump(Node());
-  while (JobBoard::Locked(board_).queues().Running(Node()).empty()) {
+  for (int i = 0; i < 10000 && JobBoard::Locked(board_).queues().Running(Node()).empty(); ++i) {
     std::this_thread::sleep_for(1ms);
   }
+  ASSERT_FALSE(JobBoard::Locked(board_).queues().Running(Node()).empty())
+      << "the run did not start";
   board_.Shutdown();
   EXPECT_TRUE(released) << "Shutdown returned before the run released its node";
   JobBoard::Locked board(board_);
