@@ -4,7 +4,6 @@
 #include "service/jobs/job_manager.h"
 
 #include <cstdio>
-#include <map>
 #include <random>
 #include <utility>
 
@@ -31,8 +30,9 @@ JobManager::JobManager(db::Store& store, NodeManager& nodes, Scheduler& schedule
       limits_(limits),
       records_(store),
       board_(records_, waiters_, pool, limits.host_memory_budget_bytes),
-      runner_(JobParts{board_, records_, waiters_, nodes, scheduler, pool, cache, limits_}),
-      replicas_(JobParts{board_, records_, waiters_, nodes, scheduler, pool, cache, limits_}) {
+      parts_{board_, records_, waiters_, nodes, scheduler, pool, cache, limits_},
+      runner_(parts_),
+      replicas_(parts_) {
   board_.SetStartRun(
       [this](const std::string& node, const std::string& name) { runner_.Run(node, name); });
   std::random_device rd;

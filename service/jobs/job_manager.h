@@ -164,6 +164,7 @@ class JobManager {
   JobRecords records_;
   JobWaiters waiters_;  // OnTerminal's callbacks and the transition observers (leaf locks)
   JobBoard board_;      // the queues and ActiveJobs; starts runner_ on pool tasks
+  JobParts parts_;      // what runner_ and replicas_ borrow (the members above, the daemon's)
   JobRunner runner_;
   JobReplicas replicas_;
   std::atomic<uint64_t> next_id_{0};
