@@ -1,7 +1,8 @@
 // The raw library GEMMs the engine is compared with (bench only): oneDNN bf16 (where the CPU has
 // AVX512-BF16 or AMX), oneDNN f32 (dnnl_sgemm) and Eigen f32 in the best ISA variant the engine
-// built, on N x N row-major operands, with a given number of threads (Eigen: 1 only), plus the
-// CPU model for the report. Not thread-safe: one RawGemm per benchmark thread.
+// built, on row-major operands (m x k times k x n; N x N for the square benches), with a given
+// number of threads (Eigen: 1 only), plus the CPU model for the report. Not thread-safe: one
+// RawGemm per benchmark thread.
 #pragma once
 
 #include <cstdint>
@@ -26,15 +27,25 @@ struct Timing {
 Timing Measure(const std::function<void()>& fn);
 // The smaller wall and the smaller CPU time of the two (each is a best-of on its own).
 Timing Min(const Timing& a, const Timing& b);
+// Waits until the OpenMP threads a raw kernel with more than one thread left behind have stopped
+// spinning: libgomp's idle threads spin for some milliseconds before they sleep, and meanwhile
+// they take the cores the engine's next measurement needs (measured: the engine's helper thread
+// started a 2048x2048x1024 GEMM 4-5 ms after the caller, the ratio to raw oneDNN fell from
+// 0.92 to 0.64).
+void LetOpenMpSettle();
 
 class RawGemm {
  public:
-  explicit RawGemm(int64_t n);
+  explicit RawGemm(int64_t n) : RawGemm(n, n, n) {}
+  RawGemm(int64_t m, int64_t k, int64_t n);
   ~RawGemm();
 
-  // name -> one N³ GEMM with `threads` threads, for every raw kernel available at that count.
+  // name -> one m x k x n GEMM with `threads` threads, for every raw kernel available at that
+  // count.
   std::map<std::string, std::function<void()>> Kernels(int threads);
 
+  int64_t m() const { return m_; }
+  int64_t k() const { return k_; }
   int64_t n() const { return n_; }
   const float* a() const { return a_.data(); }
   const float* b() const { return b_.data(); }
@@ -46,10 +57,10 @@ class RawGemm {
 
  private:
   struct OneDnnBf16;
-  int64_t n_;
+  int64_t m_, k_, n_;
   std::vector<float> a_, b_, c_;
   std::vector<engine::Bf16Bits> a_bits_, b_bits_;
-  std::unique_ptr<OneDnnBf16> bf16_;
+  std::map<int, std::unique_ptr<OneDnnBf16>> bf16_;  // per thread count, made on first use
 };
 
 }  // namespace tpuemu::bench
