@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "engine/hlo/from_graph.h"
+
 namespace tpuemu::engine {
 namespace {
 
@@ -159,6 +161,8 @@ Status Graph::Add(Op op) {
     inputs.push_back(&ops_[static_cast<size_t>(it->second)]);
   }
   TPUEMU_RETURN_IF_ERROR(InferShape(op, inputs));
+  // The HLO the op lowers to, held to the verifier's rules now rather than when a job compiles.
+  TPUEMU_RETURN_IF_ERROR(hlo::CheckLowering(op, inputs));
   index_.emplace(op.id, static_cast<int>(ops_.size()));
   ops_.push_back(std::move(op));
   return Status::Ok();

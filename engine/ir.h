@@ -1,8 +1,9 @@
 // The engine's IR: a Graph of ops in topological order, each with a unique string id, a kind,
 // input ids, attributes and its inferred output dtype + shape.
 //
-// Two ways in: Graph::Add(Op) validates one op and infers its shape (INVALID_ARGUMENT naming the op
-// and the shapes, e.g. `dot "logits": contracting dims differ: f32[64,128] vs f32[256,10]`), and
+// Two ways in: Graph::Add(Op) validates one op, infers its shape and checks the HLO it lowers to
+// against the verifier's rules (INVALID_ARGUMENT naming the op and the shapes, e.g. `dot "logits":
+// contracting dimension sizes differ: f32[64,128] dim 1 is 128, f32[256,10] dim 0 is 256`), and
 // the builder methods (Parameter, Dot, Relu, ...) for C++ callers. Builders use a sticky error:
 // the first failure is kept in status() and later builder calls become no-ops that return their
 // id, so a long forward+backward construction is checked once at the end:
@@ -143,8 +144,9 @@ class Graph {
   explicit Graph(std::string name = "program") : name_(std::move(name)) {}
 
   // Appends op after checking its id (non-empty, unique), inputs (defined earlier, right count)
-  // and attributes, and inferring dtype + shape. INVALID_ARGUMENT naming the op on error; the
-  // graph is unchanged then.
+  // and attributes, inferring dtype + shape, and checking its lowering to HLO instruction by
+  // instruction (engine/hlo/from_graph.h CheckLowering). INVALID_ARGUMENT naming the op on error;
+  // the graph is unchanged then.
   Status Add(Op op);
   // INVALID_ARGUMENT unless id names an op; repeated names are kept once.
   Status AddOutput(const std::string& id);

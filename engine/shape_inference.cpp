@@ -1,4 +1,7 @@
-// InferShape: per-kind validation of an op's inputs and attributes (declared in ir.h).
+// InferShape: per-kind validation of an op's inputs and attributes, and its result shape
+// (declared in ir.h). What the HLO the op lowers to is checked for by the verifier's rules
+// (contracting sizes, channels) is left to CheckLowering (engine/hlo/from_graph.h), which
+// Graph::Add runs next.
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -84,11 +87,9 @@ class Checker {
       return Fail("operands must have rank >= 2: " + S(l) + " vs " + S(r));
     }
     const int lr = l.shape.rank(), rr = r.shape.rank();
+    // The contracting sizes are the HLO dot's to check (Graph::Add's CheckLowering).
     const int64_t m = l.shape.dim(lr - (op_.attrs.transpose_lhs ? 1 : 2));
-    const int64_t lk = l.shape.dim(lr - (op_.attrs.transpose_lhs ? 2 : 1));
-    const int64_t rk = r.shape.dim(rr - (op_.attrs.transpose_rhs ? 1 : 2));
     const int64_t n = r.shape.dim(rr - (op_.attrs.transpose_rhs ? 2 : 1));
-    if (lk != rk) return Fail("contracting dims differ: " + S(l) + " vs " + S(r));
     std::vector<int64_t> lb(l.shape.dims.begin(), l.shape.dims.end() - 2);
     std::vector<int64_t> rb(r.shape.dims.begin(), r.shape.dims.end() - 2);
     if (!lb.empty() && !rb.empty() && lb != rb) {
@@ -110,9 +111,7 @@ class Checker {
     for (int64_t pad : p.pads) {
       if (pad < 0) return Fail("paddings must be >= 0");
     }
-    if (x.dim(3) != f.dim(2)) {
-      return Fail("input channels differ: input " + x.ToString() + " vs filter " + f.ToString());
-    }
+    // Channels are the HLO convolution's to check (Graph::Add's CheckLowering).
     ConvDim oh = ConvOutputDim(x.dim(1), f.dim(0), p.stride_h, p.padding, p.pads[0], p.pads[1]);
     ConvDim ow = ConvOutputDim(x.dim(2), f.dim(1), p.stride_w, p.padding, p.pads[2], p.pads[3]);
     if (oh.out <= 0 || ow.out <= 0) {

@@ -1,6 +1,6 @@
-// LowerGraph (from_graph.h): the emitter of entry instructions, the per-kind dispatch and the
-// module text. The composite ops' lowerings are in from_graph_ops.cpp; each writes the HLO JAX
-// would trace for the op, keeping the native kernels' order of operations.
+// LowerGraph (from_graph.h): the emitter of entry instructions (onto a ModuleBuilder, builder.h),
+// the per-kind dispatch and the module. The composite ops' lowerings are in from_graph_ops.cpp;
+// each writes the HLO JAX would trace for the op, keeping the native kernels' order of operations.
 #include "engine/hlo/from_graph.h"
 
 #include <algorithm>
@@ -8,35 +8,27 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <numeric>
-#include <sstream>
 
 #include "engine/hlo/from_graph_internal.h"
+#include "engine/hlo/printer.h"
 
 namespace tpuemu::engine::hlo {
 namespace from_graph_internal {
 
-std::string HloType(DType dtype) { return std::string(PrimitiveTypeName(LoweredType(dtype))); }
+namespace {
 
-std::string JoinInts(const std::vector<int64_t>& v, const char* sep) {
+// "2,3": a splat's dims in its cache key.
+std::string JoinInts(const std::vector<int64_t>& v) {
   std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + std::to_string(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
   return s;
 }
 
-namespace {
+}  // namespace
 
-// "f32[2,3]{1,0}": XLA prints the default (row-major) layout on every array shape.
-std::string ShapeText(const std::string& type, const std::vector<int64_t>& dims) {
-  std::string s = type + "[" + JoinInts(dims) + "]";
-  if (dims.empty()) return s;
-  std::vector<int64_t> layout(dims.size());
-  std::iota(layout.rbegin(), layout.rend(), 0);
-  return s + "{" + JoinInts(layout) + "}";
-}
-
-// An HLO identifier ([A-Za-z_][A-Za-z0-9_.-]*) close to `id`.
-std::string Identifier(std::string_view id) {
+std::string GraphLowerer::Identifier(std::string_view id) {
   std::string s;
   for (char c : id) {
     const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
@@ -46,25 +38,6 @@ std::string Identifier(std::string_view id) {
   return s;
 }
 
-std::string Quoted(std::string_view s) {
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') q += '\\';
-    q += c;
-  }
-  return q + "\"";
-}
-
-// A float literal that reads back to the same f32 (9 significant digits), or inf/-inf.
-std::string FloatLiteral(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(static_cast<float>(v)));
-  return buf;
-}
-
-}  // namespace
-
 std::string GraphLowerer::Unique(const std::string& name) {
   std::string n = name;
   for (int k = 1; used_names_.count(n); ++k) n = name + "." + std::to_string(k);
@@ -72,30 +45,44 @@ std::string GraphLowerer::Unique(const std::string& name) {
   return n;
 }
 
-LoweredValue GraphLowerer::Emit(const std::string& step, const std::string& type,
-                                std::vector<int64_t> dims, const std::string& opcode,
-                                const std::vector<LoweredValue>& operands, std::string attrs,
-                                std::string literal) {
-  LoweredInstruction inst;
+LoweredValue GraphLowerer::Emit(const std::string& step, PrimitiveType type,
+                                std::vector<int64_t> dims, Opcode opcode,
+                                const std::vector<LoweredValue>& operands,
+                                const SetAttributes& set) {
+  LoweredValue failed{-1, type, dims};
+  if (!status_.ok()) return failed;
+  Instruction inst;
   inst.name = Unique(current_ + "." + step);
-  inst.shape = ShapeText(type, dims);
   inst.opcode = opcode;
+  inst.shape = Shape::Array(type, std::move(dims));
   for (const LoweredValue& v : operands) inst.operands.push_back(v.index);
-  inst.literal = std::move(literal);
-  inst.attrs = std::move(attrs);
   inst.op_name = current_op_name_;
-  entry_.push_back(std::move(inst));
-  return {static_cast<int>(entry_.size()) - 1, type, std::move(dims)};
+  if (set) set(inst);
+  Result<int> index = builder_.Add(std::move(inst));
+  if (!index.ok()) {
+    status_ = index.status();
+    return failed;
+  }
+  const Shape& shape = builder_.at(*index).shape;
+  return {*index, shape.type, shape.dims};
 }
 
-LoweredValue GraphLowerer::Splat(const std::string& type, double v,
-                                 const std::vector<int64_t>& dims) {
-  const std::string literal = type == "s32" ? std::to_string(std::llround(v)) : FloatLiteral(v);
-  const std::string key = type + " " + literal + " " + JoinInts(dims);
+LoweredValue GraphLowerer::Splat(PrimitiveType type, double v, const std::vector<int64_t>& dims) {
+  char value[32];
+  std::snprintf(value, sizeof value, "%.17g", v);
+  const std::string key = std::string(PrimitiveTypeName(type)) + " " + value + " " + JoinInts(dims);
   if (auto it = splats_.find(key); it != splats_.end()) return it->second;
-  const LoweredValue c = dims.empty() ? Emit("constant", type, {}, "constant", {}, "", literal)
-                                      : Emit("broadcast", type, dims, "broadcast",
-                                             {Splat(type, v, {})}, ", dimensions={}");
+  LoweredValue c;
+  if (dims.empty()) {
+    Array literal = Array::Zeros(type, {});
+    literal.SetDouble(0, type == PrimitiveType::kS32 ? static_cast<double>(std::llround(v)) : v);
+    auto value = std::make_shared<const Value>(Value::Of(std::move(literal)));
+    c = Emit("constant", type, {}, Opcode::kConstant, {},
+             [&](Instruction& inst) { inst.literal = value; });
+  } else {
+    c = Emit("broadcast", type, dims, Opcode::kBroadcast, {Splat(type, v, {})},
+             [](Instruction& inst) { inst.has_dimensions = true; });
+  }
   splats_[key] = c;
   return c;
 }
@@ -112,8 +99,10 @@ LoweredValue GraphLowerer::BroadcastInDim(const LoweredValue& x, const std::vect
     }
   }
   const LoweredValue y = kept_dims.size() == x.dims.size() ? x : Reshape(x, kept_dims);
-  return Emit("broadcast", x.type, dims, "broadcast", {y},
-              ", dimensions={" + JoinInts(kept_mapping) + "}");
+  return Emit("broadcast", x.type, dims, Opcode::kBroadcast, {y}, [&](Instruction& inst) {
+    inst.dimensions = kept_mapping;
+    inst.has_dimensions = true;
+  });
 }
 
 LoweredValue GraphLowerer::NumpyBroadcast(const LoweredValue& x, const std::vector<int64_t>& dims) {
@@ -123,37 +112,44 @@ LoweredValue GraphLowerer::NumpyBroadcast(const LoweredValue& x, const std::vect
   return BroadcastInDim(x, dims, mapping);
 }
 
-LoweredValue GraphLowerer::Convert(const LoweredValue& x, const std::string& type) {
+LoweredValue GraphLowerer::Convert(const LoweredValue& x, PrimitiveType type) {
   if (x.type == type) return x;
-  return Emit("convert", type, x.dims, "convert", {x});
+  return Emit("convert", type, x.dims, Opcode::kConvert, {x});
 }
 
-LoweredValue GraphLowerer::Map(const std::string& opcode, const LoweredValue& x) {
-  return Emit(opcode, x.type, x.dims, opcode, {x});
+LoweredValue GraphLowerer::Map(Opcode opcode, const LoweredValue& x) {
+  return Emit(std::string(OpcodeName(opcode)), x.type, x.dims, opcode, {x});
 }
 
-LoweredValue GraphLowerer::Map(const std::string& opcode, const LoweredValue& a,
-                               const LoweredValue& b) {
-  return Emit(opcode, a.type, a.dims, opcode, {a, b});
+LoweredValue GraphLowerer::Map(Opcode opcode, const LoweredValue& a, const LoweredValue& b) {
+  return Emit(std::string(OpcodeName(opcode)), a.type, a.dims, opcode, {a, b});
+}
+
+LoweredValue GraphLowerer::Compare(Direction direction, const LoweredValue& a,
+                                   const LoweredValue& b) {
+  return Emit("compare", PrimitiveType::kPred, a.dims, Opcode::kCompare, {a, b},
+              [&](Instruction& inst) {
+                inst.mutable_attrs().direction = direction;
+                inst.mutable_attrs().has_direction = true;
+              });
+}
+
+LoweredValue GraphLowerer::Select(const LoweredValue& pred, const LoweredValue& a,
+                                  const LoweredValue& b) {
+  return Emit("select", a.type, a.dims, Opcode::kSelect, {pred, a, b});
 }
 
 LoweredValue GraphLowerer::Reshape(const LoweredValue& x, const std::vector<int64_t>& dims) {
-  return Emit("reshape", x.type, dims, "reshape", {x});
+  return Emit("reshape", x.type, dims, Opcode::kReshape, {x});
 }
 
 LoweredValue GraphLowerer::Transpose(const LoweredValue& x, const std::vector<int64_t>& perm) {
   std::vector<int64_t> dims;
   for (int64_t p : perm) dims.push_back(x.dims[static_cast<size_t>(p)]);
-  return Emit("transpose", x.type, dims, "transpose", {x}, ", dimensions={" + JoinInts(perm) + "}");
-}
-
-std::string GraphLowerer::Reducer(bool max, const std::string& type) {
-  const std::string name = std::string(max ? "max." : "add.") + type;
-  const std::string opcode = max ? "maximum" : "add";
-  reducers_[name] = name + " {\n  lhs = " + type + "[] parameter(0)\n  rhs = " + type +
-                    "[] parameter(1)\n  ROOT " + opcode + " = " + type + "[] " + opcode +
-                    "(lhs, rhs)\n}\n";
-  return name;
+  return Emit("transpose", x.type, dims, Opcode::kTranspose, {x}, [&](Instruction& inst) {
+    inst.dimensions = perm;
+    inst.has_dimensions = true;
+  });
 }
 
 LoweredValue GraphLowerer::Reduce(const LoweredValue& x, const std::vector<int64_t>& axes,
@@ -165,8 +161,13 @@ LoweredValue GraphLowerer::Reduce(const LoweredValue& x, const std::vector<int64
     }
   }
   const LoweredValue init = Splat(x.type, max ? -std::numeric_limits<double>::infinity() : 0.0, {});
-  return Emit(max ? "reduce_max" : "reduce_sum", x.type, dims, "reduce", {x, init},
-              ", dimensions={" + JoinInts(axes) + "}, to_apply=" + Reducer(max, x.type));
+  const int reducer = builder_.Reducer(max, x.type);
+  return Emit(max ? "reduce_max" : "reduce_sum", x.type, dims, Opcode::kReduce, {x, init},
+              [&](Instruction& inst) {
+                inst.dimensions = axes;
+                inst.has_dimensions = true;
+                inst.called = {reducer};
+              });
 }
 
 LoweredValue GraphLowerer::Unreduce(const LoweredValue& x, const std::vector<int64_t>& dims,
@@ -178,17 +179,20 @@ LoweredValue GraphLowerer::Unreduce(const LoweredValue& x, const std::vector<int
   return BroadcastInDim(x, dims, mapping);
 }
 
-Result<LoweredValue> GraphLowerer::LowerOp(const Op& op, const std::vector<LoweredValue>& in) {
-  const std::string type = HloType(op.dtype);
-  auto binary = [&](const char* opcode) {
-    return Emit(opcode, type, op.shape.dims, opcode,
-                {NumpyBroadcast(in[0], op.shape.dims), NumpyBroadcast(in[1], op.shape.dims)});
+LoweredValue GraphLowerer::LowerOp(const Op& op, const std::vector<LoweredValue>& in) {
+  const PrimitiveType type = LoweredType(op.dtype);
+  auto binary = [&](Opcode opcode) {
+    const LoweredValue a = NumpyBroadcast(in[0], op.shape.dims);
+    const LoweredValue b = NumpyBroadcast(in[1], op.shape.dims);
+    return Emit(std::string(OpcodeName(opcode)), type, op.shape.dims, opcode, {a, b});
   };
   switch (op.kind) {
     case OpKind::kParameter:
-    case OpKind::kConstant:
-      return Emit("parameter", type, op.shape.dims, "parameter", {}, "",
-                  std::to_string(next_parameter_++));
+    case OpKind::kConstant: {
+      const int number = next_parameter_++;
+      return Emit("parameter", type, op.shape.dims, Opcode::kParameter, {},
+                  [&](Instruction& inst) { inst.index = number; });
+    }
     case OpKind::kDot:
       return LowerDot(op, in[0], in[1]);
     case OpKind::kConv2D:
@@ -198,36 +202,35 @@ Result<LoweredValue> GraphLowerer::LowerOp(const Op& op, const std::vector<Lower
     case OpKind::kConv2DBackpropFilter:
       return LowerConvBackpropFilter(op, in[0], in[1]);
     case OpKind::kAdd:
-      return binary("add");
+      return binary(Opcode::kAdd);
     case OpKind::kSub:
-      return binary("subtract");
+      return binary(Opcode::kSubtract);
     case OpKind::kMul:
-      return binary("multiply");
+      return binary(Opcode::kMultiply);
     case OpKind::kDiv:
-      return binary("divide");
+      return binary(Opcode::kDivide);
     case OpKind::kMax:
-      return binary("maximum");
+      return binary(Opcode::kMaximum);
     case OpKind::kMin:
-      return binary("minimum");
+      return binary(Opcode::kMinimum);
     case OpKind::kNeg:
-      return Map("negate", in[0]);
+      return Map(Opcode::kNegate, in[0]);
     case OpKind::kTanh:
-      return Map("tanh", in[0]);
+      return Map(Opcode::kTanh, in[0]);
     case OpKind::kExp:
-      return Map("exponential", in[0]);
+      return Map(Opcode::kExp, in[0]);
     case OpKind::kLog:
-      return Map("log", in[0]);
+      return Map(Opcode::kLog, in[0]);
     case OpKind::kRsqrt:
-      return Map("rsqrt", in[0]);
+      return Map(Opcode::kRsqrt, in[0]);
     case OpKind::kRelu:  // jax.nn.relu: max(x, 0)
-      return Map("maximum", in[0], Splat(type, 0, in[0].dims));
+      return Map(Opcode::kMaximum, in[0], Splat(type, 0, in[0].dims));
     case OpKind::kGelu:
       return LowerGelu(in[0]);
     case OpKind::kReluGrad: {  // dy where x > 0 (jax's relu jvp), else 0
       const LoweredValue zeros = Splat(type, 0, in[0].dims);
-      const LoweredValue positive =
-          Emit("compare", "pred", in[0].dims, "compare", {in[0], zeros}, ", direction=GT");
-      return Emit("select", type, in[0].dims, "select", {positive, in[1], zeros});
+      const LoweredValue positive = Compare(Direction::kGt, in[0], zeros);
+      return Select(positive, in[1], zeros);
     }
     case OpKind::kGeluGrad:
       return LowerGeluGrad(in[0], in[1]);
@@ -244,100 +247,112 @@ Result<LoweredValue> GraphLowerer::LowerOp(const Op& op, const std::vector<Lower
     case OpKind::kConcat: {
       const int64_t rank = static_cast<int64_t>(op.shape.dims.size());
       const int64_t axis = op.attrs.axis < 0 ? op.attrs.axis + rank : op.attrs.axis;
-      return Emit("concatenate", type, op.shape.dims, "concatenate", in,
-                  ", dimensions={" + std::to_string(axis) + "}");
+      return Emit("concatenate", type, op.shape.dims, Opcode::kConcatenate, in,
+                  [&](Instruction& inst) {
+                    inst.dimensions = {axis};
+                    inst.has_dimensions = true;
+                  });
     }
-    case OpKind::kSlice: {
-      std::string s;
-      for (size_t d = 0; d < op.attrs.start.size(); ++d) {
-        s += (d ? ", [" : "[") + std::to_string(op.attrs.start[d]) + ":" +
-             std::to_string(op.attrs.limit[d]) + "]";
-      }
-      return Emit("slice", type, op.shape.dims, "slice", {in[0]}, ", slice={" + s + "}");
-    }
+    case OpKind::kSlice:
+      return Emit("slice", type, op.shape.dims, Opcode::kSlice, {in[0]}, [&](Instruction& inst) {
+        Attributes& a = inst.mutable_attrs();
+        a.slice_start = op.attrs.start;
+        a.slice_limit = op.attrs.limit;
+        a.slice_stride.assign(op.attrs.start.size(), 1);
+      });
     case OpKind::kConvert:  // always an instruction, even to the same type: the op has a name
-      return Emit("convert", type, op.shape.dims, "convert", {in[0]});
+      return Emit("convert", type, op.shape.dims, Opcode::kConvert, {in[0]});
     case OpKind::kSoftmaxCrossEntropy:
     case OpKind::kSoftmaxCrossEntropyGrad:
       return LowerCrossEntropy(op, in[0], in[1]);
   }
-  return Status::InvalidArgument(std::string(OpKindName(op.kind)) + " \"" + op.id +
-                                 "\": no HLO lowering for this op kind");
+  status_ = Status::InvalidArgument("no HLO lowering for this op kind");
+  return {};
 }
 
-Result<GraphLowering> GraphLowerer::Run() {
-  if (!graph_.status().ok()) {
-    return Status::InvalidArgument("graph \"" + graph_.name() +
-                                   "\" has an error: " + graph_.status().ToString());
+LoweredValue GraphLowerer::LowerNamed(const Op& op, const std::string& name,
+                                      const std::vector<LoweredValue>& in) {
+  current_ = name;
+  current_op_name_ = graph_name_ + "/" + op.id;
+  splats_.clear();
+  const int first = builder_.size();
+  LoweredValue v = LowerOp(op, in);
+  if (status_.ok() && v.index < first) v = Emit("copy", v.type, v.dims, Opcode::kCopy, {v});
+  if (!status_.ok()) {
+    // The verifier's words, after the helper instruction it names ("%x.dot (dot): ").
+    const std::string& message = status_.message();
+    const size_t cut = message.rfind('%', 0) == 0 ? message.find("): ") : std::string::npos;
+    status_ =
+        Status::InvalidArgument(std::string(OpKindName(op.kind)) + " \"" + op.id + "\": " +
+                                (cut == std::string::npos ? message : message.substr(cut + 3)));
+    return v;
+  }
+  builder_.Rename(v.index, name);
+  return v;
+}
+
+Result<GraphLowering> GraphLowerer::Run(const Graph& graph) {
+  if (!graph.status().ok()) {
+    return Status::InvalidArgument("graph \"" + graph.name() +
+                                   "\" has an error: " + graph.status().ToString());
   }
   GraphLowering out;
-  const std::vector<Op>& ops = graph_.ops();
+  const std::vector<Op>& ops = graph.ops();
   // Op ids keep their names even when a helper instruction was named first.
   std::vector<std::string> names;
   for (const Op& op : ops) names.push_back(Unique(Identifier(op.id)));
   std::vector<LoweredValue> values;
-  std::vector<std::string> parameter_shapes;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
-    current_ = names[i];
-    current_op_name_ = graph_.name() + "/" + op.id;
-    splats_.clear();
     std::vector<LoweredValue> in;
     for (int k : op.input_index) in.push_back(values[static_cast<size_t>(k)]);
-    const size_t first = entry_.size();
-    Result<LoweredValue> v = LowerOp(op, in);
-    if (!v.ok()) return v.status();
-    if (v->index < static_cast<int>(first)) *v = Emit("copy", v->type, v->dims, "copy", {*v});
-    entry_[static_cast<size_t>(v->index)].name = names[i];
-    values.push_back(*v);
+    values.push_back(LowerNamed(op, names[i], in));
+    if (!status_.ok()) return status_;
     if (op.kind == OpKind::kParameter || op.kind == OpKind::kConstant) {
       out.parameters.push_back(op.id);
-      parameter_shapes.push_back(ShapeText(v->type, v->dims));
     }
   }
   // The ROOT tuple, outside any op.
-  current_ = "tuple";
-  current_op_name_.clear();
-  LoweredInstruction root;
-  root.name = Unique("tuple");
-  root.opcode = "tuple";
-  std::string result_shape;
-  for (const std::string& id : graph_.outputs()) {
-    const LoweredValue& v = values[static_cast<size_t>(graph_.IndexOf(id))];
-    root.operands.push_back(v.index);
-    result_shape += (result_shape.empty() ? "" : ", ") + ShapeText(v.type, v.dims);
+  std::vector<int> root;
+  for (const std::string& id : graph.outputs()) {
+    root.push_back(values[static_cast<size_t>(graph.IndexOf(id))].index);
     out.outputs.push_back(id);
   }
-  root.shape = "(" + result_shape + ")";
-  entry_.push_back(std::move(root));
-
-  std::ostringstream text;
-  std::string params;
-  for (const std::string& s : parameter_shapes) params += (params.empty() ? "" : ", ") + s;
-  text << "HloModule " << Identifier(graph_.name()) << ", entry_computation_layout={(" << params
-       << ")->(" << result_shape << ")}\n\n";
-  for (const auto& [name, computation] : reducers_) text << computation << "\n";
-  text << "ENTRY main {\n";
-  for (size_t i = 0; i < entry_.size(); ++i) {
-    const LoweredInstruction& inst = entry_[i];
-    text << (i + 1 == entry_.size() ? "  ROOT " : "  ") << inst.name << " = " << inst.shape << " "
-         << inst.opcode << "(";
-    for (size_t k = 0; k < inst.operands.size(); ++k) {
-      text << (k ? ", " : "") << entry_[static_cast<size_t>(inst.operands[k])].name;
-    }
-    text << inst.literal << ")" << inst.attrs;
-    if (!inst.op_name.empty()) text << ", metadata={op_name=" << Quoted(inst.op_name) << "}";
-    text << "\n";
-  }
-  text << "}\n";
-  out.text = text.str();
+  Result<Module> module = builder_.Finish(root, Unique("tuple"));
+  if (!module.ok()) return module.status();
+  Result<std::string> text = PrintModule(*module);
+  if (!text.ok()) return text.status();
+  out.text = std::move(*text);
   return out;
+}
+
+Status GraphLowerer::LowerAlone(const Op& op, const std::vector<const Op*>& inputs) {
+  std::vector<LoweredValue> in;
+  for (const Op* input : inputs) {
+    const int number = next_parameter_++;
+    current_ = Unique(Identifier(input->id));
+    in.push_back(Emit("parameter", LoweredType(input->dtype), input->shape.dims, Opcode::kParameter,
+                      {}, [&](Instruction& inst) { inst.index = number; }));
+  }
+  if (!status_.ok()) return status_;
+  const LoweredValue v = LowerNamed(op, Unique(Identifier(op.id)), in);
+  if (!status_.ok()) return status_;
+  if (v.type != LoweredType(op.dtype) || v.dims != op.shape.dims) {
+    return Status::Internal(std::string(OpKindName(op.kind)) + " \"" + op.id + "\": lowers to " +
+                            builder_.at(v.index).shape.ToString() + ", not " +
+                            ShapeString(op.dtype, op.shape));
+  }
+  return Status::Ok();
 }
 
 }  // namespace from_graph_internal
 
 Result<GraphLowering> LowerGraph(const Graph& graph) {
-  return from_graph_internal::GraphLowerer(graph).Run();
+  return from_graph_internal::GraphLowerer(graph.name()).Run(graph);
+}
+
+Status CheckLowering(const Op& op, const std::vector<const Op*>& inputs) {
+  return from_graph_internal::GraphLowerer("check").LowerAlone(op, inputs);
 }
 
 PrimitiveType LoweredType(DType dtype) {

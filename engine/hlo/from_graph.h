@@ -35,6 +35,14 @@ struct GraphLowering {
 
 Result<GraphLowering> LowerGraph(const Graph& graph);
 
+// Lowers `op` alone, `inputs` (the ops it reads, in order) as the entry's parameters, every
+// instruction checked by the verifier's shape rules as it is written (builder.h): how Graph::Add
+// (ir.h) holds an op to the one set of rules every HLO module meets, after its own checks of what
+// the graph's ops mean (attributes, broadcasting, dtypes). INVALID_ARGUMENT `<kind> "<id>": <the
+// verifier's words>`, e.g. `dot "logits": contracting dimension sizes differ: f32[64,128] dim 1 is
+// 128, f32[256,10] dim 0 is 256`; INTERNAL when the lowering's result is not op's shape.
+Status CheckLowering(const Op& op, const std::vector<const Op*>& inputs);
+
 // The element type a DType lowers to (f32, bf16, s32), and a native tensor as the argument the
 // lowered module's parameter takes (the same values, copied). With a parallel context the copy
 // runs in chunks on its threads and gives nullopt once its token stops it (a job's step copies

@@ -1,75 +1,78 @@
 // Internals of LowerGraph (engine/hlo/from_graph.h), shared by from_graph.cpp (the emitter, the
-// per-kind dispatch and the module text) and from_graph_ops.cpp (the composite ops: dot, the
+// per-kind dispatch and the module) and from_graph_ops.cpp (the composite ops: dot, the
 // convolutions, gelu, softmax, reduce, broadcast, cross-entropy). Not for other callers.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "engine/hlo/builder.h"
 #include "engine/hlo/from_graph.h"
 
 namespace tpuemu::engine::hlo::from_graph_internal {
 
-// "f32", "bf16", "s32".
-std::string HloType(DType dtype);
-// "1,2,3" (or with another separator: "3x3").
-std::string JoinInts(const std::vector<int64_t>& v, const char* sep = ",");
-
 struct LoweredValue {
-  int index = -1;  // into the entry's instructions
-  std::string type;
+  int index = -1;  // into the entry's instructions (builder.h); -1 after a failed Emit
+  PrimitiveType type = PrimitiveType::kF32;
   std::vector<int64_t> dims;
 };
 
-struct LoweredInstruction {
-  std::string name;
-  std::string shape;
-  std::string opcode;
-  std::vector<int> operands;  // indices of earlier instructions
-  std::string literal;        // parameter(N), constant(V) and iota() have no operands
-  std::string attrs;          // ", dimensions={1}" ...
-  std::string op_name;        // metadata; empty for none
-};
-
-// One lowering of one graph: construct, call Run once. Instructions are kept as a list and named
-// when printed, so an op's last instruction can take the op's own name after its helpers.
+// One lowering: construct, call Run (a whole graph) or LowerAlone (one op) once. Instructions go
+// to a ModuleBuilder, which checks each against the verifier's shape rules as it is added; an
+// op's last instruction takes the op's own name after its helpers.
 class GraphLowerer {
  public:
-  explicit GraphLowerer(const Graph& graph) : graph_(graph) {}
+  explicit GraphLowerer(const std::string& graph_name)
+      : graph_name_(graph_name), builder_(Identifier(graph_name)) {}
 
-  Result<GraphLowering> Run();
+  Result<GraphLowering> Run(const Graph& graph);
+  // `op` with its inputs as the entry's parameters (CheckLowering, from_graph.h).
+  Status LowerAlone(const Op& op, const std::vector<const Op*>& inputs);
+
+  using SetAttributes = std::function<void(Instruction&)>;
+
+  // An HLO identifier ([A-Za-z_][A-Za-z0-9_.-]*) close to `id`.
+  static std::string Identifier(std::string_view id);
 
  private:
-  // Appends an instruction named "<op>.<step>" and returns its value.
-  LoweredValue Emit(const std::string& step, const std::string& type, std::vector<int64_t> dims,
-                    const std::string& opcode, const std::vector<LoweredValue>& operands,
-                    std::string attrs = "", std::string literal = "");
+  // Appends an `opcode` instruction named "<op>.<step>" of the declared type and dims, with
+  // `set` filling its attributes, and returns its value. A failure (the declared shape is not
+  // what the verifier infers: a bug in the lowering) is kept in status_ and later Emits do
+  // nothing; the value keeps the declared type and dims so the op's lowering runs to its end.
+  LoweredValue Emit(const std::string& step, PrimitiveType type, std::vector<int64_t> dims,
+                    Opcode opcode, const std::vector<LoweredValue>& operands,
+                    const SetAttributes& set = {});
   std::string Unique(const std::string& name);
 
   // Building blocks, as jax.lax emits them.
-  LoweredValue Splat(const std::string& type, double v, const std::vector<int64_t>& dims);
+  LoweredValue Splat(PrimitiveType type, double v, const std::vector<int64_t>& dims);
   LoweredValue BroadcastInDim(const LoweredValue& x, const std::vector<int64_t>& dims,
                               const std::vector<int64_t>& mapping);
   LoweredValue NumpyBroadcast(const LoweredValue& x, const std::vector<int64_t>& dims);
-  LoweredValue Convert(const LoweredValue& x, const std::string& type);
-  LoweredValue Map(const std::string& opcode, const LoweredValue& x);
-  LoweredValue Map(const std::string& opcode, const LoweredValue& a, const LoweredValue& b);
+  LoweredValue Convert(const LoweredValue& x, PrimitiveType type);
+  LoweredValue Map(Opcode opcode, const LoweredValue& x);
+  LoweredValue Map(Opcode opcode, const LoweredValue& a, const LoweredValue& b);
+  LoweredValue Compare(Direction direction, const LoweredValue& a, const LoweredValue& b);
+  LoweredValue Select(const LoweredValue& pred, const LoweredValue& a, const LoweredValue& b);
   LoweredValue Reshape(const LoweredValue& x, const std::vector<int64_t>& dims);
   LoweredValue Transpose(const LoweredValue& x, const std::vector<int64_t>& perm);
   // reduce over `axes` with add (init 0) or maximum (init -inf).
   LoweredValue Reduce(const LoweredValue& x, const std::vector<int64_t>& axes, bool max);
   // x broadcast back along `axis` to `dims` (the shape x was reduced from).
   LoweredValue Unreduce(const LoweredValue& x, const std::vector<int64_t>& dims, int64_t axis);
-  std::string Reducer(bool max, const std::string& type);
 
   // One per op kind (or family).
-  Result<LoweredValue> LowerOp(const Op& op, const std::vector<LoweredValue>& in);
+  LoweredValue LowerOp(const Op& op, const std::vector<LoweredValue>& in);
   LoweredValue LowerDot(const Op& op, const LoweredValue& l, const LoweredValue& r);
   LoweredValue LowerConv(const Op& op, const LoweredValue& x, const LoweredValue& f);
   LoweredValue LowerConvBackpropInput(const Op& op, const LoweredValue& f, const LoweredValue& dy);
   LoweredValue LowerConvBackpropFilter(const Op& op, const LoweredValue& x, const LoweredValue& dy);
+  // tanh(c·(v + a·v·v·v)) of an f32 v: the part gelu and its gradient share, in their order.
+  LoweredValue GeluTanh(const LoweredValue& v);
   LoweredValue LowerGelu(const LoweredValue& x);
   LoweredValue LowerGeluGrad(const LoweredValue& x, const LoweredValue& dy);
   LoweredValue LowerSoftmax(const Op& op, const LoweredValue& x);
@@ -78,12 +81,16 @@ class GraphLowerer {
   LoweredValue LowerCrossEntropy(const Op& op, const LoweredValue& logits,
                                  const LoweredValue& labels);
 
-  const Graph& graph_;
-  std::vector<LoweredInstruction> entry_;
+  // Lowers ops[i] (its inputs' values in `in`) as the op named `name`: status_ says how it went.
+  LoweredValue LowerNamed(const Op& op, const std::string& name,
+                          const std::vector<LoweredValue>& in);
+
+  const std::string graph_name_;
+  ModuleBuilder builder_;
+  Status status_;  // the first failed Emit
   std::set<std::string> used_names_;
-  std::map<std::string, std::string> reducers_;  // computation name -> text
-  std::map<std::string, LoweredValue> splats_;   // per op: one broadcast constant per value
-  std::string current_;                          // the op being lowered: name and metadata
+  std::map<std::string, LoweredValue> splats_;  // per op: one broadcast constant per value
+  std::string current_;                         // the op being lowered: name and metadata
   std::string current_op_name_;
   int next_parameter_ = 0;
 };

@@ -43,27 +43,24 @@ LoweredValue GraphLowerer::LowerDot(const Op& op, const LoweredValue& l, const L
   const int64_t lr = static_cast<int64_t>(l.dims.size()), rr = static_cast<int64_t>(r.dims.size());
   const int64_t lc = op.attrs.transpose_lhs ? lr - 2 : lr - 1;
   const int64_t rc = op.attrs.transpose_rhs ? rr - 1 : rr - 2;
-  const std::string contracting = "lhs_contracting_dims={" + std::to_string(lc) +
-                                  "}, rhs_contracting_dims={" + std::to_string(rc) + "}";
-  const std::string type = HloType(op.dtype);
+  const PrimitiveType type = LoweredType(op.dtype);
+  std::vector<int64_t> batch;
   if (lr == rr) {
-    std::vector<int64_t> batch(static_cast<size_t>(lr - 2));
+    batch.resize(static_cast<size_t>(lr - 2));
     std::iota(batch.begin(), batch.end(), 0);
-    const std::string b = JoinInts(batch);
-    // XLA prints lhs_batch, lhs_contracting, rhs_batch, rhs_contracting.
-    const std::string attrs = batch.empty()
-                                  ? ", " + contracting
-                                  : ", lhs_batch_dims={" + b + "}, lhs_contracting_dims={" +
-                                        std::to_string(lc) + "}, rhs_batch_dims={" + b +
-                                        "}, rhs_contracting_dims={" + std::to_string(rc) + "}";
-    return Emit("dot", type, op.shape.dims, "dot", {l, r}, attrs);
   }
-  if (rr == 2) return Emit("dot", type, op.shape.dims, "dot", {l, r}, ", " + contracting);
+  auto dims = [&](Instruction& inst) {
+    DotDims& d = inst.mutable_attrs().dot;
+    d.lhs_batch = d.rhs_batch = batch;
+    d.lhs_contracting = {lc};
+    d.rhs_contracting = {rc};
+  };
+  if (lr == rr || rr == 2) return Emit("dot", type, op.shape.dims, Opcode::kDot, {l, r}, dims);
   // lhs [m, k] shared: the dot gives [m, batch..., n]; move m behind the batch dims.
   std::vector<int64_t> dot_dims{op.shape.dims[static_cast<size_t>(rr - 2)]};
   dot_dims.insert(dot_dims.end(), op.shape.dims.begin(), op.shape.dims.end() - 2);
   dot_dims.push_back(op.shape.dims.back());
-  const LoweredValue d = Emit("dot", type, dot_dims, "dot", {l, r}, ", " + contracting);
+  const LoweredValue d = Emit("dot", type, dot_dims, Opcode::kDot, {l, r}, dims);
   std::vector<int64_t> perm;
   for (int64_t i = 1; i < rr - 1; ++i) perm.push_back(i);
   perm.push_back(0);
@@ -73,25 +70,56 @@ LoweredValue GraphLowerer::LowerDot(const Op& op, const LoweredValue& l, const L
 
 namespace {
 
-std::string WindowText(const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
-                       const std::vector<std::pair<int64_t, int64_t>>& pads,
-                       const std::vector<int64_t>& lhs_dilate,
-                       const std::vector<int64_t>& rhs_dilate) {
-  auto ones = [](const std::vector<int64_t>& v) {
-    return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
-  };
-  std::string s = ", window={size=" + JoinInts(size, "x");
-  if (!ones(stride)) s += " stride=" + JoinInts(stride, "x");
-  bool padded = false;
-  std::string pad;
-  for (size_t i = 0; i < pads.size(); ++i) {
-    padded |= pads[i].first != 0 || pads[i].second != 0;
-    pad += (i ? "x" : "") + std::to_string(pads[i].first) + "_" + std::to_string(pads[i].second);
+// The convolution's window over its two spatial dims.
+std::vector<WindowDim> Window(const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
+                              const std::vector<std::pair<int64_t, int64_t>>& pads,
+                              const std::vector<int64_t>& lhs_dilate,
+                              const std::vector<int64_t>& rhs_dilate) {
+  std::vector<WindowDim> window(size.size());
+  for (size_t i = 0; i < size.size(); ++i) {
+    window[i].size = size[i];
+    window[i].stride = stride[i];
+    window[i].pad_low = pads[i].first;
+    window[i].pad_high = pads[i].second;
+    window[i].base_dilation = lhs_dilate[i];
+    window[i].window_dilation = rhs_dilate[i];
   }
-  if (padded) s += " pad=" + pad;
-  if (!ones(lhs_dilate)) s += " lhs_dilate=" + JoinInts(lhs_dilate, "x");
-  if (!ones(rhs_dilate)) s += " rhs_dilate=" + JoinInts(rhs_dilate, "x");
-  return s + "}";
+  return window;
+}
+
+// dim_labels as dimension numbers: `input` like "b01f", `kernel` like "01io", `output` like
+// "b01f" (the rank-4 layouts the convolutions here use).
+ConvDims Labels(std::string_view input, std::string_view kernel, std::string_view output) {
+  ConvDims d;
+  d.input_spatial.assign(2, 0);
+  d.kernel_spatial.assign(2, 0);
+  d.output_spatial.assign(2, 0);
+  for (int64_t i = 0; i < 4; ++i) {
+    const auto at = static_cast<size_t>(i);
+    auto place = [&](char c, int64_t& a, char ca, int64_t& b, char cb, std::vector<int64_t>& sp) {
+      if (c == ca) {
+        a = i;
+      } else if (c == cb) {
+        b = i;
+      } else {
+        sp[static_cast<size_t>(c - '0')] = i;
+      }
+    };
+    place(input[at], d.input_batch, 'b', d.input_feature, 'f', d.input_spatial);
+    place(kernel[at], d.kernel_input_feature, 'i', d.kernel_output_feature, 'o', d.kernel_spatial);
+    place(output[at], d.output_batch, 'b', d.output_feature, 'f', d.output_spatial);
+  }
+  return d;
+}
+
+// Sets a convolution's window and dim_labels.
+GraphLowerer::SetAttributes ConvAttributes(std::vector<WindowDim> window, ConvDims labels) {
+  return [window = std::move(window), labels = std::move(labels)](Instruction& inst) {
+    Attributes& a = inst.mutable_attrs();
+    a.window = window;
+    a.has_window = true;
+    a.conv = labels;
+  };
 }
 
 }  // namespace
@@ -100,10 +128,10 @@ LoweredValue GraphLowerer::LowerConv(const Op& op, const LoweredValue& x, const 
   const Conv2DParams& p = op.attrs.conv;
   const auto ph = ConvPads(x.dims[1], f.dims[0], p.stride_h, p, 0);
   const auto pw = ConvPads(x.dims[2], f.dims[1], p.stride_w, p, 1);
-  return Emit(
-      "convolution", HloType(op.dtype), op.shape.dims, "convolution", {x, f},
-      WindowText({f.dims[0], f.dims[1]}, {p.stride_h, p.stride_w}, {ph, pw}, {1, 1}, {1, 1}) +
-          ", dim_labels=b01f_01io->b01f");
+  return Emit("convolution", LoweredType(op.dtype), op.shape.dims, Opcode::kConvolution, {x, f},
+              ConvAttributes(Window({f.dims[0], f.dims[1]}, {p.stride_h, p.stride_w}, {ph, pw},
+                                    {1, 1}, {1, 1}),
+                             Labels("b01f", "01io", "b01f")));
 }
 
 // dx = conv(dy dilated by the stride, the spatially reversed filter with in/out swapped), padded
@@ -120,10 +148,15 @@ LoweredValue GraphLowerer::LowerConvBackpropInput(const Op& op, const LoweredVal
     const int64_t out = dy.dims[1 + d];
     pads.emplace_back(f.dims[d] - 1 - lo, x[1 + d] - 1 - (out - 1) * stride[d] + lo);
   }
-  const LoweredValue rev = Emit("reverse", f.type, f.dims, "reverse", {f}, ", dimensions={0,1}");
-  return Emit("convolution", HloType(op.dtype), x, "convolution", {dy, rev},
-              WindowText({f.dims[0], f.dims[1]}, {1, 1}, pads, {stride[0], stride[1]}, {1, 1}) +
-                  ", dim_labels=b01f_01oi->b01f");
+  const LoweredValue rev =
+      Emit("reverse", f.type, f.dims, Opcode::kReverse, {f}, [](Instruction& inst) {
+        inst.dimensions = {0, 1};
+        inst.has_dimensions = true;
+      });
+  return Emit(
+      "convolution", LoweredType(op.dtype), x, Opcode::kConvolution, {dy, rev},
+      ConvAttributes(Window({f.dims[0], f.dims[1]}, {1, 1}, pads, {stride[0], stride[1]}, {1, 1}),
+                     Labels("b01f", "01oi", "b01f")));
 }
 
 // dfilter = conv(x with batch and feature swapped, dy as the kernel dilated by the stride)
@@ -140,57 +173,62 @@ LoweredValue GraphLowerer::LowerConvBackpropFilter(const Op& op, const LoweredVa
     const int64_t out = dy.dims[1 + d];
     pads.emplace_back(lo, f[d] + (out - 1) * stride[d] - x.dims[1 + d] - lo);
   }
-  return Emit("convolution", HloType(op.dtype), f, "convolution", {x, dy},
-              WindowText({dy.dims[1], dy.dims[2]}, {1, 1}, pads, {1, 1}, {stride[0], stride[1]}) +
-                  ", dim_labels=f01b_i01o->01bf");
+  return Emit(
+      "convolution", LoweredType(op.dtype), f, Opcode::kConvolution, {x, dy},
+      ConvAttributes(Window({dy.dims[1], dy.dims[2]}, {1, 1}, pads, {1, 1}, {stride[0], stride[1]}),
+                     Labels("f01b", "i01o", "01bf")));
 }
 
 // 0.5·v·(1 + tanh(c·(v + a·v·v·v))), in GeluArray's order: ((a·v)·v)·v, then (0.5·v)·(...).
 // One emitting call per statement (no call whose arguments both emit): C++ leaves the order of a
 // call's arguments to the compiler, and the text must not depend on which compiler built it
 // (engine/hlo/fused_kernels.cpp matches these expressions instruction by instruction).
+LoweredValue GraphLowerer::GeluTanh(const LoweredValue& v) {
+  auto c = [&](double k) { return Splat(PrimitiveType::kF32, k, v.dims); };
+  const LoweredValue cube = Map(
+      Opcode::kMultiply, Map(Opcode::kMultiply, Map(Opcode::kMultiply, c(kLowerGeluA), v), v), v);
+  const LoweredValue inner = Map(Opcode::kAdd, v, cube);
+  return Map(Opcode::kTanh, Map(Opcode::kMultiply, c(kLowerGeluC), inner));
+}
+
 LoweredValue GraphLowerer::LowerGelu(const LoweredValue& x) {
-  const LoweredValue v = Convert(x, "f32");
-  auto c = [&](double k) { return Splat("f32", k, v.dims); };
-  const LoweredValue cube =
-      Map("multiply", Map("multiply", Map("multiply", c(kLowerGeluA), v), v), v);
-  const LoweredValue inner = Map("add", v, cube);
-  const LoweredValue t = Map("tanh", Map("multiply", c(kLowerGeluC), inner));
-  const LoweredValue one_plus_t = Map("add", c(1), t);
-  const LoweredValue half_v = Map("multiply", c(0.5), v);
-  return Convert(Map("multiply", half_v, one_plus_t), x.type);
+  const LoweredValue v = Convert(x, PrimitiveType::kF32);
+  auto c = [&](double k) { return Splat(PrimitiveType::kF32, k, v.dims); };
+  const LoweredValue t = GeluTanh(v);
+  const LoweredValue one_plus_t = Map(Opcode::kAdd, c(1), t);
+  const LoweredValue half_v = Map(Opcode::kMultiply, c(0.5), v);
+  return Convert(Map(Opcode::kMultiply, half_v, one_plus_t), x.type);
 }
 
 // dy·(0.5·(1 + t) + 0.5·v·(1 − t²)·c·(1 + 3a·v²)), in GeluGradArray's order.
 LoweredValue GraphLowerer::LowerGeluGrad(const LoweredValue& x, const LoweredValue& dy) {
-  const LoweredValue v = Convert(x, "f32");
-  auto c = [&](double k) { return Splat("f32", k, v.dims); };
-  const LoweredValue cube =
-      Map("multiply", Map("multiply", Map("multiply", c(kLowerGeluA), v), v), v);
-  const LoweredValue inner = Map("add", v, cube);
-  const LoweredValue t = Map("tanh", Map("multiply", c(kLowerGeluC), inner));
-  const LoweredValue one_plus_t = Map("add", c(1), t);
-  const LoweredValue left = Map("multiply", c(0.5), one_plus_t);
-  const LoweredValue t2 = Map("multiply", t, t);
-  const LoweredValue sech2 = Map("subtract", c(1), t2);
-  const LoweredValue av2 = Map("multiply", Map("multiply", c(3.0f * kLowerGeluA), v), v);
-  const LoweredValue poly = Map("add", c(1), av2);
-  const LoweredValue half_v_sech2 = Map("multiply", Map("multiply", c(0.5), v), sech2);
-  const LoweredValue scaled = Map("multiply", half_v_sech2, c(kLowerGeluC));
-  const LoweredValue d = Map("add", left, Map("multiply", scaled, poly));
-  const LoweredValue dy32 = Convert(dy, "f32");
-  return Convert(Map("multiply", dy32, d), x.type);
+  const LoweredValue v = Convert(x, PrimitiveType::kF32);
+  auto c = [&](double k) { return Splat(PrimitiveType::kF32, k, v.dims); };
+  const LoweredValue t = GeluTanh(v);
+  const LoweredValue one_plus_t = Map(Opcode::kAdd, c(1), t);
+  const LoweredValue left = Map(Opcode::kMultiply, c(0.5), one_plus_t);
+  const LoweredValue t2 = Map(Opcode::kMultiply, t, t);
+  const LoweredValue sech2 = Map(Opcode::kSubtract, c(1), t2);
+  const LoweredValue av2 =
+      Map(Opcode::kMultiply, Map(Opcode::kMultiply, c(3.0f * kLowerGeluA), v), v);
+  const LoweredValue poly = Map(Opcode::kAdd, c(1), av2);
+  const LoweredValue half_v_sech2 =
+      Map(Opcode::kMultiply, Map(Opcode::kMultiply, c(0.5), v), sech2);
+  const LoweredValue scaled = Map(Opcode::kMultiply, half_v_sech2, c(kLowerGeluC));
+  const LoweredValue d = Map(Opcode::kAdd, left, Map(Opcode::kMultiply, scaled, poly));
+  const LoweredValue dy32 = Convert(dy, PrimitiveType::kF32);
+  return Convert(Map(Opcode::kMultiply, dy32, d), x.type);
 }
 
 // exp(x − max) / Σ exp(x − max) along the axis (jax.nn.softmax), in f32.
 LoweredValue GraphLowerer::LowerSoftmax(const Op& op, const LoweredValue& x) {
   const int64_t rank = static_cast<int64_t>(x.dims.size());
   const int64_t axis = op.attrs.axis < 0 ? op.attrs.axis + rank : op.attrs.axis;
-  const LoweredValue v = Convert(x, "f32");
+  const LoweredValue v = Convert(x, PrimitiveType::kF32);
   const LoweredValue mx = Unreduce(Reduce(v, {axis}, /*max=*/true), v.dims, axis);
-  const LoweredValue e = Map("exponential", Map("subtract", v, mx));
+  const LoweredValue e = Map(Opcode::kExp, Map(Opcode::kSubtract, v, mx));
   const LoweredValue sum = Unreduce(Reduce(e, {axis}, /*max=*/false), v.dims, axis);
-  return Convert(Map("divide", e, sum), x.type);
+  return Convert(Map(Opcode::kDivide, e, sum), x.type);
 }
 
 // sum/max/mean over the axes; bf16 sums accumulate in f32 (as the native double accumulator and
@@ -204,12 +242,12 @@ LoweredValue GraphLowerer::LowerReduce(const Op& op, const LoweredValue& x) {
   }
   const std::vector<int64_t> axes(axis_set.begin(), axis_set.end());
   const bool max = op.attrs.reduce == ReduceKind::kMax;
-  const LoweredValue v = max ? x : Convert(x, "f32");
+  const LoweredValue v = max ? x : Convert(x, PrimitiveType::kF32);
   LoweredValue r = Reduce(v, axes, max);
   if (op.attrs.reduce == ReduceKind::kMean) {
     int64_t count = 1;
     for (int64_t a : axes) count *= x.dims[static_cast<size_t>(a)];
-    r = Map("divide", r, Splat(r.type, static_cast<double>(count), r.dims));
+    r = Map(Opcode::kDivide, r, Splat(r.type, static_cast<double>(count), r.dims));
   }
   if (op.attrs.keep_dims) r = Reshape(r, op.shape.dims);
   return Convert(r, x.type);
@@ -232,28 +270,28 @@ LoweredValue GraphLowerer::LowerCrossEntropy(const Op& op, const LoweredValue& l
                                              const LoweredValue& labels) {
   const std::vector<int64_t>& dims = logits.dims;
   const double batch = static_cast<double>(dims[0]);
-  const LoweredValue v = Convert(logits, "f32");
-  const LoweredValue shifted = Map("subtract", v, Unreduce(Reduce(v, {1}, true), dims, 1));
-  const LoweredValue e = Map("exponential", shifted);
+  const LoweredValue v = Convert(logits, PrimitiveType::kF32);
+  const LoweredValue shifted = Map(Opcode::kSubtract, v, Unreduce(Reduce(v, {1}, true), dims, 1));
+  const LoweredValue e = Map(Opcode::kExp, shifted);
   const LoweredValue sum = Reduce(e, {1}, false);
-  const LoweredValue iota = Emit("iota", "s32", dims, "iota", {}, ", iota_dimension=1");
-  const LoweredValue hot = Emit("compare", "pred", dims, "compare",
-                                {iota, BroadcastInDim(labels, dims, {0})}, ", direction=EQ");
-  const LoweredValue zeros = Splat("f32", 0, dims);
+  const LoweredValue iota = Emit("iota", PrimitiveType::kS32, dims, Opcode::kIota, {},
+                                 [](Instruction& inst) { inst.index = 1; });
+  const LoweredValue hot = Compare(Direction::kEq, iota, BroadcastInDim(labels, dims, {0}));
+  const LoweredValue zeros = Splat(PrimitiveType::kF32, 0, dims);
   if (op.kind == OpKind::kSoftmaxCrossEntropyGrad) {
-    const LoweredValue p = Map("divide", e, Unreduce(sum, dims, 1));
-    const LoweredValue onehot =
-        Emit("select", "f32", dims, "select", {hot, Splat("f32", 1, dims), zeros});
-    const LoweredValue scale = Splat("f32", batch, dims);  // one emitting argument per call
-    const LoweredValue g = Map("divide", Map("subtract", p, onehot), scale);
+    const LoweredValue p = Map(Opcode::kDivide, e, Unreduce(sum, dims, 1));
+    const LoweredValue onehot = Select(hot, Splat(PrimitiveType::kF32, 1, dims), zeros);
+    const LoweredValue scale =
+        Splat(PrimitiveType::kF32, batch, dims);  // one emitting argument per call
+    const LoweredValue g = Map(Opcode::kDivide, Map(Opcode::kSubtract, p, onehot), scale);
     return Convert(g, logits.type);
   }
-  const LoweredValue log_softmax = Map("subtract", shifted, Unreduce(Map("log", sum), dims, 1));
+  const LoweredValue log_softmax =
+      Map(Opcode::kSubtract, shifted, Unreduce(Map(Opcode::kLog, sum), dims, 1));
   // select, not multiply by the one-hot: a -inf log-probability off the label must not make NaN.
-  const LoweredValue picked =
-      Reduce(Emit("select", "f32", dims, "select", {hot, log_softmax, zeros}), {1}, false);
-  const LoweredValue total = Reduce(Map("negate", picked), {0}, false);
-  return Map("divide", total, Splat("f32", batch, {}));
+  const LoweredValue picked = Reduce(Select(hot, log_softmax, zeros), {1}, false);
+  const LoweredValue total = Reduce(Map(Opcode::kNegate, picked), {0}, false);
+  return Map(Opcode::kDivide, total, Splat(PrimitiveType::kF32, batch, {}));
 }
 
 }  // namespace tpuemu::engine::hlo::from_graph_internal

@@ -13,8 +13,9 @@ Attributes& Instruction::mutable_attrs() {
 }
 
 std::string Instruction::Describe() const {
-  return "%" + name + " (" + std::string(OpcodeName(opcode)) + ", line " + std::to_string(line) +
-         ")";
+  // Built instructions (builder.h) have no line.
+  const std::string where = line > 0 ? ", line " + std::to_string(line) : "";
+  return "%" + name + " (" + std::string(OpcodeName(opcode)) + where + ")";
 }
 
 bool Instruction::IsPassThroughCustomCall() const {

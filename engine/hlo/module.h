@@ -140,7 +140,8 @@ struct Instruction {
   // The rare attributes (an empty default when none were parsed).
   const Attributes& a() const;
   Attributes& mutable_attrs();
-  // "%fusion.12 (fusion, line 40)": how errors name an instruction.
+  // "%fusion.12 (fusion, line 40)": how errors name an instruction ("%dot.3 (dot)" for one a
+  // builder made, which has no line: builder.h).
   std::string Describe() const;
   // A custom-call that only annotates its operand (custom_call_target Sharding, MoveToHost,
   // MoveToDevice, as JAX and XLA print them): evaluated as its operand and priced free.

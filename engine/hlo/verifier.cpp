@@ -286,24 +286,34 @@ Status CheckElementCount(const Instruction& inst, const Shape& shape) {
   return Status::Ok();
 }
 
+}  // namespace internal
+
+Status CheckInstruction(const Module& module, const std::vector<Instruction>& earlier,
+                        Instruction& inst) {
+  using namespace internal;
+  TPUEMU_RETURN_IF_ERROR(CheckElementCount(inst, inst.shape));
+  InferContext c{module, inst, {}};
+  for (int o : inst.operands) c.operands.push_back(&earlier[static_cast<size_t>(o)].shape);
+  Result<Shape> shape = Infer(c);
+  if (!shape.ok()) return shape.status();
+  if (inst.shape.type == PrimitiveType::kInvalid) {
+    TPUEMU_RETURN_IF_ERROR(CheckElementCount(inst, *shape));
+    inst.shape = std::move(*shape);
+  } else if (!Compatible(inst.shape, *shape)) {
+    return Bad(inst, "the result shape is " + inst.shape.ToString() + " but the operands give " +
+                         shape->ToString());
+  }
+  return Status::Ok();
+}
+
+namespace internal {
+
 Status VerifyComputation(Module& module, Computation& comp) {
   if (comp.instructions.empty() || comp.root < 0) {
     return Status::InvalidArgument("computation %" + comp.name + " has no instructions");
   }
   for (Instruction& inst : comp.instructions) {
-    TPUEMU_RETURN_IF_ERROR(CheckElementCount(inst, inst.shape));
-    InferContext c{module, inst, {}};
-    for (int o : inst.operands)
-      c.operands.push_back(&comp.instructions[static_cast<size_t>(o)].shape);
-    Result<Shape> shape = Infer(c);
-    if (!shape.ok()) return shape.status();
-    if (inst.shape.type == PrimitiveType::kInvalid) {
-      TPUEMU_RETURN_IF_ERROR(CheckElementCount(inst, *shape));
-      inst.shape = std::move(*shape);
-    } else if (!Compatible(inst.shape, *shape)) {
-      return Bad(inst, "the result shape is " + inst.shape.ToString() + " but the operands give " +
-                           shape->ToString());
-    }
+    TPUEMU_RETURN_IF_ERROR(CheckInstruction(module, comp.instructions, inst));
   }
   return Status::Ok();
 }

@@ -9,11 +9,20 @@
 // dim 0 is 32". Verify mutates only the inferred shapes; thread-compatible.
 #pragma once
 
+#include <vector>
+
 #include "base/status.h"
 #include "engine/hlo/module.h"
 
 namespace tpuemu::engine::hlo {
 
 Status Verify(Module& module);
+
+// One instruction's check, as Verify makes it: its operands are positions in `earlier` (the
+// instructions before it in its computation), its called computations positions in `module`.
+// Sets inst.shape when it is unset (kInvalid). For a builder (builder.h) that checks each
+// instruction as it is added.
+Status CheckInstruction(const Module& module, const std::vector<Instruction>& earlier,
+                        Instruction& inst);
 
 }  // namespace tpuemu::engine::hlo

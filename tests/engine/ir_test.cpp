@@ -31,7 +31,8 @@ TEST(IrTest, DotShapeErrorNamesOpAndShapes) {
   g.Dot("logits", "x", "w");
   EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(g.status().message(),
-            "dot \"logits\": contracting dims differ: f32[64,128] vs f32[256,10]");
+            "dot \"logits\": contracting dimension sizes differ: f32[64,128] dim 1 is 128, "
+            "f32[256,10] dim 0 is 256");
 }
 
 TEST(IrTest, StickyErrorKeepsFirstFailure) {
@@ -89,7 +90,9 @@ TEST(IrTest, ConvShapes) {
   c.Parameter("x", {1, 4, 4, 3});
   c.Parameter("f", {3, 3, 2, 8});
   c.Conv2D("conv", "x", "f");
-  EXPECT_THAT(c.status().message(), HasSubstr("conv2d \"conv\": input channels differ"));
+  EXPECT_THAT(c.status().message(),
+              HasSubstr("conv2d \"conv\": feature dims do not match: input features 3, "
+                        "kernel 2 in x 8 out"));
 }
 
 TEST(IrTest, BroadcastReduceReshapeTransposeConcatSlice) {

@@ -115,7 +115,8 @@ TEST(ProgramJsonTest, FieldErrorsNameOpAndField) {
       {"id": "w", "op": "parameter", "shape": [256, 10]},
       {"id": "logits", "op": "dot", "inputs": ["x", "w"]}], "outputs": ["logits"]})")
                   .message(),
-              HasSubstr("dot \"logits\": contracting dims differ: f32[64,128] vs f32[256,10]"));
+              HasSubstr("dot \"logits\": contracting dimension sizes differ: f32[64,128] dim 1 "
+                        "is 128, f32[256,10] dim 0 is 256"));
 }
 
 TEST(ProgramJsonTest, LimitsAreEnforced) {

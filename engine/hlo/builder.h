@@ -1,0 +1,58 @@
+// ModuleBuilder: an HLO module written instruction by instruction, each one checked and shaped by
+// the verifier's rules (verifier.h, XLA's shape inference) as it is added, so that a front end
+// (from_graph.h: the engine graphs every built-in and program job runs) writes its HLO with the
+// one set of shape rules the parsed modules get, and learns of a mistake at the instruction that
+// made it.
+//
+// The module has one entry computation, built by Add, and the scalar computations its reduces
+// apply (Reducer), defined before it. Finish closes the entry with a ROOT tuple and returns the
+// module verified, as ParseModule would; PrintModule (printer.h) gives its text.
+//
+// Errors: INVALID_ARGUMENT "%name (opcode): <what is wrong>", the verifier's words; the builder
+// is unchanged then. Not thread-safe; one builder per module.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/hlo/module.h"
+
+namespace tpuemu::engine::hlo {
+
+class ModuleBuilder {
+ public:
+  explicit ModuleBuilder(std::string name);
+
+  // Appends `inst` to the entry and returns its position. inst.operands are positions Add
+  // returned before; inst.shape may be left unset (kInvalid) where the operands and attributes
+  // determine it, and must be written where they do not (parameter, constant, iota, broadcast,
+  // reshape, convert), as in the text. A parameter's number is inst.index.
+  Result<int> Add(Instruction inst);
+  const Instruction& at(int position) const {
+    return entry_.instructions[static_cast<size_t>(position)];
+  }
+  // Names must be unique in the module; the caller picks them (and may rename one it added).
+  void Rename(int position, std::string name) {
+    entry_.instructions[static_cast<size_t>(position)].name = std::move(name);
+  }
+  int size() const { return static_cast<int>(entry_.instructions.size()); }
+
+  // The computation "<add|max>.<type>" taking two `type` scalars and returning their sum or
+  // maximum: a reduce's to_apply, made once per kind and type. Its position in
+  // Module::computations, for Instruction::called.
+  int Reducer(bool max, PrimitiveType type);
+
+  // Appends ROOT tuple(outputs) named `root_name` and returns the verified module: the reducers,
+  // then the entry, named "main".
+  Result<Module> Finish(const std::vector<int>& outputs, std::string root_name = "tuple");
+
+ private:
+  Module module_;  // the reducers so far; the entry joins them in Finish
+  Computation entry_;
+  std::map<std::pair<bool, PrimitiveType>, int> reducers_;
+};
+
+}  // namespace tpuemu::engine::hlo
