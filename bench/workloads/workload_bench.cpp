@@ -37,7 +37,6 @@
 #include "engine/gemm.h"
 #include "engine/hlo/evaluator.h"
 #include "engine/hlo/from_graph.h"
-#include "engine/hlo/parser.h"
 #include "engine/init_values.h"
 #include "engine/pool.h"
 
@@ -261,9 +260,7 @@ struct HloStep {
 Result<HloStep> Lower(const Workload& w) {
   Result<hlo::GraphLowering> lowering = hlo::LowerGraph(w.graph);
   if (!lowering.ok()) return lowering.status();
-  Result<hlo::Module> module = hlo::ParseModule(lowering->text);
-  if (!module.ok()) return module.status();
-  HloStep step{std::move(*module), {}, {}};
+  HloStep step{std::move(lowering->module), {}, {}};  // the module a job's step runs
   for (const std::string& id : lowering->parameters) {
     if (auto fed = w.feeds.find(id); fed != w.feeds.end()) {
       step.args.push_back(hlo::ArgumentOf(fed->second));

@@ -323,6 +323,7 @@ Result<GraphLowering> GraphLowerer::Run(const Graph& graph) {
   Result<std::string> text = PrintModule(*module);
   if (!text.ok()) return text.status();
   out.text = std::move(*text);
+  out.module = std::move(*module);
   return out;
 }
 

@@ -21,6 +21,7 @@
 
 #include "base/status.h"
 #include "engine/hlo/array.h"
+#include "engine/hlo/module.h"
 #include "engine/ir.h"
 #include "engine/parallel.h"
 #include "engine/tensor.h"
@@ -31,6 +32,9 @@ struct GraphLowering {
   std::string text;                     // "HloModule <graph name> ..." parseable by ParseModule
   std::vector<std::string> parameters;  // graph op id of entry parameter i, in parameter order
   std::vector<std::string> outputs;     // graph output ids in the order of the entry's result
+  // The module itself, verified as it was built: what `text` parses back to (printer.h), so the
+  // job that runs it need not parse it.
+  Module module;
 };
 
 Result<GraphLowering> LowerGraph(const Graph& graph);

@@ -3,7 +3,6 @@
 #include <optional>
 
 #include "engine/hlo/evaluator.h"
-#include "engine/hlo/parser.h"
 #include "engine/init_cache.h"
 
 namespace tpuemu::engine::hlo {
@@ -37,13 +36,7 @@ std::optional<Tensor> TensorOn(const Array& a, DType dtype, const ParallelContex
 Result<std::shared_ptr<const HloGraphProgram>> HloGraphProgram::Lower(const Graph& graph) {
   Result<GraphLowering> lowering = LowerGraph(graph);
   if (!lowering.ok()) return lowering.status();
-  Result<Module> module = ParseModule(lowering->text);
-  if (!module.ok()) {
-    return Status::Internal("the HLO lowering of '" + graph.name() +
-                            "' does not parse: " + module.status().message());
-  }
-  return std::shared_ptr<const HloGraphProgram>(
-      new HloGraphProgram(std::move(*lowering), std::move(*module)));
+  return std::shared_ptr<const HloGraphProgram>(new HloGraphProgram(std::move(*lowering)));
 }
 
 Result<std::map<std::string, Tensor>> HloGraphProgram::Run(const Graph& graph,
@@ -81,7 +74,7 @@ Result<std::map<std::string, Tensor>> HloGraphProgram::Run(const Graph& graph,
   }
   EvalOptions eval = EvalOptions::On(parallel);
   eval.precision = precision;
-  Result<EvalResult> run = Evaluate(module_, {std::move(args)}, eval);
+  Result<EvalResult> run = Evaluate(lowering_.module, {std::move(args)}, eval);
   if (!run.ok()) return run.status();
   const Value& root = run->outputs[0];
   std::map<std::string, Tensor> outputs;

@@ -26,8 +26,8 @@ namespace tpuemu::engine::hlo {
 
 class HloGraphProgram {
  public:
-  // INVALID_ARGUMENT when the graph cannot be lowered; INTERNAL when its lowering does not parse
-  // (a bug in from_graph).
+  // INVALID_ARGUMENT when the graph cannot be lowered. The module is the one the lowering built,
+  // verified as it was (builder.h): it is not printed and parsed again.
   static Result<std::shared_ptr<const HloGraphProgram>> Lower(const Graph& graph);
 
   // `precision`: the dots' (the compiled program's CompileOptions::precision).
@@ -36,14 +36,12 @@ class HloGraphProgram {
                                             const ExecuteOptions& options = {}) const;
 
   const GraphLowering& lowering() const { return lowering_; }
-  const Module& module() const { return module_; }
+  const Module& module() const { return lowering_.module; }
 
  private:
-  HloGraphProgram(GraphLowering lowering, Module module)
-      : lowering_(std::move(lowering)), module_(std::move(module)) {}
+  explicit HloGraphProgram(GraphLowering lowering) : lowering_(std::move(lowering)) {}
 
   GraphLowering lowering_;
-  Module module_;
 };
 
 }  // namespace tpuemu::engine::hlo
