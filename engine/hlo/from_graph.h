@@ -1,5 +1,7 @@
-// Lowers a native engine::Graph to an XLA HLO module in text form, written the way XLA/JAX would
-// write it, so the HLO stack (ParseModule + Evaluate) runs every engine graph: each job's step.
+// Lowers a native engine::Graph to an XLA HLO module, written the way XLA/JAX would write it and
+// built instruction by instruction under the verifier's rules (builder.h), with its text
+// (printer.h), so the HLO stack (Evaluate, the cost model) runs every engine graph: each job's
+// step.
 //
 // The module's entry takes one parameter per kParameter AND per kConstant op, in graph order:
 // constants' values are data (their Init is materialised at run time), so the module holds no
@@ -10,8 +12,9 @@
 // as elementwise formulas and reduces; bf16 composites and sums compute in f32, as the native
 // kernels do. The mapping per op and how closely the two stacks agree: docs/hlo.md, "Lowering an
 // engine graph to HLO".
-// Errors: INVALID_ARGUMENT naming the op for an op it cannot lower (none today), or when the
-// graph itself carries an error. Pure function: thread-safe.
+// Errors: INVALID_ARGUMENT naming the op for an op it cannot lower or whose HLO the verifier
+// refuses (Graph::Add has refused both already: CheckLowering), or when the graph itself carries
+// an error. Pure function: thread-safe.
 #pragma once
 
 #include <optional>

@@ -101,8 +101,12 @@ std::string Labels(size_t rank, char a, int64_t da, char b, int64_t db,
 Result<std::string> AttributeText(const Module& module, const Instruction& inst) {
   const Opcode op = inst.opcode;
   auto dimensions = [&] { return ", dimensions={" + Join(inst.dimensions) + "}"; };
-  if (inst.precision != DotPrecision::kUnset || !inst.called.empty() != (op == Opcode::kReduce)) {
-    return Status::InvalidArgument(inst.Describe() + ": not printed (precision or calls)");
+  // Builders name no operand precision, and call computations only as a reduce's to_apply.
+  const bool calls = !inst.called.empty();
+  if (inst.precision != DotPrecision::kUnset || calls != (op == Opcode::kReduce)) {
+    return Status::InvalidArgument(inst.Describe() +
+                                   ": not printed (an operand precision, or called computations "
+                                   "other than a reduce's to_apply)");
   }
   switch (op) {
     case Opcode::kParameter:
