@@ -6,7 +6,8 @@
 //
 // The module has one entry computation, built by Add, and the scalar computations its reduces
 // apply (Reducer), defined before it. Finish closes the entry with a ROOT tuple and returns the
-// module verified, as ParseModule would; PrintModule (printer.h) gives its text.
+// module verified, as ParseModule would; PrintModule (printer.h) gives its text. The builder is
+// spent after Finish.
 //
 // Errors: INVALID_ARGUMENT "%name (opcode): <what is wrong>", the verifier's words; the builder
 // is unchanged then. Not thread-safe; one builder per module.
