@@ -6,27 +6,16 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <tuple>
 
 #include "engine/hlo/from_graph_internal.h"
 #include "engine/hlo/printer.h"
 
 namespace tpuemu::engine::hlo {
 namespace from_graph_internal {
-
-namespace {
-
-// "2,3": a splat's dims in its cache key.
-std::string JoinInts(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-
-}  // namespace
 
 std::string GraphLowerer::Identifier(std::string_view id) {
   std::string s;
@@ -68,9 +57,7 @@ LoweredValue GraphLowerer::Emit(const std::string& step, PrimitiveType type,
 }
 
 LoweredValue GraphLowerer::Splat(PrimitiveType type, double v, const std::vector<int64_t>& dims) {
-  char value[32];
-  std::snprintf(value, sizeof value, "%.17g", v);
-  const std::string key = std::string(PrimitiveTypeName(type)) + " " + value + " " + JoinInts(dims);
+  const auto key = std::make_tuple(type, v, dims);
   if (auto it = splats_.find(key); it != splats_.end()) return it->second;
   LoweredValue c;
   if (dims.empty()) {

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "engine/hlo/builder.h"
@@ -89,8 +90,9 @@ class GraphLowerer {
   ModuleBuilder builder_;
   Status status_;  // the first failed Emit
   std::set<std::string> used_names_;
-  std::map<std::string, LoweredValue> splats_;  // per op: one broadcast constant per value
-  std::string current_;                         // the op being lowered: name and metadata
+  // Per op: one broadcast constant per type, value and dims.
+  std::map<std::tuple<PrimitiveType, double, std::vector<int64_t>>, LoweredValue> splats_;
+  std::string current_;  // the op being lowered: name and metadata
   std::string current_op_name_;
   int next_parameter_ = 0;
 };
