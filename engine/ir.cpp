@@ -160,9 +160,16 @@ Status Graph::Add(Op op) {
     op.input_index.push_back(it->second);
     inputs.push_back(&ops_[static_cast<size_t>(it->second)]);
   }
-  TPUEMU_RETURN_IF_ERROR(InferShape(op, inputs));
-  // The HLO the op lowers to, held to the verifier's rules now rather than when a job compiles.
-  TPUEMU_RETURN_IF_ERROR(hlo::CheckLowering(op, inputs));
+  TPUEMU_RETURN_IF_ERROR(CheckOp(op, inputs));
+  // The op's shape is that of the HLO it lowers to, held to the verifier's rules now rather than
+  // when a job compiles.
+  Result<hlo::Shape> lowered = hlo::LoweredShape(op, inputs);
+  if (!lowered.ok()) return lowered.status();
+  Result<DType> dtype = hlo::GraphDType(lowered->type);
+  if (!dtype.ok()) return dtype.status();
+  op.dtype = *dtype;
+  op.shape = Shape(lowered->dims);
+  TPUEMU_RETURN_IF_ERROR(CheckShape(op.shape, kMaxGraphElements, where + ": result"));
   index_.emplace(op.id, static_cast<int>(ops_.size()));
   ops_.push_back(std::move(op));
   return Status::Ok();

@@ -1,8 +1,8 @@
 // The engine's IR: a Graph of ops in topological order, each with a unique string id, a kind,
 // input ids, attributes and its inferred output dtype + shape.
 //
-// Two ways in: Graph::Add(Op) validates one op, infers its shape and checks the HLO it lowers to
-// against the verifier's rules (INVALID_ARGUMENT naming the op and the shapes, e.g. `dot "logits":
+// Two ways in: Graph::Add(Op) validates one op and lowers it to HLO under the verifier's rules,
+// which give its shape (INVALID_ARGUMENT naming the op and the shapes, e.g. `dot "logits":
 // contracting dimension sizes differ: f32[64,128] dim 1 is 128, f32[256,10] dim 0 is 256`), and
 // the builder methods (Parameter, Dot, Relu, ...) for C++ callers. Builders use a sticky error:
 // the first failure is kept in status() and later builder calls become no-ops that return their
@@ -144,9 +144,9 @@ class Graph {
   explicit Graph(std::string name = "program") : name_(std::move(name)) {}
 
   // Appends op after checking its id (non-empty, unique), inputs (defined earlier, right count)
-  // and attributes, inferring dtype + shape, and checking its lowering to HLO instruction by
-  // instruction (engine/hlo/from_graph.h CheckLowering). INVALID_ARGUMENT naming the op on error;
-  // the graph is unchanged then.
+  // and what it means (CheckOp), and lowering it to HLO instruction by instruction under the
+  // verifier's shape rules, which give its dtype + shape (engine/hlo/from_graph.h LoweredShape).
+  // INVALID_ARGUMENT naming the op on error; the graph is unchanged then.
   Status Add(Op op);
   // INVALID_ARGUMENT unless id names an op; repeated names are kept once.
   Status AddOutput(const std::string& id);
@@ -222,9 +222,15 @@ class Graph {
   int next_auto_id_ = 0;
 };
 
-// Checks inputs and attributes of op (inputs given in order) and sets op.dtype and op.shape.
-// INVALID_ARGUMENT `<kind> "<id>": <what>` on error. Used by Graph::Add.
-Status InferShape(Op& op, const std::vector<const Op*>& inputs);
+// Checks what op means (inputs given in order): arity, attributes, dtypes, numpy broadcasting,
+// SAME padding, labels; resolves a reshape's -1 in op.attrs.shape. INVALID_ARGUMENT `<kind>
+// "<id>": <what>` on error. The shape rules of the HLO it lowers to are the verifier's, and its
+// shape comes from them (Graph::Add).
+Status CheckOp(Op& op, const std::vector<const Op*>& inputs);
+
+// The most elements a graph's tensor may have: only overflow is refused here; the per-tensor
+// budget is a compile option (compiler.h).
+inline constexpr int64_t kMaxGraphElements = int64_t{1} << 50;
 
 // Output spatial size and the leading pad of conv2d along one dim.
 struct ConvDim {

@@ -38,12 +38,26 @@ LoweredValue GraphLowerer::Emit(const std::string& step, PrimitiveType type,
                                 std::vector<int64_t> dims, Opcode opcode,
                                 const std::vector<LoweredValue>& operands,
                                 const SetAttributes& set) {
-  LoweredValue failed{-1, type, dims};
+  LoweredValue v = Append(step, Shape::Array(type, dims), opcode, operands, set);
+  if (v.index < 0) v = {-1, type, std::move(dims)};
+  return v;
+}
+
+LoweredValue GraphLowerer::Infer(const std::string& step, Opcode opcode,
+                                 const std::vector<LoweredValue>& operands,
+                                 const SetAttributes& set) {
+  return Append(step, Shape{}, opcode, operands, set);
+}
+
+LoweredValue GraphLowerer::Append(const std::string& step, Shape shape, Opcode opcode,
+                                  const std::vector<LoweredValue>& operands,
+                                  const SetAttributes& set) {
+  const LoweredValue failed{-1, PrimitiveType::kInvalid, {}};
   if (!status_.ok()) return failed;
   Instruction inst;
   inst.name = Unique(current_ + "." + step);
   inst.opcode = opcode;
-  inst.shape = Shape::Array(type, std::move(dims));
+  inst.shape = std::move(shape);
   for (const LoweredValue& v : operands) inst.operands.push_back(v.index);
   inst.op_name = current_op_name_;
   if (set) set(inst);
@@ -52,8 +66,8 @@ LoweredValue GraphLowerer::Emit(const std::string& step, PrimitiveType type,
     status_ = index.status();
     return failed;
   }
-  const Shape& shape = builder_.at(*index).shape;
-  return {*index, shape.type, shape.dims};
+  const Shape& added = builder_.at(*index).shape;
+  return {*index, added.type, added.dims};
 }
 
 LoweredValue GraphLowerer::Splat(PrimitiveType type, double v, const std::vector<int64_t>& dims) {
@@ -105,25 +119,24 @@ LoweredValue GraphLowerer::Convert(const LoweredValue& x, PrimitiveType type) {
 }
 
 LoweredValue GraphLowerer::Map(Opcode opcode, const LoweredValue& x) {
-  return Emit(std::string(OpcodeName(opcode)), x.type, x.dims, opcode, {x});
+  return Infer(std::string(OpcodeName(opcode)), opcode, {x});
 }
 
 LoweredValue GraphLowerer::Map(Opcode opcode, const LoweredValue& a, const LoweredValue& b) {
-  return Emit(std::string(OpcodeName(opcode)), a.type, a.dims, opcode, {a, b});
+  return Infer(std::string(OpcodeName(opcode)), opcode, {a, b});
 }
 
 LoweredValue GraphLowerer::Compare(Direction direction, const LoweredValue& a,
                                    const LoweredValue& b) {
-  return Emit("compare", PrimitiveType::kPred, a.dims, Opcode::kCompare, {a, b},
-              [&](Instruction& inst) {
-                inst.mutable_attrs().direction = direction;
-                inst.mutable_attrs().has_direction = true;
-              });
+  return Infer("compare", Opcode::kCompare, {a, b}, [&](Instruction& inst) {
+    inst.mutable_attrs().direction = direction;
+    inst.mutable_attrs().has_direction = true;
+  });
 }
 
 LoweredValue GraphLowerer::Select(const LoweredValue& pred, const LoweredValue& a,
                                   const LoweredValue& b) {
-  return Emit("select", a.type, a.dims, Opcode::kSelect, {pred, a, b});
+  return Infer("select", Opcode::kSelect, {pred, a, b});
 }
 
 LoweredValue GraphLowerer::Reshape(const LoweredValue& x, const std::vector<int64_t>& dims) {
@@ -131,9 +144,7 @@ LoweredValue GraphLowerer::Reshape(const LoweredValue& x, const std::vector<int6
 }
 
 LoweredValue GraphLowerer::Transpose(const LoweredValue& x, const std::vector<int64_t>& perm) {
-  std::vector<int64_t> dims;
-  for (int64_t p : perm) dims.push_back(x.dims[static_cast<size_t>(p)]);
-  return Emit("transpose", x.type, dims, Opcode::kTranspose, {x}, [&](Instruction& inst) {
+  return Infer("transpose", Opcode::kTranspose, {x}, [&](Instruction& inst) {
     inst.dimensions = perm;
     inst.has_dimensions = true;
   });
@@ -141,20 +152,15 @@ LoweredValue GraphLowerer::Transpose(const LoweredValue& x, const std::vector<in
 
 LoweredValue GraphLowerer::Reduce(const LoweredValue& x, const std::vector<int64_t>& axes,
                                   bool max) {
-  std::vector<int64_t> dims;
-  for (size_t i = 0; i < x.dims.size(); ++i) {
-    if (std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) == axes.end()) {
-      dims.push_back(x.dims[i]);
-    }
-  }
+  if (!status_.ok()) return {};
   const LoweredValue init = Splat(x.type, max ? -std::numeric_limits<double>::infinity() : 0.0, {});
   const int reducer = builder_.Reducer(max, x.type);
-  return Emit(max ? "reduce_max" : "reduce_sum", x.type, dims, Opcode::kReduce, {x, init},
-              [&](Instruction& inst) {
-                inst.dimensions = axes;
-                inst.has_dimensions = true;
-                inst.called = {reducer};
-              });
+  return Infer(max ? "reduce_max" : "reduce_sum", Opcode::kReduce, {x, init},
+               [&](Instruction& inst) {
+                 inst.dimensions = axes;
+                 inst.has_dimensions = true;
+                 inst.called = {reducer};
+               });
 }
 
 LoweredValue GraphLowerer::Unreduce(const LoweredValue& x, const std::vector<int64_t>& dims,
@@ -166,19 +172,34 @@ LoweredValue GraphLowerer::Unreduce(const LoweredValue& x, const std::vector<int
   return BroadcastInDim(x, dims, mapping);
 }
 
+namespace {
+
+// The numpy-broadcast shape of two operands' dims (the graph checked that they broadcast).
+std::vector<int64_t> BroadcastDims(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out = a.size() >= b.size() ? a : b;
+  const std::vector<int64_t>& other = a.size() >= b.size() ? b : a;
+  const size_t shift = out.size() - other.size();
+  for (size_t i = 0; i < other.size(); ++i) {
+    if (out[shift + i] == 1) out[shift + i] = other[i];
+  }
+  return out;
+}
+
+}  // namespace
+
 LoweredValue GraphLowerer::LowerOp(const Op& op, const std::vector<LoweredValue>& in) {
-  const PrimitiveType type = LoweredType(op.dtype);
   auto binary = [&](Opcode opcode) {
-    const LoweredValue a = NumpyBroadcast(in[0], op.shape.dims);
-    const LoweredValue b = NumpyBroadcast(in[1], op.shape.dims);
-    return Emit(std::string(OpcodeName(opcode)), type, op.shape.dims, opcode, {a, b});
+    const std::vector<int64_t> dims = BroadcastDims(in[0].dims, in[1].dims);
+    const LoweredValue a = NumpyBroadcast(in[0], dims);
+    const LoweredValue b = NumpyBroadcast(in[1], dims);
+    return Map(opcode, a, b);
   };
   switch (op.kind) {
     case OpKind::kParameter:
     case OpKind::kConstant: {
       const int number = next_parameter_++;
-      return Emit("parameter", type, op.shape.dims, Opcode::kParameter, {},
-                  [&](Instruction& inst) { inst.index = number; });
+      return Emit("parameter", LoweredType(op.attrs.dtype), op.attrs.shape.dims, Opcode::kParameter,
+                  {}, [&](Instruction& inst) { inst.index = number; });
     }
     case OpKind::kDot:
       return LowerDot(op, in[0], in[1]);
@@ -211,11 +232,11 @@ LoweredValue GraphLowerer::LowerOp(const Op& op, const std::vector<LoweredValue>
     case OpKind::kRsqrt:
       return Map(Opcode::kRsqrt, in[0]);
     case OpKind::kRelu:  // jax.nn.relu: max(x, 0)
-      return Map(Opcode::kMaximum, in[0], Splat(type, 0, in[0].dims));
+      return Map(Opcode::kMaximum, in[0], Splat(in[0].type, 0, in[0].dims));
     case OpKind::kGelu:
       return LowerGelu(in[0]);
     case OpKind::kReluGrad: {  // dy where x > 0 (jax's relu jvp), else 0
-      const LoweredValue zeros = Splat(type, 0, in[0].dims);
+      const LoweredValue zeros = Splat(in[0].type, 0, in[0].dims);
       const LoweredValue positive = Compare(Direction::kGt, in[0], zeros);
       return Select(positive, in[1], zeros);
     }
@@ -227,28 +248,27 @@ LoweredValue GraphLowerer::LowerOp(const Op& op, const std::vector<LoweredValue>
       return LowerReduce(op, in[0]);
     case OpKind::kBroadcast:
       return LowerBroadcast(op, in[0]);
-    case OpKind::kReshape:
-      return Reshape(in[0], op.shape.dims);
+    case OpKind::kReshape:  // a -1 in the target was resolved by the graph's checks
+      return Reshape(in[0], op.attrs.shape.dims);
     case OpKind::kTranspose:
       return Transpose(in[0], op.attrs.perm);
     case OpKind::kConcat: {
-      const int64_t rank = static_cast<int64_t>(op.shape.dims.size());
+      const int64_t rank = static_cast<int64_t>(in[0].dims.size());
       const int64_t axis = op.attrs.axis < 0 ? op.attrs.axis + rank : op.attrs.axis;
-      return Emit("concatenate", type, op.shape.dims, Opcode::kConcatenate, in,
-                  [&](Instruction& inst) {
-                    inst.dimensions = {axis};
-                    inst.has_dimensions = true;
-                  });
+      return Infer("concatenate", Opcode::kConcatenate, in, [&](Instruction& inst) {
+        inst.dimensions = {axis};
+        inst.has_dimensions = true;
+      });
     }
     case OpKind::kSlice:
-      return Emit("slice", type, op.shape.dims, Opcode::kSlice, {in[0]}, [&](Instruction& inst) {
+      return Infer("slice", Opcode::kSlice, {in[0]}, [&](Instruction& inst) {
         Attributes& a = inst.mutable_attrs();
         a.slice_start = op.attrs.start;
         a.slice_limit = op.attrs.limit;
         a.slice_stride.assign(op.attrs.start.size(), 1);
       });
     case OpKind::kConvert:  // always an instruction, even to the same type: the op has a name
-      return Emit("convert", type, op.shape.dims, Opcode::kConvert, {in[0]});
+      return Emit("convert", LoweredType(op.attrs.dtype), in[0].dims, Opcode::kConvert, {in[0]});
     case OpKind::kSoftmaxCrossEntropy:
     case OpKind::kSoftmaxCrossEntropyGrad:
       return LowerCrossEntropy(op, in[0], in[1]);
@@ -314,7 +334,7 @@ Result<GraphLowering> GraphLowerer::Run(const Graph& graph) {
   return out;
 }
 
-Status GraphLowerer::LowerAlone(const Op& op, const std::vector<const Op*>& inputs) {
+Result<Shape> GraphLowerer::LowerAlone(const Op& op, const std::vector<const Op*>& inputs) {
   std::vector<LoweredValue> in;
   for (const Op* input : inputs) {
     const int number = next_parameter_++;
@@ -325,12 +345,7 @@ Status GraphLowerer::LowerAlone(const Op& op, const std::vector<const Op*>& inpu
   if (!status_.ok()) return status_;
   const LoweredValue v = LowerNamed(op, Unique(Identifier(op.id)), in);
   if (!status_.ok()) return status_;
-  if (v.type != LoweredType(op.dtype) || v.dims != op.shape.dims) {
-    return Status::Internal(std::string(OpKindName(op.kind)) + " \"" + op.id + "\": lowers to " +
-                            builder_.at(v.index).shape.ToString() + ", not " +
-                            ShapeString(op.dtype, op.shape));
-  }
-  return Status::Ok();
+  return builder_.at(v.index).shape;
 }
 
 }  // namespace from_graph_internal
@@ -339,7 +354,7 @@ Result<GraphLowering> LowerGraph(const Graph& graph) {
   return from_graph_internal::GraphLowerer(graph.name()).Run(graph);
 }
 
-Status CheckLowering(const Op& op, const std::vector<const Op*>& inputs) {
+Result<Shape> LoweredShape(const Op& op, const std::vector<const Op*>& inputs) {
   return from_graph_internal::GraphLowerer("check").LowerAlone(op, inputs);
 }
 
@@ -353,6 +368,20 @@ PrimitiveType LoweredType(DType dtype) {
       break;
   }
   return PrimitiveType::kF32;
+}
+
+Result<DType> GraphDType(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kF32:
+      return DType::kF32;
+    case PrimitiveType::kBF16:
+      return DType::kBF16;
+    case PrimitiveType::kS32:
+      return DType::kI32;
+    default:
+      break;
+  }
+  return Status::Internal("no engine dtype for " + std::string(PrimitiveTypeName(type)));
 }
 
 std::optional<Value> ArgumentOf(const Tensor& t, const ParallelContext& parallel) {

@@ -13,7 +13,7 @@
 // kernels do. The mapping per op and how closely the two stacks agree: docs/hlo.md, "Lowering an
 // engine graph to HLO".
 // Errors: INVALID_ARGUMENT naming the op for an op it cannot lower or whose HLO the verifier
-// refuses (Graph::Add has refused both already: CheckLowering), or when the graph itself carries
+// refuses (Graph::Add has refused both already: LoweredShape), or when the graph itself carries
 // an error. Pure function: thread-safe.
 #pragma once
 
@@ -43,18 +43,21 @@ struct GraphLowering {
 Result<GraphLowering> LowerGraph(const Graph& graph);
 
 // Lowers `op` alone, `inputs` (the ops it reads, in order) as the entry's parameters, every
-// instruction checked by the verifier's shape rules as it is written (builder.h): how Graph::Add
-// (ir.h) holds an op to the one set of rules every HLO module meets, after its own checks of what
-// the graph's ops mean (attributes, broadcasting, dtypes). INVALID_ARGUMENT `<kind> "<id>": <the
-// verifier's words>`, e.g. `dot "logits": contracting dimension sizes differ: f32[64,128] dim 1 is
-// 128, f32[256,10] dim 0 is 256`; INTERNAL when the lowering's result is not op's shape.
-Status CheckLowering(const Op& op, const std::vector<const Op*>& inputs);
+// instruction checked and shaped by the verifier's rules as it is written (builder.h), and returns
+// the shape of what the op lowers to: how Graph::Add (ir.h) learns an op's shape from the one set
+// of rules every HLO module meets, after its own checks of what the graph's ops mean
+// (attributes, broadcasting, dtypes). INVALID_ARGUMENT `<kind> "<id>": <the verifier's words>`,
+// e.g. `dot "logits": contracting dimension sizes differ: f32[64,128] dim 1 is 128, f32[256,10]
+// dim 0 is 256`.
+Result<Shape> LoweredShape(const Op& op, const std::vector<const Op*>& inputs);
 
 // The element type a DType lowers to (f32, bf16, s32), and a native tensor as the argument the
 // lowered module's parameter takes (the same values, copied). With a parallel context the copy
 // runs in chunks on its threads and gives nullopt once its token stops it (a job's step copies
 // hundreds of MiB of weights: engine/hlo/graph_program.h).
 PrimitiveType LoweredType(DType dtype);
+// The DType of an f32, bf16 or s32 element type; INTERNAL for any other (no op lowers to one).
+Result<DType> GraphDType(PrimitiveType type);
 Value ArgumentOf(const Tensor& t);
 std::optional<Value> ArgumentOf(const Tensor& t, const ParallelContext& parallel);
 

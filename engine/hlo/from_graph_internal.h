@@ -31,8 +31,9 @@ class GraphLowerer {
       : graph_name_(graph_name), builder_(Identifier(graph_name)) {}
 
   Result<GraphLowering> Run(const Graph& graph);
-  // `op` with its inputs as the entry's parameters (CheckLowering, from_graph.h).
-  Status LowerAlone(const Op& op, const std::vector<const Op*>& inputs);
+  // `op` with its inputs as the entry's parameters: the shape of what it lowers to
+  // (LoweredShape, from_graph.h).
+  Result<Shape> LowerAlone(const Op& op, const std::vector<const Op*>& inputs);
 
   using SetAttributes = std::function<void(Instruction&)>;
 
@@ -47,6 +48,13 @@ class GraphLowerer {
   LoweredValue Emit(const std::string& step, PrimitiveType type, std::vector<int64_t> dims,
                     Opcode opcode, const std::vector<LoweredValue>& operands,
                     const SetAttributes& set = {});
+  // The same for an instruction whose operands and attributes decide its shape: the verifier's
+  // shape inference gives it (builder.h), never the lowering. A failure's value has no shape.
+  LoweredValue Infer(const std::string& step, Opcode opcode,
+                     const std::vector<LoweredValue>& operands, const SetAttributes& set = {});
+  // What Emit and Infer share: `shape` is the declared one, or unset (kInvalid) to infer.
+  LoweredValue Append(const std::string& step, Shape shape, Opcode opcode,
+                      const std::vector<LoweredValue>& operands, const SetAttributes& set);
   std::string Unique(const std::string& name);
 
   // Building blocks, as jax.lax emits them.

@@ -43,24 +43,19 @@ LoweredValue GraphLowerer::LowerDot(const Op& op, const LoweredValue& l, const L
   const int64_t lr = static_cast<int64_t>(l.dims.size()), rr = static_cast<int64_t>(r.dims.size());
   const int64_t lc = op.attrs.transpose_lhs ? lr - 2 : lr - 1;
   const int64_t rc = op.attrs.transpose_rhs ? rr - 1 : rr - 2;
-  const PrimitiveType type = LoweredType(op.dtype);
   std::vector<int64_t> batch;
   if (lr == rr) {
     batch.resize(static_cast<size_t>(lr - 2));
     std::iota(batch.begin(), batch.end(), 0);
   }
-  auto dims = [&](Instruction& inst) {
-    DotDims& d = inst.mutable_attrs().dot;
-    d.lhs_batch = d.rhs_batch = batch;
-    d.lhs_contracting = {lc};
-    d.rhs_contracting = {rc};
-  };
-  if (lr == rr || rr == 2) return Emit("dot", type, op.shape.dims, Opcode::kDot, {l, r}, dims);
+  const LoweredValue d = Infer("dot", Opcode::kDot, {l, r}, [&](Instruction& inst) {
+    DotDims& dims = inst.mutable_attrs().dot;
+    dims.lhs_batch = dims.rhs_batch = batch;
+    dims.lhs_contracting = {lc};
+    dims.rhs_contracting = {rc};
+  });
+  if (lr == rr || rr == 2) return d;
   // lhs [m, k] shared: the dot gives [m, batch..., n]; move m behind the batch dims.
-  std::vector<int64_t> dot_dims{op.shape.dims[static_cast<size_t>(rr - 2)]};
-  dot_dims.insert(dot_dims.end(), op.shape.dims.begin(), op.shape.dims.end() - 2);
-  dot_dims.push_back(op.shape.dims.back());
-  const LoweredValue d = Emit("dot", type, dot_dims, Opcode::kDot, {l, r}, dims);
   std::vector<int64_t> perm;
   for (int64_t i = 1; i < rr - 1; ++i) perm.push_back(i);
   perm.push_back(0);
@@ -128,10 +123,10 @@ LoweredValue GraphLowerer::LowerConv(const Op& op, const LoweredValue& x, const 
   const Conv2DParams& p = op.attrs.conv;
   const auto ph = ConvPads(x.dims[1], f.dims[0], p.stride_h, p, 0);
   const auto pw = ConvPads(x.dims[2], f.dims[1], p.stride_w, p, 1);
-  return Emit("convolution", LoweredType(op.dtype), op.shape.dims, Opcode::kConvolution, {x, f},
-              ConvAttributes(Window({f.dims[0], f.dims[1]}, {p.stride_h, p.stride_w}, {ph, pw},
-                                    {1, 1}, {1, 1}),
-                             Labels("b01f", "01io", "b01f")));
+  return Infer("convolution", Opcode::kConvolution, {x, f},
+               ConvAttributes(Window({f.dims[0], f.dims[1]}, {p.stride_h, p.stride_w}, {ph, pw},
+                                     {1, 1}, {1, 1}),
+                              Labels("b01f", "01io", "b01f")));
 }
 
 // dx = conv(dy dilated by the stride, the spatially reversed filter with in/out swapped), padded
@@ -140,7 +135,7 @@ LoweredValue GraphLowerer::LowerConv(const Op& op, const LoweredValue& x, const 
 LoweredValue GraphLowerer::LowerConvBackpropInput(const Op& op, const LoweredValue& f,
                                                   const LoweredValue& dy) {
   const Conv2DParams& p = op.attrs.conv;
-  const std::vector<int64_t>& x = op.shape.dims;
+  const std::vector<int64_t>& x = op.attrs.shape.dims;  // the forward conv's input
   const int64_t stride[2] = {p.stride_h, p.stride_w};
   std::vector<std::pair<int64_t, int64_t>> pads;
   for (int d = 0; d < 2; ++d) {
@@ -148,13 +143,12 @@ LoweredValue GraphLowerer::LowerConvBackpropInput(const Op& op, const LoweredVal
     const int64_t out = dy.dims[1 + d];
     pads.emplace_back(f.dims[d] - 1 - lo, x[1 + d] - 1 - (out - 1) * stride[d] + lo);
   }
-  const LoweredValue rev =
-      Emit("reverse", f.type, f.dims, Opcode::kReverse, {f}, [](Instruction& inst) {
-        inst.dimensions = {0, 1};
-        inst.has_dimensions = true;
-      });
-  return Emit(
-      "convolution", LoweredType(op.dtype), x, Opcode::kConvolution, {dy, rev},
+  const LoweredValue rev = Infer("reverse", Opcode::kReverse, {f}, [](Instruction& inst) {
+    inst.dimensions = {0, 1};
+    inst.has_dimensions = true;
+  });
+  return Infer(
+      "convolution", Opcode::kConvolution, {dy, rev},
       ConvAttributes(Window({f.dims[0], f.dims[1]}, {1, 1}, pads, {stride[0], stride[1]}, {1, 1}),
                      Labels("b01f", "01oi", "b01f")));
 }
@@ -165,7 +159,7 @@ LoweredValue GraphLowerer::LowerConvBackpropInput(const Op& op, const LoweredVal
 LoweredValue GraphLowerer::LowerConvBackpropFilter(const Op& op, const LoweredValue& x,
                                                    const LoweredValue& dy) {
   const Conv2DParams& p = op.attrs.conv;
-  const std::vector<int64_t>& f = op.shape.dims;
+  const std::vector<int64_t>& f = op.attrs.shape.dims;  // the forward conv's filter
   const int64_t stride[2] = {p.stride_h, p.stride_w};
   std::vector<std::pair<int64_t, int64_t>> pads;
   for (int d = 0; d < 2; ++d) {
@@ -173,8 +167,8 @@ LoweredValue GraphLowerer::LowerConvBackpropFilter(const Op& op, const LoweredVa
     const int64_t out = dy.dims[1 + d];
     pads.emplace_back(lo, f[d] + (out - 1) * stride[d] - x.dims[1 + d] - lo);
   }
-  return Emit(
-      "convolution", LoweredType(op.dtype), f, Opcode::kConvolution, {x, dy},
+  return Infer(
+      "convolution", Opcode::kConvolution, {x, dy},
       ConvAttributes(Window({dy.dims[1], dy.dims[2]}, {1, 1}, pads, {1, 1}, {stride[0], stride[1]}),
                      Labels("f01b", "i01o", "01bf")));
 }
@@ -249,7 +243,11 @@ LoweredValue GraphLowerer::LowerReduce(const Op& op, const LoweredValue& x) {
     for (int64_t a : axes) count *= x.dims[static_cast<size_t>(a)];
     r = Map(Opcode::kDivide, r, Splat(r.type, static_cast<double>(count), r.dims));
   }
-  if (op.attrs.keep_dims) r = Reshape(r, op.shape.dims);
+  if (op.attrs.keep_dims) {
+    std::vector<int64_t> kept = x.dims;
+    for (int64_t a : axes) kept[static_cast<size_t>(a)] = 1;
+    r = Reshape(r, kept);
+  }
   return Convert(r, x.type);
 }
 
@@ -259,9 +257,9 @@ LoweredValue GraphLowerer::LowerBroadcast(const Op& op, const LoweredValue& x) {
     mapping = *op.attrs.broadcast_dims;
   } else {
     std::iota(mapping.begin(), mapping.end(),
-              static_cast<int64_t>(op.shape.dims.size() - x.dims.size()));
+              static_cast<int64_t>(op.attrs.shape.dims.size() - x.dims.size()));
   }
-  return BroadcastInDim(x, op.shape.dims, mapping);
+  return BroadcastInDim(x, op.attrs.shape.dims, mapping);
 }
 
 // logits [b,c], labels s32[b]. log_softmax = (x − max) − log Σ exp(x − max); the one-hot by

@@ -161,7 +161,27 @@ TEST(IrTest, AddRejectsDuplicatesAndBadAttrs) {
   perm.kind = OpKind::kTranspose;
   perm.inputs = {"x"};
   perm.attrs.perm = {0, 0};
-  EXPECT_THAT(g.Add(perm).message(), HasSubstr("is not a permutation for f32[2,3]"));
+  // The HLO transpose's rule, in the verifier's words, names the op.
+  EXPECT_EQ(g.Add(perm).message(),
+            "transpose \"t\": dimensions={0,0} is not a permutation of f32[2,3]");
+  perm.attrs.perm = {0, 5};
+  EXPECT_THAT(g.Add(perm).message(), HasSubstr("is not a permutation of f32[2,3]"));
+  Op slice;
+  slice.id = "s";
+  slice.kind = OpKind::kSlice;
+  slice.inputs = {"x"};
+  slice.attrs.start = {0, 1};
+  slice.attrs.limit = {2, 4};
+  EXPECT_EQ(g.Add(slice).message(),
+            "slice \"s\": slice range [1:4:1] is outside dimension 1 of f32[2,3]");
+  slice.attrs.limit = {2};
+  EXPECT_THAT(g.Add(slice).message(), HasSubstr("start [0,1] and limit [2] need one entry"));
+  Op concat;
+  concat.id = "cat";
+  concat.kind = OpKind::kConcat;
+  concat.inputs = {"x", "x"};
+  concat.attrs.axis = 2;
+  EXPECT_THAT(g.Add(concat).message(), HasSubstr("axis 2 out of range for rank 2"));
   Op neg;
   neg.id = "c";
   neg.kind = OpKind::kConstant;
@@ -176,6 +196,30 @@ TEST(IrTest, AddRejectsDuplicatesAndBadAttrs) {
   EXPECT_THAT(g.Add(values).message(), HasSubstr("got 3 values for shape f32[2,2]"));
   EXPECT_EQ(g.ops().size(), 1u);
   EXPECT_THAT(g.AddOutput("zzz").message(), HasSubstr("'zzz'"));
+}
+
+// An op's shape is the shape of the HLO it lowers to; one too large to count is refused.
+TEST(IrTest, ShapeComesFromTheLoweredHlo) {
+  Graph g;
+  g.Parameter("x", {2, 3, 4});
+  g.Parameter("w", {4, 5}, DType::kBF16);
+  g.Convert("xb", "x", DType::kBF16);
+  g.Dot("y", "xb", "w");
+  g.Reduce("r", "y", ReduceKind::kMean, {-1, 0}, /*keep_dims=*/true);
+  g.Reshape("flat", "y", {-1, 5});
+  g.Concat("both", {"flat", "flat"}, -2);
+  ASSERT_TRUE(g.status().ok()) << g.status().ToString();
+  EXPECT_EQ(ShapeString(g.Find("y")->dtype, g.Find("y")->shape), "bf16[2,3,5]");
+  EXPECT_EQ(g.Find("r")->shape, (Shape{1, 3, 1}));
+  EXPECT_EQ(g.Find("flat")->shape, (Shape{6, 5}));
+  EXPECT_EQ(g.Find("flat")->attrs.shape, (Shape{6, 5}));  // the -1 resolved
+  EXPECT_EQ(g.Find("both")->shape, (Shape{12, 5}));
+
+  Graph huge;
+  huge.Parameter("a", {int64_t{1} << 30, 1});
+  huge.Parameter("b", {1, int64_t{1} << 30});
+  huge.Dot("ab", "a", "b");
+  EXPECT_THAT(huge.status().message(), HasSubstr("dot \"ab\": result"));
 }
 
 TEST(IrTest, AutoIdsAndOpNames) {

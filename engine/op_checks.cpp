@@ -1,7 +1,8 @@
-// InferShape: per-kind validation of an op's inputs and attributes, and its result shape
-// (declared in ir.h). What the HLO the op lowers to is checked for by the verifier's rules
-// (contracting sizes, channels) is left to CheckLowering (engine/hlo/from_graph.h), which
-// Graph::Add runs next.
+// CheckOp (ir.h): what an op means, checked before it is lowered: its arity, attributes, dtypes,
+// numpy broadcasting, SAME padding, reshape's -1, the cross-entropy's labels. Shapes are not
+// computed here: Graph::Add takes an op's shape from the HLO it lowers to (engine/hlo/from_graph.h
+// LoweredShape), whose instructions the verifier's shape rules check and shape, so the rules a
+// dot's contraction, a transpose's permutation or a slice's bounds must meet are written once.
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -10,9 +11,6 @@
 
 namespace tpuemu::engine {
 namespace {
-
-// Only overflow is rejected here; the per-tensor budget is a compile option (compiler.h).
-constexpr int64_t kMaxRepresentableElements = int64_t{1} << 50;
 
 std::string S(const Op& op) { return ShapeString(op.dtype, op.shape); }
 
@@ -50,17 +48,10 @@ class Checker {
     }
     return a;
   }
-  Status Set(DType dtype, Shape shape) {
-    TPUEMU_RETURN_IF_ERROR(CheckShape(shape, kMaxRepresentableElements, where_ + "result"));
-    op_.dtype = dtype;
-    op_.shape = std::move(shape);
-    return Status::Ok();
-  }
-
   Status Leaf() {
     TPUEMU_RETURN_IF_ERROR(Arity(0));
     const OpAttrs& a = op_.attrs;
-    TPUEMU_RETURN_IF_ERROR(CheckShape(a.shape, kMaxRepresentableElements, where_ + "shape"));
+    TPUEMU_RETURN_IF_ERROR(CheckShape(a.shape, kMaxGraphElements, where_ + "shape"));
     const Init& init = a.init;
     if (op_.kind == OpKind::kConstant && init.kind == Init::Kind::kNone) {
       return Fail("a constant needs 'random', 'values' or 'fill'");
@@ -74,7 +65,7 @@ class Checker {
       if (a.dtype == DType::kI32) return Fail("random init needs a floating dtype, got int32");
       if (!(init.scale >= 0)) return Fail("random scale must be >= 0");
     }
-    return Set(a.dtype, a.shape);
+    return Status::Ok();
   }
 
   Status Dot() {
@@ -86,21 +77,18 @@ class Checker {
     if (l.shape.rank() < 2 || r.shape.rank() < 2) {
       return Fail("operands must have rank >= 2: " + S(l) + " vs " + S(r));
     }
-    const int lr = l.shape.rank(), rr = r.shape.rank();
-    // The contracting sizes are the HLO dot's to check (Graph::Add's CheckLowering).
-    const int64_t m = l.shape.dim(lr - (op_.attrs.transpose_lhs ? 1 : 2));
-    const int64_t n = r.shape.dim(rr - (op_.attrs.transpose_rhs ? 2 : 1));
+    // The contracting sizes and the result are the HLO dot's (LoweredShape); the batch rule is
+    // jnp.matmul's: equal batch dims, or one operand of rank 2 shared across the other's.
     std::vector<int64_t> lb(l.shape.dims.begin(), l.shape.dims.end() - 2);
     std::vector<int64_t> rb(r.shape.dims.begin(), r.shape.dims.end() - 2);
     if (!lb.empty() && !rb.empty() && lb != rb) {
       return Fail("batch dims differ: " + S(l) + " vs " + S(r));
     }
-    std::vector<int64_t> out = lb.empty() ? rb : lb;
-    out.push_back(m);
-    out.push_back(n);
-    return Set(l.dtype, Shape(out));
+    return Status::Ok();
   }
 
+  // conv2d's ranks, strides and pads, and the shape conv2d(x, f) gives: a backprop's dy must
+  // have it. The forward conv's own shape is the HLO's.
   Status ConvCommon(const Shape& x, const Shape& f, Shape* out) {
     const Conv2DParams& p = op_.attrs.conv;
     if (x.rank() != 4 || f.rank() != 4) {
@@ -111,7 +99,7 @@ class Checker {
     for (int64_t pad : p.pads) {
       if (pad < 0) return Fail("paddings must be >= 0");
     }
-    // Channels are the HLO convolution's to check (Graph::Add's CheckLowering).
+    // Channels and the result are the HLO convolution's (LoweredShape).
     ConvDim oh = ConvOutputDim(x.dim(1), f.dim(0), p.stride_h, p.padding, p.pads[0], p.pads[1]);
     ConvDim ow = ConvOutputDim(x.dim(2), f.dim(1), p.stride_w, p.padding, p.pads[2], p.pads[3]);
     if (oh.out <= 0 || ow.out <= 0) {
@@ -128,8 +116,7 @@ class Checker {
     TPUEMU_RETURN_IF_ERROR(Floating(x));
     TPUEMU_RETURN_IF_ERROR(SameDType(x, f));
     Shape out;
-    TPUEMU_RETURN_IF_ERROR(ConvCommon(x.shape, f.shape, &out));
-    return Set(x.dtype, out);
+    return ConvCommon(x.shape, f.shape, &out);
   }
 
   // backprop_input: inputs (filter, dy), attrs.shape = x; backprop_filter: (x, dy), attrs.shape =
@@ -141,8 +128,7 @@ class Checker {
     const Op& dy = *in_[1];
     TPUEMU_RETURN_IF_ERROR(Floating(dy));
     TPUEMU_RETURN_IF_ERROR(SameDType(other, dy));
-    TPUEMU_RETURN_IF_ERROR(
-        CheckShape(op_.attrs.shape, kMaxRepresentableElements, where_ + "shape"));
+    TPUEMU_RETURN_IF_ERROR(CheckShape(op_.attrs.shape, kMaxGraphElements, where_ + "shape"));
     const Shape& x = wrt_input ? op_.attrs.shape : other.shape;
     const Shape& f = wrt_input ? other.shape : op_.attrs.shape;
     Shape expected;
@@ -151,7 +137,7 @@ class Checker {
       return Fail("dy " + S(dy) + " does not match the conv2d output " + expected.ToString() +
                   " of input " + x.ToString() + " and filter " + f.ToString());
     }
-    return Set(dy.dtype, op_.attrs.shape);
+    return Status::Ok();
   }
 
   Status Binary() {
@@ -161,7 +147,6 @@ class Checker {
     TPUEMU_RETURN_IF_ERROR(Floating(a));
     TPUEMU_RETURN_IF_ERROR(SameDType(a, b));
     const int rank = std::max(a.shape.rank(), b.shape.rank());
-    std::vector<int64_t> out(static_cast<size_t>(rank));
     for (int i = 0; i < rank; ++i) {
       const int ia = a.shape.rank() - rank + i, ib = b.shape.rank() - rank + i;
       const int64_t da = ia >= 0 ? a.shape.dim(ia) : 1;
@@ -169,22 +154,19 @@ class Checker {
       if (da != db && da != 1 && db != 1) {
         return Fail("shapes do not broadcast: " + S(a) + " vs " + S(b));
       }
-      out[static_cast<size_t>(i)] = da == 1 ? db : da;
     }
-    return Set(a.dtype, Shape(out));
+    return Status::Ok();
   }
 
   Status Unary() {
     TPUEMU_RETURN_IF_ERROR(Arity(1));
-    TPUEMU_RETURN_IF_ERROR(Floating(*in_[0]));
-    return Set(in_[0]->dtype, in_[0]->shape);
+    return Floating(*in_[0]);
   }
 
   Status Grad() {
     TPUEMU_RETURN_IF_ERROR(Arity(2));
     TPUEMU_RETURN_IF_ERROR(Floating(*in_[0]));
-    TPUEMU_RETURN_IF_ERROR(SameShape(*in_[0], *in_[1]));
-    return Set(in_[0]->dtype, in_[0]->shape);
+    return SameShape(*in_[0], *in_[1]);
   }
 
   Status Softmax() {
@@ -192,9 +174,7 @@ class Checker {
     const Op& x = *in_[0];
     TPUEMU_RETURN_IF_ERROR(Floating(x));
     if (x.shape.rank() < 1) return Fail("needs rank >= 1, got " + S(x));
-    auto axis = Axis(op_.attrs.axis, x.shape.rank());
-    if (!axis.ok()) return axis.status();
-    return Set(x.dtype, x.shape);
+    return Axis(op_.attrs.axis, x.shape.rank()).status();
   }
 
   Status Reduce() {
@@ -207,25 +187,14 @@ class Checker {
       if (!ax.ok()) return ax.status();
       if (!axes.insert(*ax).second) return Fail("axis " + std::to_string(a) + " repeated");
     }
-    if (op_.attrs.axes.empty()) {
-      for (int i = 0; i < x.shape.rank(); ++i) axes.insert(i);
-    }
-    std::vector<int64_t> out;
-    for (int i = 0; i < x.shape.rank(); ++i) {
-      if (!axes.count(i)) {
-        out.push_back(x.shape.dim(i));
-      } else if (op_.attrs.keep_dims) {
-        out.push_back(1);
-      }
-    }
-    return Set(x.dtype, Shape(out));
+    return Status::Ok();
   }
 
   Status Broadcast() {
     TPUEMU_RETURN_IF_ERROR(Arity(1));
     const Op& x = *in_[0];
     const Shape& to = op_.attrs.shape;
-    TPUEMU_RETURN_IF_ERROR(CheckShape(to, kMaxRepresentableElements, where_ + "shape"));
+    TPUEMU_RETURN_IF_ERROR(CheckShape(to, kMaxGraphElements, where_ + "shape"));
     const int xr = x.shape.rank(), tr = to.rank();
     std::string err = "cannot broadcast " + S(x) + " to " + to.ToString();
     if (op_.attrs.broadcast_dims) {
@@ -251,9 +220,10 @@ class Checker {
         if (d != 1 && d != t) return Fail(err);
       }
     }
-    return Set(x.dtype, to);
+    return Status::Ok();
   }
 
+  // Resolves a -1 in the target into the size it stands for (the op keeps the resolved target).
   Status Reshape() {
     TPUEMU_RETURN_IF_ERROR(Arity(1));
     const Op& x = *in_[0];
@@ -266,7 +236,7 @@ class Checker {
         continue;
       }
       if (dims[i] < 0) return Fail("bad target shape " + DimsString(dims));
-      if (dims[i] != 0 && known > kMaxRepresentableElements / dims[i]) {
+      if (dims[i] != 0 && known > kMaxGraphElements / dims[i]) {
         return Fail("target shape " + DimsString(dims) + " is too large");
       }
       known *= dims[i];
@@ -280,73 +250,22 @@ class Checker {
       known = n;
     }
     if (known != n) return Fail("cannot reshape " + S(x) + " to " + DimsString(dims));
-    return Set(x.dtype, Shape(dims));
-  }
-
-  Status Transpose() {
-    TPUEMU_RETURN_IF_ERROR(Arity(1));
-    const Op& x = *in_[0];
-    const auto& perm = op_.attrs.perm;
-    std::vector<bool> seen(static_cast<size_t>(x.shape.rank()), false);
-    if (static_cast<int>(perm.size()) != x.shape.rank()) {
-      return Fail("perm " + DimsString(perm) + " is not a permutation for " + S(x));
-    }
-    std::vector<int64_t> out;
-    for (int64_t p : perm) {
-      if (p < 0 || p >= x.shape.rank() || seen[static_cast<size_t>(p)]) {
-        return Fail("perm " + DimsString(perm) + " is not a permutation for " + S(x));
-      }
-      seen[static_cast<size_t>(p)] = true;
-      out.push_back(x.shape.dim(static_cast<int>(p)));
-    }
-    return Set(x.dtype, Shape(out));
+    op_.attrs.shape = Shape(std::move(dims));
+    return Status::Ok();
   }
 
   Status Concat() {
     if (in_.empty()) return Fail("expects at least one input");
-    const Op& first = *in_[0];
-    auto axis = Axis(op_.attrs.axis, first.shape.rank());
-    if (!axis.ok()) return axis.status();
-    Shape out = first.shape;
-    for (size_t i = 1; i < in_.size(); ++i) {
-      const Op& x = *in_[i];
-      TPUEMU_RETURN_IF_ERROR(SameDType(first, x));
-      bool ok = x.shape.rank() == first.shape.rank();
-      for (int d = 0; ok && d < x.shape.rank(); ++d) {
-        ok = d == *axis || x.shape.dim(d) == first.shape.dim(d);
-      }
-      if (!ok)
-        return Fail("shapes differ outside axis " + std::to_string(*axis) + ": " + S(first) +
-                    " vs " + S(x));
-      out.dims[static_cast<size_t>(*axis)] += x.shape.dim(static_cast<int>(*axis));
-    }
-    return Set(first.dtype, out);
+    for (const Op* x : in_) TPUEMU_RETURN_IF_ERROR(SameDType(*in_[0], *x));
+    return Axis(op_.attrs.axis, in_[0]->shape.rank()).status();
   }
 
+  // The bounds are the HLO slice's to check; start and limit come in pairs.
   Status Slice() {
     TPUEMU_RETURN_IF_ERROR(Arity(1));
-    const Op& x = *in_[0];
-    const auto& st = op_.attrs.start;
-    const auto& li = op_.attrs.limit;
-    if (static_cast<int>(st.size()) != x.shape.rank() || li.size() != st.size()) {
-      return Fail("start " + DimsString(st) + " and limit " + DimsString(li) +
-                  " need one entry per dim of " + S(x));
-    }
-    std::vector<int64_t> out;
-    for (int d = 0; d < x.shape.rank(); ++d) {
-      const int64_t s = st[static_cast<size_t>(d)], l = li[static_cast<size_t>(d)];
-      if (s < 0 || s > l || l > x.shape.dim(d)) {
-        return Fail("slice [" + std::to_string(s) + "," + std::to_string(l) + ") of dim " +
-                    std::to_string(d) + " is out of bounds for " + S(x));
-      }
-      out.push_back(l - s);
-    }
-    return Set(x.dtype, Shape(out));
-  }
-
-  Status Convert() {
-    TPUEMU_RETURN_IF_ERROR(Arity(1));
-    return Set(op_.attrs.dtype, in_[0]->shape);
+    if (op_.attrs.start.size() == op_.attrs.limit.size()) return Status::Ok();
+    return Fail("start " + DimsString(op_.attrs.start) + " and limit " +
+                DimsString(op_.attrs.limit) + " need one entry per dim of " + S(*in_[0]));
   }
 
   Status CrossEntropy() {
@@ -359,8 +278,7 @@ class Checker {
       return Fail("expects logits [b,c] and int32 labels [b], got " + S(logits) + " and " +
                   S(labels));
     }
-    if (op_.kind == OpKind::kSoftmaxCrossEntropy) return Set(DType::kF32, Shape{});
-    return Set(logits.dtype, logits.shape);
+    return Status::Ok();
   }
 
   Status Run() {
@@ -386,14 +304,13 @@ class Checker {
         return Broadcast();
       case OpKind::kReshape:
         return Reshape();
-      case OpKind::kTranspose:
-        return Transpose();
       case OpKind::kConcat:
         return Concat();
       case OpKind::kSlice:
         return Slice();
+      case OpKind::kTranspose:  // a permutation: the HLO transpose's rule
       case OpKind::kConvert:
-        return Convert();
+        return Arity(1);
       case OpKind::kSoftmaxCrossEntropy:
       case OpKind::kSoftmaxCrossEntropyGrad:
         return CrossEntropy();
@@ -437,8 +354,6 @@ ConvDim ConvOutputDim(int64_t in, int64_t filter, int64_t stride, ConvPadding pa
   return d;
 }
 
-Status InferShape(Op& op, const std::vector<const Op*>& inputs) {
-  return Checker(op, inputs).Run();
-}
+Status CheckOp(Op& op, const std::vector<const Op*>& inputs) { return Checker(op, inputs).Run(); }
 
 }  // namespace tpuemu::engine
