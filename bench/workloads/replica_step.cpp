@@ -9,7 +9,6 @@
 
 #include "engine/hlo/evaluator.h"
 #include "engine/hlo/from_graph.h"
-#include "engine/init_values.h"
 #include "engine/parallel.h"
 
 namespace tpuemu::bench {
@@ -51,18 +50,11 @@ Result<ReplicaTiming> MeasureReplicaStep(const StepGraphBuilder& build, int64_t 
         runs[static_cast<size_t>(r)].args.push_back(runs[0].args.back());
         continue;
       }
-      engine::Tensor value;
-      if (auto fed = g.feeds.find(id); fed != g.feeds.end()) {
-        value = fed->second;
-      } else {  // a constant: its init spec, as a job's step takes it
-        const engine::Op& op = *g.graph.Find(id);
-        value = engine::Tensor(op.dtype, op.shape);
-        TPUEMU_RETURN_IF_ERROR(engine::MaterializeInit(op.attrs.init, value));
-      }
-      auto array =
-          std::make_shared<engine::hlo::Array>(std::move(*engine::hlo::ArgumentOf(value).array));
-      if (!IsData(id)) weights[id] = array;
-      runs[static_cast<size_t>(r)].args.push_back(engine::hlo::Value{array, {}, false});
+      Result<engine::hlo::Value> arg = ArgumentFor(g, id);
+      if (!arg.ok()) return arg.status();
+      // Made non-const behind the pointer to const (array.h): the update may write a weight.
+      if (!IsData(id)) weights[id] = std::const_pointer_cast<engine::hlo::Array>(arg->array);
+      runs[static_cast<size_t>(r)].args.push_back(std::move(*arg));
     }
   }
   // Each gradient's position in the result tuple, beside the weight it updates.
@@ -86,11 +78,7 @@ Result<ReplicaTiming> MeasureReplicaStep(const StepGraphBuilder& build, int64_t 
 
   ReplicaTiming timing;
   timing.part_ns.assign(instructions + 1, std::numeric_limits<int64_t>::max());
-  for (const engine::hlo::Instruction& inst : module.entry_computation().instructions) {
-    timing.part_names.push_back(inst.name + " " +
-                                std::string(engine::hlo::OpcodeName(inst.opcode)) + " " +
-                                inst.shape.ToString());
-  }
+  timing.part_names = InstructionLabels(module);
   timing.part_names.push_back("the update");
   for (int s = -1; s < steps; ++s) {
     int64_t update_ns = 0;

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "engine/hlo/from_graph.h"
+#include "engine/init_values.h"
+
 namespace tpuemu::bench {
 namespace {
 
@@ -196,6 +199,25 @@ StepGraph TransformerGraph(int64_t batch, std::mt19937_64& rng) {
     dy = g.Add(p + "din", p + "din.k", g.Dot(p + "din.dv", dv, p + "wv", false, true));
   }
   return w;
+}
+
+Result<engine::hlo::Value> ArgumentFor(const StepGraph& g, const std::string& id) {
+  if (auto fed = g.feeds.find(id); fed != g.feeds.end())
+    return engine::hlo::ArgumentOf(fed->second);
+  const engine::Op* op = g.graph.Find(id);
+  if (op == nullptr) return Status::InvalidArgument("no parameter " + id + " in " + g.name);
+  Tensor value(op->dtype, op->shape);
+  TPUEMU_RETURN_IF_ERROR(engine::MaterializeInit(op->attrs.init, value));
+  return engine::hlo::ArgumentOf(value);
+}
+
+std::vector<std::string> InstructionLabels(const engine::hlo::Module& module) {
+  std::vector<std::string> labels;
+  for (const engine::hlo::Instruction& inst : module.entry_computation().instructions) {
+    labels.push_back(inst.name + " " + std::string(engine::hlo::OpcodeName(inst.opcode)) + " " +
+                     inst.shape.ToString());
+  }
+  return labels;
 }
 
 }  // namespace tpuemu::bench

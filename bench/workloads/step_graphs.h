@@ -18,6 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
+#include "engine/hlo/array.h"
+#include "engine/hlo/module.h"
 #include "engine/ir.h"
 
 namespace tpuemu::bench {
@@ -34,5 +37,12 @@ StepGraph MatmulGraph(std::mt19937_64& rng);
 StepGraph MlpGraph(int64_t batch, std::mt19937_64& rng);
 StepGraph TransformerGraph(int64_t batch, std::mt19937_64& rng);  // batch of sequences
 StepGraph CnnGraph(std::mt19937_64& rng);
+
+// The argument a step's module takes for parameter `id` (from_graph.h: every parameter and
+// constant is one): its fed value, or a constant's init spec materialised, as a job's step does.
+Result<engine::hlo::Value> ArgumentFor(const StepGraph& g, const std::string& id);
+
+// "name opcode shape" per entry instruction of `module`, for the profile's lines.
+std::vector<std::string> InstructionLabels(const engine::hlo::Module& module);
 
 }  // namespace tpuemu::bench

@@ -41,7 +41,6 @@
 #include "engine/gemm.h"
 #include "engine/hlo/evaluator.h"
 #include "engine/hlo/from_graph.h"
-#include "engine/init_values.h"
 #include "engine/pool.h"
 
 namespace tpuemu::engine {
@@ -88,19 +87,11 @@ Result<HloStep> Lower(const StepGraph& w) {
   if (!lowering.ok()) return lowering.status();
   HloStep step{std::move(lowering->module), {}, {}};  // the module a job's step runs
   for (const std::string& id : lowering->parameters) {
-    if (auto fed = w.feeds.find(id); fed != w.feeds.end()) {
-      step.args.push_back(hlo::ArgumentOf(fed->second));
-      continue;
-    }
-    const Op& op = *w.graph.Find(id);  // a constant: its init spec, as a job's step takes it
-    Tensor value(op.dtype, op.shape);
-    TPUEMU_RETURN_IF_ERROR(MaterializeInit(op.attrs.init, value));
-    step.args.push_back(hlo::ArgumentOf(value));
+    Result<hlo::Value> arg = bench::ArgumentFor(w, id);
+    if (!arg.ok()) return arg.status();
+    step.args.push_back(std::move(*arg));
   }
-  for (const hlo::Instruction& inst : step.module.entry_computation().instructions) {
-    step.names.push_back(inst.name + " " + std::string(hlo::OpcodeName(inst.opcode)) + " " +
-                         inst.shape.ToString());
-  }
+  step.names = bench::InstructionLabels(step.module);
   return step;
 }
 
