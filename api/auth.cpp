@@ -31,12 +31,29 @@ std::string Lower(std::string_view text) {
   return out;
 }
 
+// Which API a path belongs to, by its first segment (auth.h): the TPU API and the emulator's own
+// paths, Compute Engine's, or none (open).
+enum class Api { kNone, kTpu, kCompute };
+
 // The request path as the router sees it: raw segments split on '/', the custom verb cut off the
 // last one, then each percent-decoded (so "%76%32" is "v2" here exactly as it is there).
 struct ApiPath {
   std::vector<std::string> segments;  // without the leading empty one
   std::string verb;
+  Api api = Api::kNone;
 };
+
+bool IsVersionSegment(const std::string& lower) {
+  return lower.size() >= 2 && lower[0] == 'v' && std::isdigit(static_cast<unsigned char>(lower[1]));
+}
+
+Api ApiOf(const std::vector<std::string>& segments) {
+  if (segments.empty()) return Api::kNone;
+  const std::string first = Lower(segments.front());
+  if (first == "compute") return Api::kCompute;
+  if (IsVersionSegment(first) || (!first.empty() && first.front() == '_')) return Api::kTpu;
+  return Api::kNone;
+}
 
 ApiPath SplitPath(const HttpRequest& request) {
   std::string_view raw = request.path;
@@ -59,45 +76,77 @@ ApiPath SplitPath(const HttpRequest& request) {
     last = last.substr(0, colon);
   }
   for (std::string_view part : parts) out.segments.push_back(PercentDecode(part, false));
+  out.api = ApiOf(out.segments);
   return out;
 }
 
-bool IsApiSegment(const std::string& first) {
-  std::string s = Lower(first);
-  if (!s.empty() && s.front() == '_') return true;
-  return s.size() >= 2 && s[0] == 'v' && std::isdigit(static_cast<unsigned char>(s[1]));
+// The index of the project segment: /v2/projects/{p}/... and /compute/v1/projects/{p}/....
+std::size_t ProjectIndex(const ApiPath& path) { return path.api == Api::kCompute ? 3 : 2; }
+
+// The project the path names, or nullptr for a path without one.
+const std::string* ProjectOf(const ApiPath& path) {
+  const std::size_t i = ProjectIndex(path);
+  if (path.segments.size() <= i || path.segments[i - 1] != "projects") return nullptr;
+  return &path.segments[i];
 }
 
 bool IsRead(const std::string& method) { return method == "GET" || method == "HEAD"; }
 
+// The verb of a permission for a REST method on a collection (`item` false) or one of its items.
+std::string RestVerb(const std::string& method, bool item) {
+  if (IsRead(method)) return item ? "get" : "list";
+  if (method == "POST" && !item) return "create";
+  if (method == "PATCH") return "update";
+  if (method == "DELETE") return "delete";
+  return Lower(method);
+}
+
+// Compute Engine's permission names (cloud.google.com/compute/docs/reference/rest/v1/projects,
+// .../globalOperations): segments are [compute, version, projects, p, rest...]. A method on the
+// project is compute.projects.<method> ("setCommonInstanceMetadata"); operations take their scope
+// ("globalOperations"); waiting on an operation needs compute.*Operations.get, as in Compute.
+std::string ComputePermission(const HttpRequest& request, const ApiPath& path) {
+  const std::vector<std::string>& s = path.segments;
+  if (ProjectOf(path) == nullptr) return "compute.unknown." + Lower(request.method);
+  std::vector<std::string> rest(s.begin() + 4, s.end());
+  if (rest.empty()) return "compute.projects." + RestVerb(request.method, true);
+  if (rest.size() == 1) return "compute.projects." + rest[0];
+  std::string scope;
+  if (rest[0] == "global") {
+    scope = "global";
+    rest.erase(rest.begin());
+  } else if ((rest[0] == "zones" || rest[0] == "regions") && rest.size() >= 3) {
+    scope = rest[0] == "zones" ? "zone" : "region";
+    rest.erase(rest.begin(), rest.begin() + 2);
+  }
+  if (rest.empty()) return "compute.projects." + RestVerb(request.method, true);
+  std::string collection = rest[0];
+  const bool operations = collection == "operations" && !scope.empty();
+  if (operations) collection = scope + "Operations";
+  std::string verb = rest.size() >= 3 ? rest[2] : RestVerb(request.method, rest.size() == 2);
+  if (!path.verb.empty()) verb = path.verb;
+  if (operations && verb == "wait") verb = "get";
+  return "compute." + collection + "." + verb;
+}
+
 // "tpu.nodes.create"-style name for the message of a 403 (Google's wording; the emulator does
 // not model IAM beyond viewer/editor).
 std::string PermissionFor(const HttpRequest& request, const ApiPath& path) {
+  if (path.api == Api::kCompute) return ComputePermission(request, path);
   // segments: [version, collection, id, collection, id, ...]
   const std::size_t n = path.segments.size();
   if (n < 2) return "tpu.unknown." + Lower(request.method);
   const bool item = (n - 1) % 2 == 0;
   std::string collection = path.segments[item ? n - 2 : n - 1];
   if (collection.starts_with("_")) collection = collection.substr(1);
-  std::string verb = path.verb;
-  if (verb.empty()) {
-    if (request.method == "GET" || request.method == "HEAD")
-      verb = item ? "get" : "list";
-    else if (request.method == "POST" && !item)
-      verb = "create";
-    else if (request.method == "PATCH")
-      verb = "update";
-    else if (request.method == "DELETE")
-      verb = "delete";
-    else
-      verb = Lower(request.method);
-  }
+  std::string verb = path.verb.empty() ? RestVerb(request.method, item) : path.verb;
   return "tpu." + collection + "." + verb;
 }
 
+// The path after its API prefix ("v2", "compute/v1"): "projects/p/locations/z/nodes".
 std::string ResourceOf(const ApiPath& path) {
   std::string out;
-  for (std::size_t i = 1; i < path.segments.size(); ++i) {
+  for (std::size_t i = ProjectIndex(path) - 1; i < path.segments.size(); ++i) {
     if (!out.empty()) out += '/';
     out += path.segments[i];
   }
@@ -203,13 +252,12 @@ bool AuthPolicy::GrantsEveryProject(const HttpRequest& request) const {
 }
 
 bool AuthPolicy::IsProtected(const HttpRequest& request) {
-  ApiPath path = SplitPath(request);
-  return !path.segments.empty() && IsApiSegment(path.segments.front());
+  return SplitPath(request).api != Api::kNone;
 }
 
 Status AuthPolicy::Check(const HttpRequest& request) const {
   ApiPath path = SplitPath(request);
-  if (path.segments.empty() || !IsApiSegment(path.segments.front())) return Status::Ok();
+  if (path.api == Api::kNone) return Status::Ok();
 
   std::optional<std::string> header = request.Header("authorization");
   if (!header) return Status::Unauthenticated(kMissing);
@@ -220,9 +268,8 @@ Status AuthPolicy::Check(const HttpRequest& request) const {
   const AuthGrant& grant = found->second;
   const bool all_projects = grant.projects.count("*") > 0;
 
-  const std::vector<std::string>& s = path.segments;
-  if (s.size() >= 3 && s[1] == "projects") {
-    const std::string& project = s[2];
+  if (const std::string* named = ProjectOf(path)) {
+    const std::string& project = *named;
     if (!all_projects && (project == "-" || grant.projects.count(project) == 0)) {
       return Denied(request, path, "the token is not granted project '" + project + "'.");
     }

@@ -6,24 +6,37 @@
 // `projects` lists project ids; "*" grants every project. `role` is "viewer" (GET/HEAD only) or
 // "editor" (every method). Tokens must be unique, 1..4096 printable non-space characters.
 //
-// Which requests need a token: every path whose first segment is an API version ("v1", "v2",
-// "v2alpha1", ...) or starts with '_' ("/_emulator/reset"), compared after percent-decoding and
-// case-insensitively, so an encoded or upper-case spelling cannot slip past. Everything else
-// (/healthz, /readyz, /metrics, the dashboard's static files) stays open, but an open request
-// whose token is not granted every project ("*") — none at all, for instance — reaches the
-// handler with HttpRequest::sees_every_project = false: GET /metrics then shows only its
-// aggregate, project-free series (a project's per-node series are at GET
-// /v2/projects/{p}/metrics, behind the rules below).
+// Which requests need a token (every route that reads or changes anyone's resources):
+//   - the TPU API and its siblings: first segment an API version ("v1", "v2", "v2alpha1", ...);
+//     the project is segment 2: /v2/projects/{p}/...
+//   - the emulator's own control plane: first segment starting with '_' ("/_emulator/reset")
+//   - Compute Engine's slice (api/routes_compute.cpp, gcloud's `tpu-vm ssh` and `project-info
+//     add-metadata`): first segment "compute"; the project is segment 3:
+//     /compute/{v1,beta,alpha}/projects/{p}/... (its ssh-keys open every node of the project)
+// The first segment is compared after percent-decoding and case-insensitively, as the router
+// decodes it, so an encoded or upper-case spelling ("/%76%32", "/Compute") cannot slip past.
+// Everything else stays open: /healthz and /readyz (liveness, no data), /metrics (below), the
+// discovery document (/$discovery/rest, /discovery/v1/apis/tpu/{version}/rest: the schema of the
+// emulated API, no project's data; Google serves it without credentials too) and the dashboard's
+// static files. tests/e2e/auth_routes_test.cpp walks every route the router registers and fails
+// on one that is neither protected nor on that allow-list. An open request whose token is not
+// granted every project ("*") — none at all, for instance — reaches the handler with
+// HttpRequest::sees_every_project = false: GET /metrics then shows only its aggregate,
+// project-free series (a project's per-node series are at GET /v2/projects/{p}/metrics, behind
+// the rules below).
 // Rules, in order:
 //   no or malformed `Authorization: Bearer <token>` -> 401 UNAUTHENTICATED (+ WWW-Authenticate)
 //   unknown token                                    -> 401 UNAUTHENTICATED (+ WWW-Authenticate)
-//   /v*/projects/{p}/...: p not granted              -> 403 PERMISSION_DENIED
+//   a path naming project p, p not granted           -> 403 PERMISSION_DENIED
 //     (`locations/-` lists stay inside p, so they need p only; project "-" needs "*")
 //   a path without a project (/_emulator/reset, ...) -> needs a "*" token, else 403; except that
 //     any valid token may read GET /_emulator/hardware and GET /_emulator/compare (catalog data
 //     of no project)
 //   a viewer's write (any method but GET/HEAD)       -> 403 PERMISSION_DENIED
-// Errors use Google's envelope; the 403 message names a `tpu.<collection>.<verb>` permission.
+//     (Compute's POST .../operations/{op}/wait included)
+// Errors use Google's envelope; the 403 message names a permission: `tpu.<collection>.<verb>`,
+// or Compute's own names under /compute (`compute.projects.get`,
+// `compute.projects.setCommonInstanceMetadata`, `compute.globalOperations.get`).
 //
 // Threading: an AuthPolicy is immutable after Load/Parse; Check and the wrapped handler may run
 // concurrently from any thread. The wrapped handler borrows the policy (it must outlive it).
@@ -54,7 +67,8 @@ class AuthPolicy {
   static Result<AuthPolicy> Parse(std::string_view json_text);
   static Result<AuthPolicy> Load(const std::filesystem::path& file);
 
-  // True when `request` is an API request (see above) and so needs a token.
+  // True when `request` is an API request (see above: TPU, emulator or Compute) and so needs a
+  // token.
   static bool IsProtected(const HttpRequest& request);
   // OK, or UNAUTHENTICATED / PERMISSION_DENIED with Google's wording. Open paths are always OK.
   Status Check(const HttpRequest& request) const;

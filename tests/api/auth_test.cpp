@@ -141,6 +141,80 @@ TEST(AuthPolicyCheck, DeniedMessageNamesPermissionAndResource) {
   EXPECT_NE(s.message().find("viewer"), std::string::npos) << s.message();
 }
 
+// Compute Engine's slice (/compute/{v1,beta,alpha}/projects/{p}/...): the same tokens, projects
+// and roles as the TPU API, its project in segment 3, whatever the spelling of "compute".
+TEST(AuthPolicyCheck, ComputePathsNeedATokenOfTheirProject) {
+  AuthPolicy p = Policy();
+  for (const char* target :
+       {"/compute/v1/projects/p1", "/compute/beta/projects/p1/setCommonInstanceMetadata",
+        "/compute/alpha/projects/p1/global/operations/op-1", "/Compute/v1/projects/p1",
+        "/COMPUTE/v1/projects/p1", "/%63ompute/v1/projects/p1", "/%43OMPUTE/v1/projects/p1",
+        "/compute", "/compute/v1", "/compute/v1/projects", "/compute/v1/PROJECTS/p1"}) {
+    EXPECT_TRUE(AuthPolicy::IsProtected(Req("GET", target))) << target;
+    EXPECT_EQ(CodeOf(p, Req("GET", target)), StatusCode::kUnauthenticated) << target;
+    EXPECT_EQ(CodeOf(p, Req("GET", target, "wrong")), StatusCode::kUnauthenticated) << target;
+  }
+  // Not "compute": open as before.
+  for (const char* target : {"/computer/v1/projects/p1", "/xcompute/v1/projects/p1"}) {
+    EXPECT_FALSE(AuthPolicy::IsProtected(Req("GET", target))) << target;
+  }
+  const std::string project = "/compute/v1/projects/p1";
+  EXPECT_TRUE(p.Check(Req("GET", project, "ed-p1")).ok());
+  EXPECT_TRUE(p.Check(Req("GET", project, "ro-p1")).ok());
+  EXPECT_TRUE(p.Check(Req("GET", "/%43ompute/v1/projects/p1", "ro-p1")).ok());
+  EXPECT_TRUE(p.Check(Req("POST", project + "/setCommonInstanceMetadata", "ed-p1")).ok());
+  EXPECT_TRUE(p.Check(Req("POST", project + "/global/operations/op-1/wait", "ed-p1")).ok());
+  EXPECT_TRUE(p.Check(Req("GET", "/compute/v1/projects/p2", "admin")).ok());
+  // Another project, plain, encoded or behind an upper-case "compute".
+  for (const char* target :
+       {"/compute/v1/projects/p2", "/compute/v1/projects/%70%32", "/Compute/beta/projects/p2",
+        "/%63ompute/alpha/projects/p2", "/compute/v1/projects/-"}) {
+    EXPECT_EQ(CodeOf(p, Req("GET", target, "ed-p1")), StatusCode::kPermissionDenied) << target;
+  }
+  // A viewer's writes, its own project included.
+  EXPECT_EQ(CodeOf(p, Req("POST", project + "/setCommonInstanceMetadata", "ro-p1")),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(CodeOf(p, Req("POST", project + "/setCommonInstanceMetadata", "ro-all")),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(CodeOf(p, Req("POST", project + "/global/operations/op-1/wait", "ro-p1")),
+            StatusCode::kPermissionDenied);
+  // A Compute path without a project needs "*", as the TPU API's do.
+  EXPECT_EQ(CodeOf(p, Req("GET", "/compute/v1/PROJECTS/p1", "ed-p1")),
+            StatusCode::kPermissionDenied);
+  EXPECT_TRUE(p.Check(Req("GET", "/compute/v1/PROJECTS/p1", "admin")).ok());
+}
+
+TEST(AuthPolicyCheck, ComputeDeniedMessageNamesComputesPermission) {
+  AuthPolicy p = Policy();
+  struct Case {
+    const char* method;
+    const char* target;
+    const char* token;
+    const char* permission;
+  } cases[] = {
+      {"GET", "/compute/v1/projects/p2", "ed-p1",
+       "'compute.projects.get' denied on resource "
+       "'projects/p2'"},
+      {"POST", "/compute/v1/projects/p1/setCommonInstanceMetadata", "ro-p1",
+       "'compute.projects.setCommonInstanceMetadata' denied on resource "
+       "'projects/p1/setCommonInstanceMetadata'"},
+      {"GET", "/compute/beta/projects/p2/global/operations/op-1", "ed-p1",
+       "'compute.globalOperations.get'"},
+      {"POST", "/compute/alpha/projects/p1/global/operations/op-1/wait", "ro-p1",
+       "'compute.globalOperations.get'"},
+      {"GET", "/compute/v1/projects/p2/zones/z/operations/op-1", "ed-p1",
+       "'compute.zoneOperations.get'"},
+      {"DELETE", "/compute/v1/projects/p2/zones/z/instances/i", "ed-p1",
+       "'compute.instances.delete'"},
+  };
+  for (const Case& c : cases) {
+    Status s = p.Check(Req(c.method, c.target, c.token));
+    EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << c.target;
+    EXPECT_NE(s.message().find(std::string("Permission ") + c.permission), std::string::npos)
+        << s.message();
+  }
+}
+
 class AuthRouterTest : public ::testing::Test {
  protected:
   void SetUp() override {
