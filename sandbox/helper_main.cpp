@@ -1,32 +1,41 @@
 // tpuemu-sandbox: the small static helper that builds a worker sandbox and runs commands in it
 // (sandbox/worker_box.h is its only caller; docs/sandbox.md walks through it).
 //
-//   tpuemu-sandbox boot --dir DIR --hostname NAME [--lifeline-fd FD] [--cgroup CGDIR]...
-//                       [--bind HOST INSIDE ro|rw]...
-//     Joins the cgroups, unshares a PID namespace and forks the worker's init (PID 1 inside), which
-//     unshares the mount, UTS and IPC namespaces, builds the root under DIR and pivots into it.
+//   tpuemu-sandbox boot --dir DIR --hostname NAME --ids FIRST COUNT --base BASE [--lifeline-fd FD]
+//                       [--cgroup CGDIR]... [--bind HOST INSIDE ro|rw]...
+//     Makes the worker's user namespace (ids 0..COUNT-1 inside are FIRST.. on the host), joins
+//     the cgroups, unshares a PID namespace and forks the worker's init (PID 1 inside), which
+//     unshares the mount, UTS and IPC namespaces, builds the root under DIR (the host's /usr and
+//     BASE's /etc, /var, /opt, /srv beneath, idmapped), pivots into it, and becomes root of the
+//     user namespace: root inside is FIRST outside, with no power over the host's namespaces.
 //     Prints "ready <init host pid>" on stderr once the init waits, or one line naming the failed
 //     step. Stays outside the namespaces until the init exits (exits with its status), or kills
 //     the init when FD (the lifeline) reads EOF: its owner is gone.
 //   tpuemu-sandbox enter --pid INIT [--cgroup CGDIR]... [--signal N] -- PATH ARG...
-//     Joins the cgroups and the namespaces of INIT, forks, and execs PATH inside with this
-//     process's environment; exits with the command's status (128 + signal). Signals TERM, INT,
-//     HUP, QUIT, USR1 and USR2 are forwarded to the command, ALRM as KILL; the command dies
-//     (SIGKILL) with this process. With --signal: sends signal N to every process inside but the
-//     init, and exits 0.
-//     Why ALRM: a process whose parent is outside its PID namespace is reparented, when that
-//     parent dies, to the host's init, not the worker's; until the host's init reaps it the
-//     worker's init cannot finish dying. So this process should outlive its command: SIGALRM ends
-//     the command first, SIGKILL here is the last resort.
+//     Joins the namespaces of INIT, forks; the child joins the cgroups and INIT's user namespace
+//     as root there, and execs PATH inside with this process's environment; exits with the
+//     command's status (128 + signal). Signals TERM, INT, HUP, QUIT, USR1 and USR2 are forwarded to
+//     the command, ALRM as KILL; the command dies (SIGKILL) with this process. With --signal: sends
+//     signal N to every process inside but the init, and exits 0. Why ALRM: a process whose parent
+//     is outside its PID namespace is reparented, when that parent dies, to the host's init, not
+//     the worker's; until the host's init reaps it the worker's init cannot finish dying. So this
+//     process should outlive its command: SIGALRM ends the command first, SIGKILL here is the last
+//     resort.
 //
 // Single-threaded, no allocation after fork that matters, statically linked (an idle init then
 // costs a few hundred KiB), built without sanitizers.
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +51,8 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/idmap.h"
+
 extern char** environ;
 
 namespace {
@@ -55,6 +66,9 @@ struct BindArg {
 struct Options {
   std::string dir;
   std::string hostname;
+  std::string base;  // the mirrored /etc, /var, /opt, /srv (sandbox/base_tree.h)
+  uid_t id_first = 0;
+  uid_t id_count = 0;
   int lifeline_fd = -1;
   std::vector<std::string> cgroups;
   std::vector<BindArg> binds;
@@ -64,6 +78,8 @@ struct Options {
 };
 
 const char* g_mode = "tpuemu-sandbox";
+// Host id of root inside (Options::id_first): what the worker's own folders and tmpfs are owned by.
+uid_t g_root = 0;
 
 [[noreturn]] void Fail(const std::string& step, int err) {
   dprintf(2, "%s: %s: %s\n", g_mode, step.c_str(), strerror(err));
@@ -170,10 +186,27 @@ void MakeMountPoint(const std::string& source, const std::string& target) {
     if (fd < 0) Fail("create " + target, errno);
     close(fd);
   }
+  lchown(target.c_str(), g_root, g_root);  // covered by the mount: cosmetic, so no failure
 }
 
 bool Contains(const std::string& folder, const std::string& path) {
   return path == folder || path.rfind(folder + "/", 0) == 0;
+}
+
+// tmpfs options that make its root folder root's inside.
+std::string OwnerOptions() {
+  return "uid=" + std::to_string(g_root) + ",gid=" + std::to_string(g_root);
+}
+
+// Gives `path` to root inside the worker (the host's g_root).
+void Own(const std::string& path) {
+  if (lchown(path.c_str(), g_root, g_root) != 0) Fail("chown " + path, errno);
+}
+
+// mkdir -p of a folder root inside owns (the parents made too).
+void MakeOwnedDirs(const std::string& path, mode_t mode) {
+  MakeDirs(path, mode);
+  Own(path);
 }
 
 // The worker's own folder `name` (fs/<name>/upper, so that an overlay may replace it later).
@@ -182,6 +215,7 @@ void PrivateDir(const Options& o, const std::string& root, const std::string& na
   MakeDirs(o.dir + "/fs", 0755);
   if (mkdir(own.c_str(), mode) == 0) {
     chmod(own.c_str(), mode);
+    Own(own);
   } else if (errno != EEXIST) {
     Fail("mkdir " + own, errno);
   }
@@ -189,21 +223,41 @@ void PrivateDir(const Options& o, const std::string& root, const std::string& na
   BindMount(own, root + "/" + name, false, false);
 }
 
-// /<name> as the host's read-only beneath the worker's upper folder.
-void OverlayDir(const Options& o, const std::string& root, const std::string& name) {
-  const std::string host = "/" + name;
+// Mounts `lower` (a host folder) idmapped for the worker's user namespace at `at`: a file the
+// host's root owns is owned by root inside, while the worker's own ids are unprivileged outside.
+void AttachIdmapped(const std::string& lower, const std::string& at, int userns_fd,
+                    uint64_t attrs) {
+  using namespace tpuemu::sandbox::internal;
+  const int fd = IdmappedMount(lower.c_str(), userns_fd, attrs, false);
+  if (fd < 0) Fail("idmap " + lower, errno);
+  if (!AttachMount(fd, at.c_str())) Fail("attach idmapped " + lower + " at " + at, errno);
+}
+
+// /<name> as the host's (or the base tree's) read-only and idmapped beneath the worker's upper
+// folder.
+void OverlayDir(const Options& o, const std::string& root, const std::string& name, int userns_fd) {
+  const bool mirrored = name == "etc" || name == "var" || name == "opt" || name == "srv";
+  const std::string host = mirrored ? o.base + "/" + name : "/" + name;
+  const std::string upper = o.dir + "/fs/" + name + "/upper";
+  const std::string work = o.dir + "/fs/" + name + "/work";
   struct stat st {};
   if (stat(host.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || Contains(host, o.dir)) {
     // Missing on the host, or it holds the worker's own files (an overlay would overlap them).
-    const std::string upper = o.dir + "/fs/" + name + "/upper";
-    MakeDirs(upper, 0755);
+    MakeOwnedDirs(upper, 0755);
     MakeDirs(root + "/" + name, 0755);
     BindMount(upper, root + "/" + name, false, false);
     return;
   }
-  const std::string upper = o.dir + "/fs/" + name + "/upper";
-  const std::string work = o.dir + "/fs/" + name + "/work";
-  MakeDirs(upper, 0755);
+  MakeDirs(o.dir + "/fs/" + name, 0755);
+  if (mkdir(upper.c_str(), 0755) == 0) {
+    // The merged folder's owner and mode are the upper folder's: the lower's, as root inside.
+    if (lchown(upper.c_str(), g_root + st.st_uid, g_root + st.st_gid) != 0 ||
+        chmod(upper.c_str(), st.st_mode & 07777) != 0) {
+      Fail("own " + upper, errno);
+    }
+  } else if (errno != EEXIST) {
+    Fail("mkdir " + upper, errno);
+  }
   MakeDirs(work, 0755);
   MakeDirs(root + "/" + name, 0755);
   // "volatile" (Linux 5.10+): no syncfs of the whole upper file system when the worker's mount
@@ -214,17 +268,24 @@ void OverlayDir(const Options& o, const std::string& root, const std::string& na
   if (rmdir((marker + "/dirty").c_str()) != 0) unlink((marker + "/dirty").c_str());
   rmdir(marker.c_str());
   rmdir((work + "/work/incompat").c_str());
-  const std::string data = "lowerdir=" + host + ",upperdir=" + upper + ",workdir=" + work;
+  // The idmapped lower is attached only while the overlay is mounted: overlayfs keeps a private
+  // copy of each layer, so nothing of it stays in the worker's tree.
+  const std::string attach = o.dir + "/.lower";
+  MakeDirs(attach, 0700);
+  AttachIdmapped(host, attach, userns_fd, MOUNT_ATTR_RDONLY);
+  const std::string data = "lowerdir=" + attach + ",upperdir=" + upper + ",workdir=" + work;
   const std::string fast = "volatile," + data;
   if (mount("overlay", (root + "/" + name).c_str(), "overlay", 0, fast.c_str()) != 0) {
     Mount("overlay", root + "/" + name, "overlay", 0, data.c_str(), "mount overlay " + host);
   }
+  if (umount2(attach.c_str(), MNT_DETACH) != 0) Fail("detach " + attach, errno);
 }
 
 void BuildDev(const std::string& root) {
   const std::string dev = root + "/dev";
   MakeDirs(dev, 0755);
-  Mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k", "mount /dev");
+  Mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC,
+        ("mode=0755,size=64k," + OwnerOptions()).c_str(), "mount /dev");
   for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
     const std::string target = dev + "/" + node;
     const int fd = open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
@@ -233,12 +294,14 @@ void BuildDev(const std::string& root) {
     BindMount(std::string("/dev/") + node, target, false, false);
   }
   MakeDirs(dev + "/pts", 0755);
+  // Terminals belong to group tty (5) inside.
   Mount("devpts", dev + "/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-        "newinstance,ptmxmode=0666,mode=0620,gid=5", "mount /dev/pts");
+        ("newinstance,ptmxmode=0666,mode=0620,gid=" + std::to_string(g_root + 5)).c_str(),
+        "mount /dev/pts");
   if (symlink("pts/ptmx", (dev + "/ptmx").c_str()) != 0) Fail("symlink /dev/ptmx", errno);
   MakeDirs(dev + "/shm", 01777);
-  Mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m",
-        "mount /dev/shm");
+  Mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+        ("mode=1777,size=64m," + OwnerOptions()).c_str(), "mount /dev/shm");
   const char* links[][2] = {{"/proc/self/fd", "fd"},
                             {"/proc/self/fd/0", "stdin"},
                             {"/proc/self/fd/1", "stdout"},
@@ -249,10 +312,11 @@ void BuildDev(const std::string& root) {
   }
 }
 
-void BuildRoot(const Options& o, const std::string& root) {
+void BuildRoot(const Options& o, const std::string& root, int userns_fd) {
   MakeDirs(root, 0755);
-  Mount("tpuemu-root", root, "tmpfs", MS_NOSUID, "mode=0755,size=16m", "mount the root tmpfs");
-  for (const char* name : {"usr", "etc", "var", "opt", "srv"}) OverlayDir(o, root, name);
+  Mount("tpuemu-root", root, "tmpfs", MS_NOSUID, ("mode=0755,size=16m," + OwnerOptions()).c_str(),
+        "mount the root tmpfs");
+  for (const char* name : {"usr", "etc", "var", "opt", "srv"}) OverlayDir(o, root, name, userns_fd);
   // /bin /sbin /lib*: the host's symlinks into /usr (usrmerge), or overlays where they are folders.
   if (DIR* d = opendir("/")) {
     while (dirent* e = readdir(d)) {
@@ -268,7 +332,7 @@ void BuildRoot(const Options& o, const std::string& root) {
         target[n] = '\0';
         if (symlink(target, (root + host).c_str()) != 0) Fail("symlink " + host, errno);
       } else if (S_ISDIR(st.st_mode)) {
-        OverlayDir(o, root, name);
+        OverlayDir(o, root, name, userns_fd);
       }
     }
     closedir(d);
@@ -288,9 +352,10 @@ void BuildRoot(const Options& o, const std::string& root) {
         "make /sys read-only");
   BuildDev(root);
   MakeDirs(root + "/run", 0755);
-  Mount("tmpfs", root + "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m", "mount /run");
-  MakeDirs(root + "/run/sshd", 0755);
-  MakeDirs(root + "/run/lock", 01777);
+  Mount("tmpfs", root + "/run", "tmpfs", MS_NOSUID | MS_NODEV,
+        ("mode=0755,size=16m," + OwnerOptions()).c_str(), "mount /run");
+  MakeOwnedDirs(root + "/run/sshd", 0755);  // sshd wants it root's (inside) and not writable
+  MakeOwnedDirs(root + "/run/lock", 01777);
 }
 
 // After fork: dies now if the parent already died (PR_SET_PDEATHSIG would never fire).
@@ -341,14 +406,96 @@ bool OnlyInitLeft() {
   }
 }
 
-[[noreturn]] void InitMain(const Options& o, int ready_fd, int alive_fd) {
+// Seccomp, on top of the user namespace: what the kernel still allows any user (the kernel log,
+// where kernel.dmesg_restrict is 0) is refused inside. Installed while still root on the host
+// (seccomp without no_new_privs needs CAP_SYS_ADMIN), inherited by everything inside.
+void RestrictSyscalls() {
+#if defined(__x86_64__)
+  constexpr uint32_t kArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  constexpr uint32_t kArch = AUDIT_ARCH_AARCH64;
+#else
+  constexpr uint32_t kArch = 0;
+#endif
+  if (kArch == 0) return;
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),  // another ABI (i386, x32): none
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_syslog, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) Fail("seccomp", errno);
+}
+
+// Joins the worker's user namespace as its root: from here on this process is g_root on the
+// host, with capabilities over nothing but that namespace (which owns no other namespace).
+void BecomeWorkerRoot(int userns_fd) {
+  RestrictSyscalls();
+  if (setns(userns_fd, CLONE_NEWUSER) != 0) Fail("join the user namespace", errno);
+  close(userns_fd);
+  if (setgroups(0, nullptr) != 0 || setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) {
+    Fail("become root of the user namespace", errno);
+  }
+}
+
+// Files a worker made under another id range (or before workers had user namespaces: range 0)
+// are moved to this one, so that a restart that claimed another range still shows them as theirs.
+uid_t g_shift_from = 0;
+uid_t g_shift_count = 0;
+int ShiftOne(const char* path, const struct stat* st, int, struct FTW*) {
+  auto moved = [](uid_t id) {
+    return id >= g_shift_from && id - g_shift_from < g_shift_count ? id - g_shift_from + g_root
+                                                                   : id;
+  };
+  const uid_t uid = moved(st->st_uid);
+  const gid_t gid = moved(st->st_gid);
+  if (uid == st->st_uid && gid == st->st_gid) return 0;
+  if (lchown(path, uid, gid) != 0) Fail(std::string("chown ") + path, errno);
+  // chown clears set-user-ID and set-group-ID: give them back.
+  if (!S_ISLNK(st->st_mode) && (st->st_mode & 06000) != 0) chmod(path, st->st_mode & 07777);
+  return 0;
+}
+
+void ShiftIds(const Options& o) {
+  const std::string fs = o.dir + "/fs";
+  const std::string marker = fs + "/.ids";
+  const std::string want = std::to_string(g_root) + "\n";
+  struct stat st {};
+  if (lstat(fs.c_str(), &st) == 0) {
+    char have[32] = {0};
+    const int fd = open(marker.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0) {
+      if (read(fd, have, sizeof(have) - 1) < 0) have[0] = '\0';
+      close(fd);
+    }
+    if (want == have) return;
+    g_shift_from = static_cast<uid_t>(strtoul(have, nullptr, 10));
+    g_shift_count = o.id_count;
+    if (nftw(fs.c_str(), ShiftOne, 32, FTW_PHYS | FTW_MOUNT) != 0)
+      Fail("shift ids of " + fs, errno);
+  } else {
+    MakeDirs(fs, 0755);
+  }
+  const int fd = open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0 || write(fd, want.data(), want.size()) != static_cast<ssize_t>(want.size())) {
+    Fail("write " + marker, errno);
+  }
+  close(fd);
+}
+
+[[noreturn]] void InitMain(const Options& o, int ready_fd, int alive_fd, int userns_fd) {
   g_mode = "tpuemu-sandbox init";
   DieWithParent(alive_fd);
   setsid();
   if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) != 0) Fail("unshare", errno);
   Mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr, "make / private");
   const std::string root = o.dir + "/root";
-  BuildRoot(o, root);
+  ShiftIds(o);
+  BuildRoot(o, root, userns_fd);
   if (sethostname(o.hostname.data(), o.hostname.size()) != 0) Fail("sethostname", errno);
   if (chdir(root.c_str()) != 0) Fail("chdir " + root, errno);
   if (mkdir(".oldroot", 0700) != 0) Fail("mkdir .oldroot", errno);
@@ -360,10 +507,13 @@ bool OnlyInitLeft() {
     struct stat st {};
     if (stat(source.c_str(), &st) != 0) Fail("bind " + b.host, errno);
     MakeMountPoint(source, b.inside);
-    BindMount(source, b.inside, b.read_only, true);
+    const uint64_t attrs =
+        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (b.read_only ? MOUNT_ATTR_RDONLY : 0);
+    AttachIdmapped(source, b.inside, userns_fd, attrs);
   }
   if (umount2("/.oldroot", MNT_DETACH) != 0) Fail("detach the old root", errno);
   rmdir("/.oldroot");
+  BecomeWorkerRoot(userns_fd);
   const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null_fd < 0) Fail("open /dev/null", errno);
   dup2(null_fd, 0);
@@ -389,6 +539,11 @@ int ExitCode(int status) {
   signal(SIGPIPE, SIG_IGN);
   if (o.dir.empty() || o.dir[0] != '/') Usage("--dir must be absolute");
   if (o.hostname.empty()) Usage("--hostname");
+  if (o.id_first == 0 || o.id_count == 0) Usage("--ids FIRST COUNT");
+  if (o.base.empty() || o.base[0] != '/') Usage("--base must be absolute");
+  g_root = o.id_first;
+  const int userns_fd = tpuemu::sandbox::internal::MakeUserNamespace(o.id_first, o.id_count);
+  if (userns_fd < 0) Fail("make the user namespace", errno);
   const std::vector<int> cgroup_fds = OpenCgroups(o.cgroups);
   if (unshare(CLONE_NEWPID) != 0) Fail("unshare", errno);
   int ready[2];
@@ -401,8 +556,9 @@ int ExitCode(int status) {
     close(alive[1]);
     if (o.lifeline_fd >= 0) close(o.lifeline_fd);
     JoinCgroups(o.cgroups, cgroup_fds);
-    InitMain(o, ready[1], alive[0]);
+    InitMain(o, ready[1], alive[0], userns_fd);
   }
+  close(userns_fd);
   for (int fd : cgroup_fds) close(fd);
   close(ready[1]);
   close(alive[0]);
@@ -465,6 +621,9 @@ void Forward(int sig) {
     ns_fds[i] = open((proc + "/ns/" + kinds[i]).c_str(), O_RDONLY | O_CLOEXEC);
     if (ns_fds[i] < 0) Fail(proc + "/ns/" + kinds[i], errno);
   }
+  // Joined by the child only: this process stays outside, where the worker cannot reach it.
+  const int userns_fd = open((proc + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC);
+  if (userns_fd < 0) Fail(proc + "/ns/user", errno);
   const int root_fd = open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0) Fail(proc + "/root", errno);
   for (int i = 0; i < 4; ++i) {
@@ -481,6 +640,7 @@ void Forward(int sig) {
     close(alive[1]);
     DieWithParent(alive[0]);
     JoinCgroups(o.cgroups, cgroup_fds);
+    BecomeWorkerRoot(userns_fd);
     if (o.signo != 0) {
       kill(-1, o.signo);  // everything in the namespace but its init and this process
       _exit(0);
@@ -496,6 +656,7 @@ void Forward(int sig) {
     _exit(err == ENOENT ? 127 : 126);
   }
   close(alive[0]);
+  close(userns_fd);
   g_child = child;
   struct sigaction sa {};
   sa.sa_handler = Forward;
@@ -534,6 +695,11 @@ Options Parse(int argc, char** argv, int first) {
       o.dir = next("--dir");
     } else if (a == "--hostname") {
       o.hostname = next("--hostname");
+    } else if (a == "--base") {
+      o.base = next("--base");
+    } else if (a == "--ids") {
+      o.id_first = static_cast<uid_t>(ParseNumber(next("--ids FIRST"), "--ids FIRST"));
+      o.id_count = static_cast<uid_t>(ParseNumber(next("--ids COUNT"), "--ids COUNT"));
     } else if (a == "--lifeline-fd") {
       o.lifeline_fd = static_cast<int>(ParseNumber(next("--lifeline-fd"), "--lifeline-fd"));
     } else if (a == "--cgroup") {
@@ -566,7 +732,8 @@ int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "boot") == 0) Boot(Parse(argc, argv, 2));
   if (argc >= 2 && strcmp(argv[1], "enter") == 0) Enter(Parse(argc, argv, 2));
   dprintf(2,
-          "usage: tpuemu-sandbox boot --dir DIR --hostname NAME [--lifeline-fd FD] "
+          "usage: tpuemu-sandbox boot --dir DIR --hostname NAME --ids FIRST COUNT --base BASE "
+          "[--lifeline-fd FD] "
           "[--cgroup DIR]... [--bind HOST INSIDE ro|rw]...\n"
           "       tpuemu-sandbox enter --pid INIT [--cgroup DIR]... [--signal N] -- PATH ARG...\n");
   return 2;

@@ -12,9 +12,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "sandbox/base_tree.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/id_range.h"
+#include "sandbox/idmap.h"
 #include "sandbox/process.h"
 #include "sandbox/worker_box.h"
 
@@ -121,6 +125,64 @@ std::string ProbeNamespacesAndOverlay(const std::string& workers_dir) {
   return reason;
 }
 
+// In a child: an idmapped copy of `workers_dir`'s mount for a user namespace of `first`, and an
+// overlay over it (as a worker's /usr is made). "" when both work.
+std::string ProbeIdmappedOverlay(const std::string& workers_dir, uid_t first) {
+  const int userns = internal::MakeUserNamespace(first, internal::kWorkerIdCount);
+  if (userns < 0)
+    return "a user namespace mapping ids from " + std::to_string(first) +
+           " failed: " + internal::ErrnoText(errno);
+  std::string base = workers_dir + "/.probe-XXXXXX";
+  if (mkdtemp(base.data()) == nullptr) {
+    close(userns);
+    return "cannot make a folder in " + workers_dir + ": " + internal::ErrnoText(errno);
+  }
+  const std::string lower = base + "/lower", upper = base + "/upper", work = base + "/work",
+                    merged = base + "/merged", attach = base + "/attach";
+  for (const std::string& d : {lower, upper, work, merged, attach}) mkdir(d.c_str(), 0755);
+  const std::string data = "lowerdir=" + attach + ",upperdir=" + upper + ",workdir=" + work;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    close(userns);
+    (void)Wipe(base);
+    return "pipe: " + internal::ErrnoText(errno);
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    int report[2] = {0, 0};
+    int fd = -1;
+    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr)) {
+      report[0] = 1;
+    } else if ((fd = internal::IdmappedMount(lower.c_str(), userns, MOUNT_ATTR_RDONLY, false)) <
+               0) {
+      report[0] = 2;
+    } else if (!internal::AttachMount(fd, attach.c_str())) {
+      report[0] = 2;
+    } else if (mount("overlay", merged.c_str(), "overlay", 0, data.c_str()) != 0) {
+      report[0] = 3;
+    }
+    report[1] = errno;
+    if (write(pipe_fds[1], report, sizeof(report)) < 0) _exit(1);
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  close(userns);
+  int report[2] = {4, 0};
+  if (pid > 0) {
+    if (read(pipe_fds[0], report, sizeof(report)) != sizeof(report)) report[0] = 4;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  close(pipe_fds[0]);
+  (void)Wipe(base);
+  const char* steps[] = {"", "a private mount namespace", "an idmapped mount (Linux 5.12+)",
+                         "an overlayfs over an idmapped folder (Linux 5.19+)",
+                         "the idmapped mount probe"};
+  if (report[0] == 0) return "";
+  return std::string(steps[report[0]]) + " failed: " + internal::ErrnoText(report[1]);
+}
+
 // "" when a worker cgroup can be made under `parent` with its limit files written.
 std::string ProbeCgroup(const internal::CgroupLayout& layout, const std::string& parent,
                         const char* controller) {
@@ -140,7 +202,8 @@ std::string ProbeCgroup(const internal::CgroupLayout& layout, const std::string&
 
 }  // namespace
 
-Support Probe(const std::string& workers_dir, const std::string& helper) {
+Support Probe(const std::string& workers_dir, const std::string& helper,
+              const std::vector<std::string>& hidden) {
   Support s;
   const uid_t uid = geteuid();
   if (uid != 0) {
@@ -172,6 +235,25 @@ Support Probe(const std::string& workers_dir, const std::string& helper) {
   }
   if (std::string why = ProbeNamespacesAndOverlay(workers_dir); !why.empty()) {
     s.reason = std::string(kOff) + why;
+    return s;
+  }
+  Result<uid_t> ids = internal::ClaimIdRange(
+      static_cast<unsigned>(std::hash<std::string>{}(Absolute(workers_dir))));
+  if (!ids.ok()) {
+    s.reason = std::string(kOff) + ids.status().message();
+    return s;
+  }
+  if (std::string why = ProbeIdmappedOverlay(workers_dir, *ids); !why.empty()) {
+    s.reason = std::string(kOff) + "root in a worker would be root on the host: " + why;
+    return s;
+  }
+  s.id_first = *ids;
+  s.id_count = internal::kWorkerIdCount;
+  s.base_dir = Absolute(workers_dir) + "/.base";
+  std::vector<std::string> exclude = {Absolute(workers_dir)};
+  for (const std::string& h : hidden) exclude.push_back(Absolute(h));
+  if (Status built = internal::BuildBaseTree(s.base_dir, exclude); !built.ok()) {
+    s.reason = std::string(kOff) + "the workers' /etc and /var: " + built.message();
     return s;
   }
   const internal::CgroupLayout layout = internal::DetectCgroups();

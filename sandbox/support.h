@@ -1,14 +1,21 @@
 // What this host lets tpuemud build worker sandboxes with, probed once at startup.
 //
 // A worker sandbox (worker_box.h) needs: root (mounts, namespaces, port 22), unshare(2) of the
-// mount, PID, UTS and IPC namespaces, overlayfs with upper dirs on the workers' folder, OpenSSH's
-// sshd and ssh-keygen, and the tpuemu-sandbox helper binary (sandbox/helper_main.cpp). cgroups are
-// optional: without the memory or pids controller the limits are not enforced, and `limits_note`
-// says so. Pure probing: nothing is left behind (but the empty, shared tpuemu/ cgroup folders).
-// Thread-safe.
+// mount, PID, UTS and IPC namespaces, overlayfs with upper dirs on the workers' folder, a user
+// namespace per worker with idmapped mounts (Linux 5.19+: root inside is an unprivileged id on
+// the host, id_range.h), OpenSSH's sshd and ssh-keygen, and the tpuemu-sandbox helper binary
+// (sandbox/helper_main.cpp). cgroups are optional: without the memory or pids controller the
+// limits are not enforced, and `limits_note` says so.
+// Besides probing, Probe claims this process's range of host ids (id_range.h) and builds the
+// folders a worker's /etc, /var, /opt and /srv are laid over (base_tree.h) in
+// `<workers_dir>/.base`; it leaves nothing else behind (but the empty, shared tpuemu/ cgroup
+// folders). Thread-safe.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
+#include <vector>
 
 namespace tpuemu::sandbox {
 
@@ -21,11 +28,16 @@ struct Support {
   bool memory_limits = false;  // a cgroup memory controller is usable
   bool pids_limits = false;    // a cgroup pids controller is usable
   std::string limits_note;     // what is not enforced and why; empty when both are
+  uid_t id_first = 0;          // host id of root inside every worker (id_range.h)
+  uid_t id_count = 0;          // ids mapped: 0..id_count-1 inside
+  std::string base_dir;        // the mirrored /etc, /var, /opt, /srv (base_tree.h)
 };
 
 // Checks everything above. `workers_dir` is created if missing (overlay upper dirs live there);
 // `helper` is the tpuemu-sandbox binary to use (empty = next to /proc/self/exe, then the build
-// tree's, then $PATH).
-Support Probe(const std::string& workers_dir, const std::string& helper);
+// tree's, then $PATH). `hidden` are host paths no worker may see (tpuemud's data folder); the
+// workers' folder is always hidden.
+Support Probe(const std::string& workers_dir, const std::string& helper,
+              const std::vector<std::string>& hidden = {});
 
 }  // namespace tpuemu::sandbox

@@ -182,8 +182,19 @@ Result<std::unique_ptr<WorkerBox>> WorkerBox::Boot(const Support& support, const
 
   const int lifeline = LifelineReadEnd();
   if (lifeline < 0) return Status::Internal(what + ": lifeline pipe: " + ErrnoText(errno));
-  std::vector<std::string> args = {support.helper, "boot",        "--dir",         box->spec_.dir,
-                                   "--hostname",   spec.hostname, "--lifeline-fd", "3"};
+  std::vector<std::string> args = {support.helper,
+                                   "boot",
+                                   "--dir",
+                                   box->spec_.dir,
+                                   "--hostname",
+                                   spec.hostname,
+                                   "--ids",
+                                   std::to_string(support.id_first),
+                                   std::to_string(support.id_count),
+                                   "--base",
+                                   support.base_dir,
+                                   "--lifeline-fd",
+                                   "3"};
   for (const std::string& cg : box->Cgroups()) {
     args.push_back("--cgroup");
     args.push_back(cg);

@@ -1,10 +1,14 @@
-// WorkerBox: one TPU VM worker as a Linux sandbox — its own mount, PID, UTS and IPC namespaces
-// (the network is the host's: each worker listens on its own loopback address), its own writable
-// files over the host's operating system, bounded by a cgroup.
+// WorkerBox: one TPU VM worker as a Linux sandbox — its own user, mount, PID, UTS and IPC
+// namespaces (the network is the host's: each worker listens on its own loopback address), its
+// own writable files over the host's operating system, bounded by a cgroup. Root inside is root
+// of the worker's user namespace only: an unprivileged id on the host (Support::id_first), with
+// no capability over the host's namespaces (docs/sandbox.md has the table of what it may do).
 //
 // Files. Everything the worker writes lives under `BootSpec::dir` on the host and survives
 // Stop/Boot and tpuemud restarts; Wipe() deletes it. Inside the worker:
-//   /usr /etc /var /opt /srv        overlayfs: the host's (read-only beneath) + the worker's upper
+//   /usr /etc /var /opt /srv        overlayfs: the host's /usr, or the mirror of what any host user
+//                                   may read of /etc /var /opt /srv (base_tree.h), read-only and
+//                                   idmapped beneath + the worker's upper
 //   /bin /sbin /lib /lib64 ...      the host's symlinks into /usr (usrmerge), or overlays likewise
 //   /root /home /tmp /mnt /media    the worker's own folders, empty at first
 //   /proc (its PID namespace's), /sys (read-only), /dev (a minimal tmpfs: null, zero, full,

@@ -38,9 +38,17 @@ TEST(SupportTest, ProbeFindsEverythingAndLeavesNothingBehind) {
   EXPECT_EQ(access(s.sshd.c_str(), X_OK), 0) << s.sshd;
   EXPECT_EQ(access(s.ssh_keygen.c_str(), X_OK), 0) << s.ssh_keygen;
   EXPECT_EQ(s.limits_note.empty(), s.memory_limits && s.pids_limits) << s.limits_note;
-  // The folder is made, and the overlay probe left nothing in it.
+  // The folder is made, and the probes left nothing in it but the workers' base tree.
   EXPECT_TRUE(testing::PathExists(workers));
-  EXPECT_EQ(CountEntries(workers), 0);
+  EXPECT_EQ(CountEntries(workers), 1);
+  EXPECT_EQ(s.base_dir, workers + "/.base");
+  for (const char* name : {"etc", "var", "opt", "srv"}) {
+    EXPECT_TRUE(testing::PathExists(s.base_dir + "/" + name)) << name;
+  }
+  // One id range per process, above every host account, the same on a second probe.
+  EXPECT_GE(s.id_first, 1u << 30);
+  EXPECT_EQ(s.id_count, 65536u);
+  EXPECT_EQ(Probe(workers, "").id_first, s.id_first);
 }
 
 TEST(SupportTest, ReasonsAreOneLine) {
