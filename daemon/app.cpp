@@ -427,6 +427,8 @@ api::HttpResponse App::Handle(const api::HttpRequest& request) const {
   return response.get();
 }
 
+std::vector<api::RouteInfo> App::Routes() const { return graph_->router.Routes(); }
+
 service::WritePath& App::write_path() { return *graph_->writes; }
 service::NodeManager& App::nodes() { return *graph_->nodes; }
 service::QueuedResourceManager& App::queued_resources() { return *graph_->queued_resources; }

@@ -20,10 +20,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "api/auth.h"
 #include "api/http_server.h"
 #include "api/http_types.h"
+#include "api/router.h"
 #include "base/status.h"
 #include "service/faults/maintenance.h"
 #include "service/faults/preemption.h"
@@ -111,6 +113,9 @@ class App {
   // One request through the same handler the server uses (auth, router, static files), without
   // a socket; waits for async routes.
   api::HttpResponse Handle(const api::HttpRequest& request) const;
+  // Every (method, pattern) the router serves, in registration order (the static-file fallback
+  // is not a route).
+  std::vector<api::RouteInfo> Routes() const;
 
   // The batcher, Operations, quota and event sink every node and queued resource write shares.
   service::WritePath& write_path();
