@@ -154,6 +154,7 @@ Result<json> ProjectMetadata::SetCommonInstanceMetadata(const std::string& proje
     cache_.erase(project);
   }
   if (!s.ok()) return s;
+  NotifyListeners(project);
   char name[64];
   std::snprintf(name, sizeof name, "operation-%lld-%08x", static_cast<long long>(NowUnixMs()),
                 static_cast<unsigned>(std::hash<std::string>{}(fingerprint)));
@@ -180,8 +181,28 @@ json ProjectMetadata::DoneOperation(const std::string& project, const std::strin
 }
 
 void ProjectMetadata::Forget() {
-  std::lock_guard lock(mu_);
-  cache_.clear();
+  {
+    std::lock_guard lock(mu_);
+    cache_.clear();
+  }
+  NotifyListeners("");
+}
+
+int ProjectMetadata::AddListener(Listener listener) {
+  std::lock_guard lock(listeners_mu_);
+  const int id = next_listener_++;
+  listeners_[id] = std::move(listener);
+  return id;
+}
+
+void ProjectMetadata::RemoveListener(int id) {
+  std::lock_guard lock(listeners_mu_);
+  listeners_.erase(id);
+}
+
+void ProjectMetadata::NotifyListeners(const std::string& project) {
+  std::lock_guard lock(listeners_mu_);
+  for (const auto& [id, listener] : listeners_) listener(project);
 }
 
 }  // namespace tpuemu::service

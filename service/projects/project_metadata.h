@@ -5,9 +5,12 @@
 // project/attributes/, and project-wide ssh-keys become users on every worker.
 //
 // Persisted in the store (db/project_metadata_repository.h); reads are cached in memory and the
-// cache is dropped on every write and on Forget(). Thread-safe: the cache is guarded by mu_.
+// cache is dropped on every write and on Forget(). Listeners hear of every change this process
+// makes or is told of (the workers apply project-wide ssh-keys on change). Thread-safe: the cache
+// is guarded by mu_, the listeners by listeners_mu_.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -38,8 +41,17 @@ class ProjectMetadata {
   // A done Compute operation named `name` of `project` (every operation here completes at once).
   static nlohmann::json DoneOperation(const std::string& project, const std::string& name,
                                       const std::string& type);
-  // Drops the cache (POST /_emulator/reset, or another replica wrote).
+  // Drops the cache (POST /_emulator/reset, or another replica wrote); listeners hear "" (every
+  // project may have changed).
   void Forget();
+
+  // `listener(project)` runs after each committed SetCommonInstanceMetadata of `project`, on the
+  // writer's thread, and after Forget() with "". It must be quick (queue work, never block) and
+  // must not call back into this object's writers. Returns an id for RemoveListener, which waits
+  // for a call in progress to end.
+  using Listener = std::function<void(const std::string& project)>;
+  int AddListener(Listener listener);
+  void RemoveListener(int id);
 
  private:
   struct Cached {
@@ -47,11 +59,15 @@ class ProjectMetadata {
     nlohmann::json items;
   };
   Result<Cached> Load(const std::string& project) const;
+  void NotifyListeners(const std::string& project);
 
   db::Store& store_;
   db::ProjectMetadataRepository rows_;
   mutable std::mutex mu_;
   mutable std::map<std::string, Cached> cache_;  // guarded by mu_
+  std::mutex listeners_mu_;                      // held while listeners run
+  std::map<int, Listener> listeners_;            // guarded by listeners_mu_
+  int next_listener_ = 1;                        // guarded by listeners_mu_
 };
 
 }  // namespace tpuemu::service

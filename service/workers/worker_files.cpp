@@ -46,56 +46,6 @@ std::string ShellQuoted(const std::string& s) {
   return out + "'";
 }
 
-// The guest agent's account logic (google_guest_agent's accounts manager), as a bash script:
-// stdin has one "user type base64" line per key.
-constexpr const char* kAccountAgent = R"sh(set -u
-state=/var/lib/google/google_users
-mkdir -p /var/lib/google
-touch "$state"
-getent group google-sudoers >/dev/null || groupadd google-sudoers
-if [ ! -f /etc/sudoers.d/google_sudoers ]; then
-  mkdir -p /etc/sudoers.d
-  echo '%google-sudoers ALL=(ALL:ALL) NOPASSWD:ALL' >/etc/sudoers.d/google_sudoers
-  chmod 0440 /etc/sudoers.d/google_sudoers
-fi
-declare -A keys
-while read -r user type blob; do
-  [ -n "$user" ] || continue
-  keys[$user]+="$type $blob"$'\n'
-done
-status=0
-while read -r old; do
-  [ -n "$old" ] || continue
-  if [ -z "${keys[$old]+x}" ]; then
-    home=$(getent passwd "$old" | cut -d: -f6)
-    [ -n "$home" ] && rm -f "$home/.ssh/authorized_keys"
-    gpasswd -d "$old" google-sudoers >/dev/null 2>&1
-    echo "removed the keys of $old"
-  fi
-done <"$state"
-: >"$state.new"
-for user in "${!keys[@]}"; do
-  if ! getent passwd "$user" >/dev/null; then
-    # '*': no password can match, yet the account is not locked (sshd refuses locked ones).
-    if ! useradd -m -s /bin/bash -p '*' "$user"; then
-      echo "cannot make user $user" >&2; status=1; continue
-    fi
-    echo "made user $user"
-  fi
-  [ "$user" = root ] || usermod -aG google-sudoers "$user"
-  home=$(getent passwd "$user" | cut -d: -f6)
-  group=$(id -gn "$user")
-  install -d -m 700 -o "$user" -g "$group" "$home/.ssh"
-  printf '%s' "${keys[$user]}" >"$home/.ssh/authorized_keys.tpuemu"
-  chown "$user:$group" "$home/.ssh/authorized_keys.tpuemu"
-  chmod 600 "$home/.ssh/authorized_keys.tpuemu"
-  mv -f "$home/.ssh/authorized_keys.tpuemu" "$home/.ssh/authorized_keys"
-  echo "$user" >>"$state.new"
-done
-mv -f "$state.new" "$state"
-exit $status
-)sh";
-
 }  // namespace
 
 WorkerPaths PathsOf(const std::string& workers_dir, const Node& node, int worker) {
@@ -184,15 +134,6 @@ Result<std::string> HostPublicKey(const WorkerPaths& paths) {
 
 std::vector<std::string> SshdCommand(const sandbox::Support& support) {
   return {support.sshd, "-i", "-e", "-f", std::string(kInside) + "/sshd_config"};
-}
-
-std::pair<std::vector<std::string>, std::string> AccountAgentCommand(
-    const std::map<std::string, std::vector<std::string>>& accounts) {
-  std::string input;
-  for (const auto& [user, keys] : accounts) {
-    for (const std::string& key : keys) input += user + " " + key + "\n";
-  }
-  return {{"/bin/bash", "-c", kAccountAgent}, input};
 }
 
 std::vector<std::string> StartupScriptCommand(const std::string& script) {

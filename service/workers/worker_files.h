@@ -1,9 +1,9 @@
 // The files tpuemud gives a worker at each boot, in the worker's config folder on the host
 // (`<worker dir>/config`, bound read-only at /etc/tpuemu inside): sshd's configuration and host
 // key, /etc/hosts (metadata.google.internal and every worker of the node), /etc/hostname, the
-// login environment (/etc/profile.d/tpuemu-tpu.sh), the startup script and the account agent.
-// Also the agent's input: which users get which keys. Not thread-safe per worker folder: one
-// caller at a time (WorkerManager runs a node's work in order).
+// login environment (/etc/profile.d/tpuemu-tpu.sh) and the startup script (the account agent is
+// account_agent.h). Not thread-safe per worker folder: one caller at a time (WorkerManager runs a
+// node's work in order).
 #pragma once
 
 #include <map>
@@ -36,13 +36,6 @@ Result<std::string> HostPublicKey(const WorkerPaths& paths);
 
 // The command that runs sshd for one connection on its standard input and output (inetd mode).
 std::vector<std::string> SshdCommand(const sandbox::Support& support);
-
-// The account agent as Google's guest agent behaves: every user of `accounts` exists (home,
-// bash, in group google-sudoers with passwordless sudo) and has exactly those keys in
-// ~/.ssh/authorized_keys; users it made before that are no longer listed lose their keys and
-// sudo. Returns the command to run as root inside and its standard input.
-std::pair<std::vector<std::string>, std::string> AccountAgentCommand(
-    const std::map<std::string, std::vector<std::string>>& accounts);
 
 // The startup script's command (a script with "#!" runs as its own program, else with bash).
 std::vector<std::string> StartupScriptCommand(const std::string& script);

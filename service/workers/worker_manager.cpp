@@ -57,6 +57,8 @@ WorkerManager::WorkerManager(NodeManager& nodes, ProjectMetadata& projects, Work
     });
   }
   sync_thread_ = std::thread([this] { SyncLoop(); });
+  project_listener_ = projects_.AddListener(
+      [this](const std::string& project) { OnProjectMetadataChanged(project); });
 }
 
 WorkerManager::~WorkerManager() { Stop(); }
@@ -126,6 +128,7 @@ std::shared_ptr<WorkerManager::NodeWorkers> WorkerManager::Entry(const Node& nod
 }
 
 bool WorkerManager::Ready(const std::string& node_name) {
+  SyncAccountsSoon(node_name);  // a transition completes: the node's metadata may have changed
   std::lock_guard lock(mu_);
   auto it = nodes_by_name_.find(node_name);
   if (it == nodes_by_name_.end()) return true;
@@ -205,6 +208,7 @@ void WorkerManager::OnRemoteNodeChange(const std::string& name, const Node* node
     return;
   }
   OnNodeStateChanged(*node, known.state);
+  SyncAccountsSoon(name);  // its metadata may have changed
 }
 
 void WorkerManager::OnMaintenance(const std::string& node_name, bool started) {
@@ -458,6 +462,7 @@ void WorkerManager::Stop() {
     if (stopped_) return;
     stopped_ = true;
   }
+  if (project_listener_ != 0) projects_.RemoveListener(project_listener_);
   sync_stop_ = true;
   sync_cv_.notify_all();
   if (sync_thread_.joinable()) sync_thread_.join();

@@ -10,13 +10,16 @@
 //   PREEMPTED               as STOPPING (the metadata says preempted=TRUE from the change on)
 //   maintenance started     as STOPPING (maintenance-event is TERMINATE_ON_HOST_MAINTENANCE from
 //                           the change on); ended: booted again
-// Users follow the node's and the project's ssh-keys within a sync period (250 ms) of a change.
-// Every boot, stop, kill, login failure, startup-script exit and malformed key is an event.
+// Users follow the node's and the project's ssh-keys on change (worker_sync.cpp): at boot, when a
+// transition of the node completes (an update's included) or another replica changed it, when the
+// project's commonInstanceMetadata changes, and when a google-ssh key expires — never by polling.
+// Every boot, stop, kill, login failure, startup-script exit and refused key is an event.
 //
 // Threads: observers (OnNodeStateChanged, OnMaintenance) only queue work; a node's work runs in
-// order on a small pool of threads (a boot or stop never waits behind another node's); a sync
-// thread checks users, dead workers and boot timeouts; the sandbox::Reactor thread accepts SSH
-// connections and reads output. State is guarded by mu_; each node's queue by its own mutex.
+// order on a small pool of threads (a boot or stop never waits behind another node's); a timer
+// thread queues the users' update when a key expires and checks for dead workers every second;
+// the sandbox::Reactor thread accepts SSH connections and reads output. State is guarded by mu_;
+// each node's queue by its own mutex.
 //
 // Ownership: borrows the NodeManager and ProjectMetadata (they must outlive it); owns every
 // WorkerBox. Stop() (also the destructor) kills every worker and keeps their files.
@@ -92,6 +95,8 @@ class WorkerManager {
   // NodeManager's sandbox policy: whether a node being created gets sandboxes, and why not.
   Node::Sandbox Decide(const Node& node);
   // NodeManager's ready gate: false while node `node_name`'s workers boot (within the timeout).
+  // Called as every transition of the node completes (an update's too): it also queues the
+  // account agent, whose input may have changed with the node's metadata.
   bool Ready(const std::string& node_name);
   // NodeManager's observer (queues work, never blocks).
   void OnNodeStateChanged(const Node& node, NodeState previous);
@@ -148,6 +153,11 @@ class WorkerManager {
     std::mutex queue_mu;
     std::deque<std::function<void()>> queue;
     bool draining = false;
+    // ssh-keys (guarded by mu_): a SyncAccountsSoon is queued and has not read the node yet; the
+    // earliest expiry of a key applied (unix ms, 0: none); the refused lines last reported.
+    bool keys_sync_queued = false;
+    int64_t keys_expire_ms = 0;
+    std::string reported_rejections;
   };
 
   void Post(const std::shared_ptr<NodeWorkers>& nw, std::function<void()> work);
@@ -162,6 +172,9 @@ class WorkerManager {
   void OnSshConnection(const std::string& node_name, int w, int fd);
   void OnSshdLog(const std::string& node_name, int w, const std::string& line);
   Status SyncAccounts(const std::shared_ptr<NodeWorkers>& nw, const Node& node, bool force);
+  // Queues SyncAccounts with the node as stored now, if its workers should run.
+  void SyncAccountsSoon(const std::string& node_name);
+  void OnProjectMetadataChanged(const std::string& project);  // "": every project
   void SyncLoop();
   GuestContext ContextFor(const Node& node) const;
   void Event(const Node& node, int w, const std::string& state, const std::string& message);
@@ -174,7 +187,7 @@ class WorkerManager {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<NodeWorkers>> nodes_by_name_;  // guarded by mu_
   std::string api_endpoint_;                                           // guarded by mu_
-  bool stopped_ = false;       // guarded by mu_
+  bool stopped_ = false;                                               // guarded by mu_
 
   // The pool that runs nodes' queues.
   std::mutex pool_mu_;
@@ -184,9 +197,11 @@ class WorkerManager {
   std::vector<std::thread> pool_;
 
   std::unique_ptr<sandbox::Reactor> reactor_;  // null when !enabled
+  int project_listener_ = 0;                   // ProjectMetadata's listener id (0: none)
   std::atomic<bool> sync_stop_{false};
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
+  bool sync_rearm_ = false;  // an earlier key expiry is due; guarded by sync_mu_
   std::thread sync_thread_;
 };
 

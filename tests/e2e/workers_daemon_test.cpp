@@ -1,5 +1,6 @@
 // TPU VM workers you can log into (service/workers/, sandbox/): the real tpuemud as root, the
 // OpenSSH client, and Python reading the metadata server the way JAX and torch_xla do.
+#include <ctime>
 #include <future>
 #include <set>
 
@@ -281,6 +282,79 @@ TEST_F(WorkersTest, UsersFollowTheSshKeysMetadataAndBadLinesAreReported) {
   ProcessResult scanned = ChildProcess::Run(
       {Which("ssh-keyscan"), "-t", "ed25519", "-p", Port(node, 0), Ip(node, 0)}, {});
   EXPECT_NE(scanned.out.find(published), std::string::npos) << scanned.out << " vs " << published;
+}
+
+// `line` ("user:type base64 comment", PublicKeyLine's) with the comment replaced by gcloud's
+// google-ssh one, expiring `seconds` from now.
+std::string Expiring(const std::string& line, int seconds) {
+  const std::string user = line.substr(0, line.find(':'));
+  const std::time_t at = std::time(nullptr) + seconds;
+  std::tm tm{};
+  gmtime_r(&at, &tm);
+  char expire_on[32];
+  std::strftime(expire_on, sizeof expire_on, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return line.substr(0, line.rfind(' ')) + " google-ssh {\"userName\":\"" + user +
+         "@example.com\",\"expireOn\":\"" + expire_on + "\"}";
+}
+
+TEST_F(WorkersTest, RootSystemAccountsAndUnreadableExpiriesAreRefusedWithAnEvent) {
+  const std::string garbage = PublicKeyLine("gina");
+  json node = CreateReady(
+      "guarded",
+      {{"acceleratorType", "v4-8"},
+       {"metadata",
+        {{"ssh-keys", PublicKeyLine("tester") + "\n" + PublicKeyLine("root") + "\n" +
+                          PublicKeyLine("daemon") + "\n" + garbage.substr(0, garbage.rfind(' ')) +
+                          " google-ssh {\"userName\":\"gina@x\",\"expireOn\":\"garbage\"}"}}}});
+  SKIP_UNLESS_SANDBOXED(node);
+  EXPECT_TRUE(WaitFor([&] { return HasEvent("SSH_KEY_REJECTED", "user 'root' never gets keys"); },
+                      std::chrono::seconds(10)));
+  EXPECT_TRUE(WaitFor(
+      [&] { return HasEvent("SSH_KEY_REJECTED", "ssh-keys of user 'daemon': an existing system"); },
+      std::chrono::seconds(10)));
+  EXPECT_TRUE(WaitFor([&] { return HasEvent("SSH_KEY_REJECTED", "expireOn 'garbage'"); },
+                      std::chrono::seconds(10)));
+  EXPECT_EQ(Ssh(node, 0, "true", "root").exit_code, 255);
+  EXPECT_EQ(Ssh(node, 0, "true", "daemon").exit_code, 255);
+  EXPECT_EQ(Ssh(node, 0, "true", "gina").exit_code, 255);
+  EXPECT_EQ(Ssh(node, 0, "id -nG daemon; getent passwd gina || echo no-gina").out,
+            "daemon\nno-gina\n");
+}
+
+TEST_F(WorkersTest, ProjectKeysApplyWhenTheProjectChangesAndLeaveWhenTheyExpire) {
+  json node = CreateReady("projkeys", {{"acceleratorType", "v4-8"},
+                                       {"metadata", {{"ssh-keys", PublicKeyLine("tester")}}}});
+  SKIP_UNLESS_SANDBOXED(node);
+  EXPECT_EQ(Ssh(node, 0, "true", "hana").exit_code, 255) << "no such user yet";
+  json items = json::array({{{"key", "ssh-keys"}, {"value", Expiring(PublicKeyLine("hana"), 8)}}});
+  Result<ClientResponse> set =
+      Send("POST", "/compute/v1/projects/proj/setCommonInstanceMetadata", {{"items", items}});
+  ASSERT_TRUE(set.ok() && set->status == 200) << (set.ok() ? set->body : "");
+  ProcessResult hana;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        hana = Ssh(node, 0, "id -un", "hana");
+        return hana.exit_code == 0;
+      },
+      std::chrono::seconds(6)))
+      << hana.err;
+  EXPECT_EQ(hana.out, "hana\n");
+  // At its expireOn (a timer, no poll), the key is taken away.
+  EXPECT_TRUE(WaitFor([&] { return Ssh(node, 0, "true", "hana").exit_code == 255; },
+                      std::chrono::seconds(20)));
+  EXPECT_EQ(Ssh(node, 0, "whoami").out, "tester\n");
+}
+
+TEST_F(WorkersTest, AWorkerKilledFromOutsideIsReportedFailed) {
+  json node = CreateReady("killed", {{"acceleratorType", "v4-8"},
+                                     {"metadata", {{"ssh-keys", PublicKeyLine("tester")}}}});
+  SKIP_UNLESS_SANDBOXED(node);
+  // [-]: the pattern does not match the shell that runs pkill.
+  const std::string kill =
+      "pkill -KILL -f -- '[-]-dir " + (dir_ / "data" / "workers").string() + "'";
+  ASSERT_EQ(ChildProcess::Run({"/bin/sh", "-c", kill}, {}).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] { return HasEvent("FAILED", "init exited unexpectedly"); },
+                      std::chrono::seconds(10)));
 }
 
 TEST_F(WorkersTest, FilesSurviveAKill9OfTpuemudWhoseWorkersDieWithIt) {
