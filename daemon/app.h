@@ -60,11 +60,14 @@ struct WorkerSettings {
   // "auto": sandboxes when the host allows them (else nodes say why); "off": none (nodes carry
   // no sandbox field at all: the in-process tests' default).
   std::string mode = "off";
-  std::string dir;     // each worker's files
-  std::string helper;  // tpuemu-sandbox; empty = found by sandbox::Probe
+  std::string dir;                  // each worker's files
+  std::vector<std::string> hidden;  // host paths no worker may see (tpuemud's data folder)
+  std::string helper;               // tpuemu-sandbox; empty = found by sandbox::Probe
   uint16_t ssh_port = 22;
   int64_t memory_limit_bytes = int64_t{4} << 30;
   int64_t pids_limit = 4096;
+  int64_t disk_bytes = 0;        // each worker's boot disk; 0 = none
+  int64_t disk_floor_bytes = 0;  // no boot below this much free space
   int64_t stop_grace_ms = 10000;
   int64_t boot_timeout_ms = 60000;
   int max_workers_per_node = 32;

@@ -241,6 +241,18 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_WORKER_PIDS_MAX")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--worker-disk-bytes", f.worker_disk_bytes,
+                 "Each worker's boot disk (a sparse ext4 image: it costs what is written); "
+                 "everything a worker writes lives on it; 0 = no disk, files on the host's")
+      ->envname("TPUEMU_WORKER_DISK_BYTES")
+      ->check(CLI::Range(int64_t{0}, int64_t{64} << 40))
+      ->capture_default_str();
+  app.add_option("--worker-disk-floor-bytes", f.worker_disk_floor_bytes,
+                 "No worker boots while the workers' file system has less free space than this "
+                 "(so that the store can always be written)")
+      ->envname("TPUEMU_WORKER_DISK_FLOOR_BYTES")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--worker-stop-grace-ms", f.worker_stop_grace_ms,
                  "Between SIGTERM and SIGKILL for a worker's processes (stop, delete, "
                  "preemption, maintenance)")
@@ -332,13 +344,18 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
   o.web_dir = flags.web_dir.empty() ? DefaultWebDir() : flags.web_dir;
   o.chartjs_dir = flags.chartjs_dir;
   o.workers.mode = flags.worker_sandboxes;
-  o.workers.dir = flags.workers_dir.empty()
-                      ? (std::filesystem::path(flags.data_dir) / "workers").string()
-                      : flags.workers_dir;
+  // Absolute, so that a relative --data-dir (scripts/run's "data") still gives sandboxes, whose
+  // helper runs from another working directory.
+  const std::filesystem::path data_dir = std::filesystem::absolute(flags.data_dir);
+  o.workers.dir = flags.workers_dir.empty() ? (data_dir / "workers").string()
+                                            : std::filesystem::absolute(flags.workers_dir).string();
+  o.workers.hidden = {data_dir.string()};
   o.workers.helper = flags.sandbox_helper;
   o.workers.ssh_port = static_cast<uint16_t>(flags.worker_ssh_port);
   o.workers.memory_limit_bytes = flags.worker_memory_bytes;
   o.workers.pids_limit = flags.worker_pids_max;
+  o.workers.disk_bytes = flags.worker_disk_bytes;
+  o.workers.disk_floor_bytes = flags.worker_disk_floor_bytes;
   o.workers.stop_grace_ms = flags.worker_stop_grace_ms;
   o.workers.boot_timeout_ms = flags.worker_boot_timeout_ms;
   o.workers.max_workers_per_node = flags.worker_max_per_node;

@@ -16,12 +16,14 @@ service::WorkerOptions WorkerOptionsFor(const WorkerSettings& settings) {
   o.dir = settings.dir;
   o.memory_limit_bytes = settings.memory_limit_bytes;
   o.pids_limit = settings.pids_limit;
+  o.disk_bytes = settings.disk_bytes;
+  o.disk_floor_bytes = settings.disk_floor_bytes;
   o.stop_grace_ms = settings.stop_grace_ms;
   o.boot_timeout_ms = settings.boot_timeout_ms;
   o.max_workers_per_node = settings.max_workers_per_node;
   o.max_workers = settings.max_workers;
   if (settings.mode != "auto") return o;  // nodes carry no sandbox field at all
-  sandbox::Support support = sandbox::Probe(settings.dir, settings.helper);
+  sandbox::Support support = sandbox::Probe(settings.dir, settings.helper, settings.hidden);
   if (!support.ok) {
     o.disabled_reason = support.reason;
     spdlog::warn("{} (nodes behave as records only; --worker-sandboxes off silences this)",
@@ -45,6 +47,11 @@ service::WorkerOptions WorkerOptionsFor(const WorkerSettings& settings) {
   o.ssh_port = service::ChooseSshPort(settings.ssh_port, &note);
   spdlog::info("worker sandboxes on: files in {}, addresses 127.{}.0.0/16; {}{}", settings.dir,
                network, note, support.limits_note.empty() ? "" : "; " + support.limits_note);
+  spdlog::info("worker user namespaces: root inside is host uid {} (ids {}..{}); {}",
+               support.id_first, support.id_first, support.id_first + support.id_count - 1,
+               support.disks
+                   ? "boot disks of " + std::to_string(settings.disk_bytes >> 20) + " MiB (sparse)"
+                   : support.disk_note);
   return o;
 }
 

@@ -1,5 +1,6 @@
 #include "sandbox/cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "sandbox/process.h"
 
@@ -125,6 +127,23 @@ Status RemoveCgroup(const std::string& dir, std::chrono::milliseconds patience) 
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+int RemoveStaleCgroups(const std::string& parent,
+                       const std::function<bool(const std::string&)>& stale) {
+  DIR* dir = opendir(parent.c_str());
+  if (dir == nullptr) return 0;
+  std::vector<std::string> names;
+  while (dirent* e = readdir(dir)) {
+    const std::string name = e->d_name;
+    if (e->d_type == DT_DIR && name != "." && name != ".." && stale(name)) names.push_back(name);
+  }
+  closedir(dir);
+  int removed = 0;
+  for (const std::string& name : names) {
+    if (rmdir((parent + "/" + name).c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 int64_t ReadCgroupNumber(const std::string& path) {

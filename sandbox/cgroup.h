@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,12 @@ Result<std::string> MakeCgroup(const CgroupLayout& layout, const std::string& pa
 
 // rmdir, retried while the cgroup drains (EBUSY), up to `patience`. OK when it is gone.
 Status RemoveCgroup(const std::string& dir, std::chrono::milliseconds patience);
+
+// Removes the empty cgroups directly under `parent` whose name `stale` accepts (a worker's
+// cgroup that a killed tpuemud left behind; one with processes in it is never removed: rmdir
+// refuses). Returns how many it removed.
+int RemoveStaleCgroups(const std::string& parent,
+                       const std::function<bool(const std::string&)>& stale);
 
 // The first number in `path` ("max" and unreadable files read as -1).
 int64_t ReadCgroupNumber(const std::string& path);

@@ -31,6 +31,7 @@
 #include <grp.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/loop.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
@@ -39,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -66,7 +68,9 @@ struct BindArg {
 struct Options {
   std::string dir;
   std::string hostname;
-  std::string base;  // the mirrored /etc, /var, /opt, /srv (sandbox/base_tree.h)
+  std::string base;          // the mirrored /etc, /var, /opt, /srv (sandbox/base_tree.h)
+  long long disk_bytes = 0;  // the boot disk's size; 0: no disk (files on the host's)
+  std::string mkfs;          // mkfs.ext4
   uid_t id_first = 0;
   uid_t id_count = 0;
   int lifeline_fd = -1;
@@ -80,6 +84,8 @@ struct Options {
 const char* g_mode = "tpuemu-sandbox";
 // Host id of root inside (Options::id_first): what the worker's own folders and tmpfs are owned by.
 uid_t g_root = 0;
+// The worker's own files: <dir>/fs, or fs on its boot disk (MountDisk).
+std::string g_fs;
 
 [[noreturn]] void Fail(const std::string& step, int err) {
   dprintf(2, "%s: %s: %s\n", g_mode, step.c_str(), strerror(err));
@@ -210,9 +216,9 @@ void MakeOwnedDirs(const std::string& path, mode_t mode) {
 }
 
 // The worker's own folder `name` (fs/<name>/upper, so that an overlay may replace it later).
-void PrivateDir(const Options& o, const std::string& root, const std::string& name, mode_t mode) {
-  const std::string own = o.dir + "/fs/" + name;
-  MakeDirs(o.dir + "/fs", 0755);
+void PrivateDir(const std::string& root, const std::string& name, mode_t mode) {
+  const std::string own = g_fs + "/" + name;
+  MakeDirs(g_fs, 0755);
   if (mkdir(own.c_str(), mode) == 0) {
     chmod(own.c_str(), mode);
     Own(own);
@@ -238,8 +244,8 @@ void AttachIdmapped(const std::string& lower, const std::string& at, int userns_
 void OverlayDir(const Options& o, const std::string& root, const std::string& name, int userns_fd) {
   const bool mirrored = name == "etc" || name == "var" || name == "opt" || name == "srv";
   const std::string host = mirrored ? o.base + "/" + name : "/" + name;
-  const std::string upper = o.dir + "/fs/" + name + "/upper";
-  const std::string work = o.dir + "/fs/" + name + "/work";
+  const std::string upper = g_fs + "/" + name + "/upper";
+  const std::string work = g_fs + "/" + name + "/work";
   struct stat st {};
   if (stat(host.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || Contains(host, o.dir)) {
     // Missing on the host, or it holds the worker's own files (an overlay would overlap them).
@@ -248,7 +254,7 @@ void OverlayDir(const Options& o, const std::string& root, const std::string& na
     BindMount(upper, root + "/" + name, false, false);
     return;
   }
-  MakeDirs(o.dir + "/fs/" + name, 0755);
+  MakeDirs(g_fs + "/" + name, 0755);
   if (mkdir(upper.c_str(), 0755) == 0) {
     // The merged folder's owner and mode are the upper folder's: the lower's, as root inside.
     if (lchown(upper.c_str(), g_root + st.st_uid, g_root + st.st_gid) != 0 ||
@@ -312,10 +318,17 @@ void BuildDev(const std::string& root) {
   }
 }
 
-void BuildRoot(const Options& o, const std::string& root, int userns_fd) {
+// The root: a folder on the boot disk (what `df /` shows inside), or a small tmpfs without one.
+// Either way only mount points and the /bin, /lib* symlinks are made in it here.
+void BuildRoot(const Options& o, const std::string& root, const std::string& disk, int userns_fd) {
   MakeDirs(root, 0755);
-  Mount("tpuemu-root", root, "tmpfs", MS_NOSUID, ("mode=0755,size=16m," + OwnerOptions()).c_str(),
-        "mount the root tmpfs");
+  if (!disk.empty()) {
+    MakeOwnedDirs(disk + "/rootfs", 0755);
+    BindMount(disk + "/rootfs", root, false, false);
+  } else {
+    Mount("tpuemu-root", root, "tmpfs", MS_NOSUID, ("mode=0755,size=16m," + OwnerOptions()).c_str(),
+          "mount the root tmpfs");
+  }
   for (const char* name : {"usr", "etc", "var", "opt", "srv"}) OverlayDir(o, root, name, userns_fd);
   // /bin /sbin /lib*: the host's symlinks into /usr (usrmerge), or overlays where they are folders.
   if (DIR* d = opendir("/")) {
@@ -330,18 +343,20 @@ void BuildRoot(const Options& o, const std::string& root, int userns_fd) {
         const ssize_t n = readlink(host.c_str(), target, sizeof(target) - 1);
         if (n < 0) Fail("readlink " + host, errno);
         target[n] = '\0';
-        if (symlink(target, (root + host).c_str()) != 0) Fail("symlink " + host, errno);
+        if (symlink(target, (root + host).c_str()) != 0 && errno != EEXIST) {
+          Fail("symlink " + host, errno);
+        }
       } else if (S_ISDIR(st.st_mode)) {
         OverlayDir(o, root, name, userns_fd);
       }
     }
     closedir(d);
   }
-  PrivateDir(o, root, "root", 0700);
-  PrivateDir(o, root, "home", 0755);
-  PrivateDir(o, root, "tmp", 01777);
-  PrivateDir(o, root, "mnt", 0755);
-  PrivateDir(o, root, "media", 0755);
+  PrivateDir(root, "root", 0700);
+  PrivateDir(root, "home", 0755);
+  PrivateDir(root, "tmp", 01777);
+  PrivateDir(root, "mnt", 0755);
+  PrivateDir(root, "media", 0755);
   MakeDirs(root + "/proc", 0555);
   Mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr, "mount /proc");
   MakeDirs(root + "/sys", 0555);
@@ -406,6 +421,80 @@ bool OnlyInitLeft() {
   }
 }
 
+// Runs argv (a host program) to completion; its exit status, or -1.
+int RunHostProgram(const std::vector<std::string>& argv) {
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const int null_fd = open("/dev/null", O_RDWR);
+    dup2(null_fd, 0);
+    dup2(null_fd, 1);  // stderr stays: mkfs's complaint is the line Boot reports
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The worker's boot disk: <dir>/disk.img, a sparse file of o.disk_bytes holding an ext4 file
+// system (made on first boot, its root owned by root inside), mounted at <dir>/disk in the
+// init's mount namespace through a loop device that detaches itself when that namespace goes
+// (LO_FLAGS_AUTOCLEAR), kill -9 of everything included. Returns the mount point.
+std::string MountDisk(const Options& o) {
+  const std::string image = o.dir + "/disk.img";
+  const std::string mount_point = o.dir + "/disk";
+  if (access(image.c_str(), F_OK) != 0) {
+    const std::string fresh = image + ".new";
+    const int fd = open(fresh.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || ftruncate(fd, o.disk_bytes) != 0) Fail("make " + fresh, errno);
+    close(fd);
+    // No journal and lazily initialised tables: the disk costs the host only what is written.
+    const std::string owner = std::to_string(g_root) + ":" + std::to_string(g_root);
+    if (RunHostProgram({o.mkfs, "-q", "-F", "-m", "0", "-O", "^has_journal", "-E",
+                        "lazy_itable_init=1,root_owner=" + owner, fresh}) != 0) {
+      unlink(fresh.c_str());
+      Fail("mkfs.ext4 " + fresh, EIO);
+    }
+    if (rename(fresh.c_str(), image.c_str()) != 0) Fail("rename " + fresh, errno);
+  }
+  const int image_fd = open(image.c_str(), O_RDWR | O_CLOEXEC);
+  if (image_fd < 0) Fail("open " + image, errno);
+  const int control = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+  if (control < 0) Fail("open /dev/loop-control", errno);
+  int loop_fd = -1;
+  std::string device;
+  for (int tries = 0; tries < 64 && loop_fd < 0; ++tries) {
+    const int n = ioctl(control, LOOP_CTL_GET_FREE);
+    if (n < 0) Fail("find a free loop device", errno);
+    device = "/dev/loop" + std::to_string(n);
+    const int fd = open(device.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) Fail("open " + device, errno);
+    loop_config config{};
+    config.fd = static_cast<uint32_t>(image_fd);
+    config.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+    if (ioctl(fd, LOOP_CONFIGURE, &config) == 0) {
+      loop_fd = fd;
+    } else {
+      const int err = errno;
+      close(fd);
+      if (err != EBUSY) Fail("attach " + image + " to " + device, err);  // EBUSY: taken meanwhile
+    }
+  }
+  close(control);
+  close(image_fd);
+  if (loop_fd < 0) Fail("attach " + image + ": every free loop device was taken", EBUSY);
+  MakeDirs(mount_point, 0755);
+  Mount(device.c_str(), mount_point, "ext4", MS_NODEV, "noinit_itable", "mount the boot disk");
+  close(loop_fd);  // the mount holds the device now; it detaches when the mount goes
+  return mount_point;
+}
+
 // Seccomp, on top of the user namespace: what the kernel still allows any user (the kernel log,
 // where kernel.dmesg_restrict is 0) is refused inside. Installed while still root on the host
 // (seccomp without no_new_privs needs CAP_SYS_ADMIN), inherited by everything inside.
@@ -461,7 +550,7 @@ int ShiftOne(const char* path, const struct stat* st, int, struct FTW*) {
 }
 
 void ShiftIds(const Options& o) {
-  const std::string fs = o.dir + "/fs";
+  const std::string& fs = g_fs;
   const std::string marker = fs + "/.ids";
   const std::string want = std::to_string(g_root) + "\n";
   struct stat st {};
@@ -494,11 +583,17 @@ void ShiftIds(const Options& o) {
   if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) != 0) Fail("unshare", errno);
   Mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr, "make / private");
   const std::string root = o.dir + "/root";
+  std::string disk;
+  g_fs = o.dir + "/fs";
+  if (o.disk_bytes > 0) {
+    disk = MountDisk(o);
+    g_fs = disk + "/fs";
+  }
   ShiftIds(o);
-  BuildRoot(o, root, userns_fd);
+  BuildRoot(o, root, disk, userns_fd);
   if (sethostname(o.hostname.data(), o.hostname.size()) != 0) Fail("sethostname", errno);
   if (chdir(root.c_str()) != 0) Fail("chdir " + root, errno);
-  if (mkdir(".oldroot", 0700) != 0) Fail("mkdir .oldroot", errno);
+  if (mkdir(".oldroot", 0700) != 0 && errno != EEXIST) Fail("mkdir .oldroot", errno);
   if (syscall(SYS_pivot_root, ".", ".oldroot") != 0) Fail("pivot_root", errno);
   if (chdir("/") != 0) Fail("chdir /", errno);
   // Binds after the pivot: inside paths resolve in the worker's tree, never the host's.
@@ -697,6 +792,9 @@ Options Parse(int argc, char** argv, int first) {
       o.hostname = next("--hostname");
     } else if (a == "--base") {
       o.base = next("--base");
+    } else if (a == "--disk") {
+      o.disk_bytes = ParseNumber(next("--disk BYTES"), "--disk BYTES");
+      o.mkfs = next("--disk MKFS");
     } else if (a == "--ids") {
       o.id_first = static_cast<uid_t>(ParseNumber(next("--ids FIRST"), "--ids FIRST"));
       o.id_count = static_cast<uid_t>(ParseNumber(next("--ids COUNT"), "--ids COUNT"));
@@ -733,7 +831,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "enter") == 0) Enter(Parse(argc, argv, 2));
   dprintf(2,
           "usage: tpuemu-sandbox boot --dir DIR --hostname NAME --ids FIRST COUNT --base BASE "
-          "[--lifeline-fd FD] "
+          "[--disk BYTES MKFS] [--lifeline-fd FD] "
           "[--cgroup DIR]... [--bind HOST INSIDE ro|rw]...\n"
           "       tpuemu-sandbox enter --pid INIT [--cgroup DIR]... [--signal N] -- PATH ARG...\n");
   return 2;

@@ -20,6 +20,9 @@ constexpr int kRanges = 4096;
 
 using Span = std::pair<uint64_t, uint64_t>;  // [first, end)
 
+std::mutex claim_mu;
+uid_t claimed = 0;  // this process's range (0: none yet); guarded by claim_mu
+
 // Ids the host already uses: accounts, and ranges delegated to its users.
 std::vector<Span> HostIds() {
   std::vector<Span> used;
@@ -62,9 +65,7 @@ bool Overlaps(const std::vector<Span>& used, uint64_t first, uint64_t end) {
 }  // namespace
 
 Result<uid_t> ClaimIdRange(unsigned preferred) {
-  static std::mutex mu;
-  static uid_t claimed = 0;
-  std::lock_guard lock(mu);
+  std::lock_guard lock(claim_mu);
   if (claimed != 0) return claimed;
   mkdir("/run/tpuemu", 0755);
   const std::vector<Span> used = HostIds();
@@ -84,6 +85,21 @@ Result<uid_t> ClaimIdRange(unsigned preferred) {
   return Status::Unavailable("no free range of " + std::to_string(kWorkerIdCount) +
                              " host ids for worker user namespaces (every /run/tpuemu/"
                              "worker-ids lock is held)");
+}
+
+bool IdRangeUnowned(uid_t first) {
+  {
+    std::lock_guard lock(claim_mu);
+    if (first == claimed) return true;
+  }
+  if (first < kFirstId || (first - kFirstId) % kWorkerIdCount != 0) return false;
+  const uint64_t n = (first - kFirstId) / kWorkerIdCount;
+  const std::string path = "/run/tpuemu/worker-ids-" + std::to_string(n) + ".lock";
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return true;  // never claimed since the host booted
+  const bool free = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  close(fd);  // and with it the lock just taken
+  return free;
 }
 
 }  // namespace tpuemu::sandbox::internal

@@ -23,4 +23,8 @@ constexpr uid_t kWorkerIdCount = 65536;
 // The first host id of this process's range; UNAVAILABLE when every range is claimed or taken.
 Result<uid_t> ClaimIdRange(unsigned preferred);
 
+// Whether no other live process holds the range starting at `first` (this process's own range,
+// or one whose owner is gone): what a dead tpuemud left of it may be removed.
+bool IdRangeUnowned(uid_t first);
+
 }  // namespace tpuemu::sandbox::internal

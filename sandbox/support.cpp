@@ -256,7 +256,26 @@ Support Probe(const std::string& workers_dir, const std::string& helper,
     s.reason = std::string(kOff) + "the workers' /etc and /var: " + built.message();
     return s;
   }
+  s.mkfs = FindTool("/usr/sbin/mkfs.ext4", "mkfs.ext4");
+  if (s.mkfs.empty()) {
+    s.disk_note = "boot disks off: no mkfs.ext4 (Debian package e2fsprogs)";
+  } else if (access("/dev/loop-control", R_OK | W_OK) != 0) {
+    s.disk_note = "boot disks off: no /dev/loop-control (" + internal::ErrnoText(errno) + ")";
+  }
+  s.disks = s.disk_note.empty();
   const internal::CgroupLayout layout = internal::DetectCgroups();
+  // Worker cgroups are named r<first id>-...: those of a range nobody holds now were left by a
+  // tpuemud killed with its workers (kill -9), and go.
+  auto stale = [](const std::string& name) {
+    char* end = nullptr;
+    const unsigned long first =
+        name.size() > 1 && name[0] == 'r' ? strtoul(name.c_str() + 1, &end, 10) : 0;
+    return first != 0 && end != nullptr && *end == '-' &&
+           internal::IdRangeUnowned(static_cast<uid_t>(first));
+  };
+  for (const std::string& parent : {layout.memory_parent, layout.pids_parent}) {
+    if (!parent.empty()) internal::RemoveStaleCgroups(parent, stale);
+  }
   const std::string memory_why = ProbeCgroup(layout, layout.memory_parent, "memory");
   const std::string pids_why = ProbeCgroup(layout, layout.pids_parent, "pids");
   s.memory_limits = memory_why.empty();

@@ -28,6 +28,9 @@ struct Support {
   bool memory_limits = false;  // a cgroup memory controller is usable
   bool pids_limits = false;    // a cgroup pids controller is usable
   std::string limits_note;     // what is not enforced and why; empty when both are
+  bool disks = false;          // boot disks: loop devices and mkfs.ext4 are there
+  std::string mkfs;            // absolute path of mkfs.ext4 (Debian package e2fsprogs)
+  std::string disk_note;       // why there are no boot disks; empty when there are
   uid_t id_first = 0;          // host id of root inside every worker (id_range.h)
   uid_t id_count = 0;          // ids mapped: 0..id_count-1 inside
   std::string base_dir;        // the mirrored /etc, /var, /opt, /srv (base_tree.h)

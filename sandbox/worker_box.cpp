@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -153,6 +154,18 @@ Result<std::unique_ptr<WorkerBox>> WorkerBox::Boot(const Support& support, const
   }
   TPUEMU_RETURN_IF_ERROR(ValidateSpec(spec));
   TPUEMU_RETURN_IF_ERROR(MakeDirs(spec.dir, 0755));
+  if (spec.host_free_floor_bytes > 0) {
+    struct statvfs fs {};
+    if (statvfs(spec.dir.c_str(), &fs) == 0) {
+      const int64_t free_bytes = static_cast<int64_t>(fs.f_bavail) * fs.f_frsize;
+      if (free_bytes < spec.host_free_floor_bytes) {
+        return Status::ResourceExhausted(
+            "boot worker " + spec.hostname + ": the host's file system under " + spec.dir +
+            " has " + std::to_string(free_bytes >> 20) + " MiB free, below the floor of " +
+            std::to_string(spec.host_free_floor_bytes >> 20) + " MiB kept for tpuemud's data");
+      }
+    }
+  }
   std::unique_ptr<WorkerBox> box(new WorkerBox());
   box->support_ = support;
   box->spec_ = spec;
@@ -169,8 +182,10 @@ Result<std::unique_ptr<WorkerBox>> WorkerBox::Boot(const Support& support, const
     if (!p.empty() && (parents.empty() || parents[0] != p)) parents.push_back(p);
   }
   for (const std::string& parent : parents) {
-    Result<std::string> dir = internal::MakeCgroup(layout, parent, spec.cgroup_name,
-                                                   spec.memory_limit_bytes, spec.pids_limit);
+    // Named by this process's id range, so that a later tpuemud knows whose it was.
+    Result<std::string> dir = internal::MakeCgroup(
+        layout, parent, "r" + std::to_string(support.id_first) + "-" + spec.cgroup_name,
+        spec.memory_limit_bytes, spec.pids_limit);
     if (!dir.ok()) {
       for (const std::string& made : box->Cgroups())
         (void)internal::RemoveCgroup(made, kCgroupDrain);
@@ -195,6 +210,9 @@ Result<std::unique_ptr<WorkerBox>> WorkerBox::Boot(const Support& support, const
                                    support.base_dir,
                                    "--lifeline-fd",
                                    "3"};
+  if (spec.disk_bytes > 0 && support.disks) {
+    args.insert(args.end(), {"--disk", std::to_string(spec.disk_bytes), support.mkfs});
+  }
   for (const std::string& cg : box->Cgroups()) {
     args.push_back("--cgroup");
     args.push_back(cg);

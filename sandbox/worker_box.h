@@ -4,8 +4,10 @@
 // of the worker's user namespace only: an unprivileged id on the host (Support::id_first), with
 // no capability over the host's namespaces (docs/sandbox.md has the table of what it may do).
 //
-// Files. Everything the worker writes lives under `BootSpec::dir` on the host and survives
-// Stop/Boot and tpuemud restarts; Wipe() deletes it. Inside the worker:
+// Files. Everything the worker writes lives under `BootSpec::dir` on the host, on the worker's
+// own boot disk there when it has one (BootSpec::disk_bytes: writing past it is ENOSPC inside,
+// `df /` inside shows it), and survives Stop/Boot and tpuemud restarts; Wipe() deletes it.
+// Inside the worker:
 //   /usr /etc /var /opt /srv        overlayfs: the host's /usr, or the mirror of what any host user
 //                                   may read of /etc /var /opt /srv (base_tree.h), read-only and
 //                                   idmapped beneath + the worker's upper
@@ -61,6 +63,11 @@ struct BootSpec {
   std::string cgroup_name;
   int64_t memory_limit_bytes = 0;  // 0 = none (cgroup memory.limit_in_bytes / memory.max)
   int64_t pids_limit = 0;          // 0 = none (cgroup pids.max)
+  // The boot disk (<dir>/disk.img, sparse ext4) that holds everything the worker writes; 0 or
+  // without Support::disks: none, the files are on the host's file system under <dir>/fs.
+  int64_t disk_bytes = 0;
+  // Boot refuses (RESOURCE_EXHAUSTED) while the file system holding `dir` has less free space.
+  int64_t host_free_floor_bytes = 0;
 };
 
 // How a spawned command's standard streams are connected: a file descriptor of the caller's
@@ -75,7 +82,8 @@ class WorkerBox {
  public:
   // Starts the worker and returns once its init has built the root and waits (typically well
   // under a second), or the reason it could not (INTERNAL/UNAVAILABLE naming the failed step, from
-  // the helper's stderr). `support` must be ok.
+  // the helper's stderr; RESOURCE_EXHAUSTED when the host's free space is below the spec's
+  // floor). `support` must be ok.
   static Result<std::unique_ptr<WorkerBox>> Boot(const Support& support, const BootSpec& spec);
   ~WorkerBox();  // Kill() and reap
   WorkerBox(const WorkerBox&) = delete;

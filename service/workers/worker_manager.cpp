@@ -307,6 +307,8 @@ void WorkerManager::BootWorker(const std::shared_ptr<NodeWorkers>& nw, const Nod
   spec.cgroup_name = node.uid + "-w" + std::to_string(w) + "-" + std::to_string(NowUnixMs());
   spec.memory_limit_bytes = options_.memory_limit_bytes;
   spec.pids_limit = options_.pids_limit;
+  spec.disk_bytes = options_.disk_bytes;
+  spec.host_free_floor_bytes = options_.disk_floor_bytes;
   Result<std::unique_ptr<sandbox::WorkerBox>> box =
       sandbox::WorkerBox::Boot(options_.support, spec);
   if (!box.ok()) return failed("boot failed: " + box.status().message());

@@ -62,6 +62,8 @@ struct WorkerOptions {
   int network = 1;              // workers' addresses: 127.<network>.0.0/16 (ClaimWorkerNetwork)
   int64_t memory_limit_bytes = int64_t{4} << 30;  // per worker (cgroup); 0 = none
   int64_t pids_limit = 4096;                      // per worker (cgroup); 0 = none
+  int64_t disk_bytes = 0;           // per worker: its boot disk (sandbox::BootSpec); 0 = none
+  int64_t disk_floor_bytes = 0;     // no worker boots below this much free space on the host
   int64_t stop_grace_ms = 10000;    // SIGTERM -> SIGKILL: stop, preemption, maintenance
   int64_t boot_timeout_ms = 60000;  // a node's boot, all workers together
   int max_workers_per_node = 32;    // larger nodes are not sandboxed (they say why); at most 62

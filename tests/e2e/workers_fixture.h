@@ -137,12 +137,18 @@ class WorkersTest : public ::testing::Test {
     return false;
   }
   // A file the worker wrote, found in its folder on the host ("" when none).
-  std::string FindWorkerFile(const std::string& name) {
+  // File /root/`name` of a stopped worker, read from its boot disk (an ext4 image the host does
+  // not mount: debugfs reads it) — the first disk that has it.
+  std::string ReadStoppedWorkersRootFile(const std::string& name) {
+    const std::string debugfs = Which("debugfs");
+    if (debugfs.empty()) return "(no debugfs: Debian package e2fsprogs)";
     for (const auto& entry : std::filesystem::recursive_directory_iterator(
              dir_ / "data" / "workers",
              std::filesystem::directory_options::skip_permission_denied)) {
-      if (entry.is_regular_file() && entry.path().filename() == name) {
-        return ChildProcess::Run({"/bin/cat", entry.path().string()}, {}).out;
+      if (entry.is_regular_file() && entry.path().filename() == "disk.img") {
+        ProcessResult cat =
+            ChildProcess::Run({debugfs, "-R", "cat /fs/root/" + name, entry.path().string()}, {});
+        if (cat.exit_code == 0 && !cat.out.empty()) return cat.out;
       }
     }
     return "";

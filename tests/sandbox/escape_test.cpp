@@ -4,6 +4,7 @@
 // tests/e2e/workers_escape_test.cpp.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -170,6 +171,72 @@ TEST_F(EscapeTest, RootsProcessesStayInsideTheWorkersLimits) {
     EXPECT_LE(box_->MemoryBytes(), 256 << 20);
   }
   EXPECT_EQ(system("/bin/true"), 0);  // the host still forks
+}
+
+// Loop devices whose backing file is under `dir`.
+int LoopDevicesOf(const std::string& dir) {
+  int n = 0;
+  for (int i = 0; i < 256; ++i) {
+    const std::string backing =
+        ReadFile("/sys/block/loop" + std::to_string(i) + "/loop/backing_file");
+    if (!backing.empty() && backing.rfind(dir, 0) == 0) ++n;
+  }
+  return n;
+}
+
+TEST_F(EscapeTest, FillingItsBootDiskIsEnospcInsideAndNothingOutside) {
+  if (!support_.disks) GTEST_SKIP() << support_.disk_note;
+  BootSpec spec;
+  spec.dir = tmp_.path() + "/workers/disk";
+  spec.hostname = "t1v-n-escape-w-1";
+  spec.cgroup_name = "escape-disk-" + std::to_string(getpid());
+  spec.disk_bytes = int64_t{64} << 20;
+  Result<std::unique_ptr<WorkerBox>> booted = WorkerBox::Boot(support_, spec);
+  ASSERT_TRUE(booted.ok()) << booted.status().ToString();
+  std::unique_ptr<WorkerBox> box = std::move(booted).value();
+  auto sh = [&](const std::string& script) {
+    Result<std::pair<int, std::string>> r =
+        box->Run({"/bin/sh", "-c", script}, "", milliseconds(20000));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r.value() : std::make_pair(-1, std::string());
+  };
+  // df / inside shows the disk; / /home /tmp /etc's changes are on it.
+  const int64_t size = std::stoll(sh("df -B1 --output=size / | tail -1").second);
+  EXPECT_GT(size, int64_t{40} << 20);
+  EXPECT_LE(size, int64_t{64} << 20);
+  EXPECT_EQ(sh("df --output=source / /home /tmp | tail -n +2 | sort -u | wc -l").second, "1\n");
+  struct statvfs before {};
+  ASSERT_EQ(statvfs(tmp_.path().c_str(), &before), 0);
+  const std::pair<int, std::string> fill =
+      sh("dd if=/dev/zero of=/tmp/fill bs=1M count=200 2>&1; echo rc=$?");
+  EXPECT_NE(fill.second.find("No space left on device"), std::string::npos) << fill.second;
+  struct statvfs after {};
+  ASSERT_EQ(statvfs(tmp_.path().c_str(), &after), 0);
+  const int64_t taken =
+      (static_cast<int64_t>(before.f_bavail) - static_cast<int64_t>(after.f_bavail)) *
+      static_cast<int64_t>(after.f_frsize);
+  EXPECT_LT(taken, int64_t{80} << 20) << "the host lost " << (taken >> 20) << " MiB";
+  // Root's files persist on the disk across a stop; the disk leaves no loop device behind.
+  ASSERT_EQ(sh("rm /tmp/fill && echo kept > /root/kept").first, 0);
+  EXPECT_EQ(LoopDevicesOf(spec.dir), 1);
+  box->Stop(milliseconds(1000));
+  EXPECT_TRUE(testing::WaitFor([&] { return LoopDevicesOf(spec.dir) == 0; }));
+  booted = WorkerBox::Boot(support_, spec);
+  ASSERT_TRUE(booted.ok()) << booted.status().ToString();
+  box = std::move(booted).value();
+  EXPECT_EQ(sh("cat /root/kept").second, "kept\n");
+  box->Kill();
+  EXPECT_TRUE(testing::WaitFor([&] { return LoopDevicesOf(spec.dir) == 0; }));
+  box.reset();
+  EXPECT_TRUE(Wipe(spec.dir).ok());
+  EXPECT_FALSE(PathExists(spec.dir + "/disk.img"));
+
+  // Below the host's free-space floor, no worker boots.
+  spec.host_free_floor_bytes = int64_t{1} << 60;
+  Result<std::unique_ptr<WorkerBox>> refused = WorkerBox::Boot(support_, spec);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("below the floor"), std::string::npos);
 }
 
 }  // namespace

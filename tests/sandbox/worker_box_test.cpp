@@ -303,9 +303,10 @@ TEST_F(WorkerBoxTest, NothingOutlivesItsOwnerKilledWithSigkill) {
   ASSERT_EQ(read(report[0], &init, sizeof(init)), static_cast<ssize_t>(sizeof(init)));
   close(report[0]);
   ASSERT_TRUE(PathExists("/proc/" + std::to_string(init)));
-  const std::string memory_procs =
-      "/sys/fs/cgroup/memory/tpuemu/" + spec.cgroup_name + "/cgroup.procs";
-  const std::string pids_procs = "/sys/fs/cgroup/pids/tpuemu/" + spec.cgroup_name + "/cgroup.procs";
+  // A worker's cgroups are named by the id range of the tpuemud that made them.
+  const std::string cgroup = "r" + std::to_string(support_.id_first) + "-" + spec.cgroup_name;
+  const std::string memory_procs = "/sys/fs/cgroup/memory/tpuemu/" + cgroup + "/cgroup.procs";
+  const std::string pids_procs = "/sys/fs/cgroup/pids/tpuemu/" + cgroup + "/cgroup.procs";
   ASSERT_TRUE(WaitFor([&] { return !ReadFile(pids_procs).empty() || !support_.pids_limits; }));
   kill(owner, SIGKILL);
   Reap(owner);
@@ -315,8 +316,13 @@ TEST_F(WorkerBoxTest, NothingOutlivesItsOwnerKilledWithSigkill) {
     if (!PathExists(procs)) continue;
     EXPECT_TRUE(WaitFor([&] { return ReadFile(procs).empty(); }))
         << procs << ": " << ReadFile(procs);
-    rmdir(procs.substr(0, procs.rfind('/')).c_str());
   }
+  // The cgroups the killed owner left behind go at the next Probe (a restarted tpuemud's): no
+  // process, mount, loop device or cgroup of a gone worker remains.
+  (void)Probe(tmp_.path() + "/workers", "");
+  EXPECT_FALSE(PathExists(memory_procs.substr(0, memory_procs.rfind('/'))));
+  EXPECT_FALSE(PathExists(pids_procs.substr(0, pids_procs.rfind('/'))));
+  EXPECT_EQ(ReadFile("/proc/self/mountinfo").find(spec.dir), std::string::npos);
 }
 
 TEST(WipeTest, DoesNotFollowSymlinksOut) {
