@@ -71,6 +71,9 @@ struct Options {
   std::string base;          // the mirrored /etc, /var, /opt, /srv (sandbox/base_tree.h)
   long long disk_bytes = 0;  // the boot disk's size; 0: no disk (files on the host's)
   std::string mkfs;          // mkfs.ext4
+  std::string ip;            // iproute2's ip
+  pid_t network = 0;         // a process in the slice's network namespace (`net` mode's); 0: none
+  std::string address;       // the worker's address on it, with its prefix ("10.0.2.2/8")
   uid_t id_first = 0;
   uid_t id_count = 0;
   int lifeline_fd = -1;
@@ -495,6 +498,82 @@ std::string MountDisk(const Options& o) {
   return mount_point;
 }
 
+// Runs iproute2's ip with `args`; fails the step when it does.
+void Ip(const Options& o, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {o.ip};
+  argv.insert(argv.end(), args.begin(), args.end());
+  if (RunHostProgram(argv) != 0) {
+    std::string line = "ip";
+    for (const std::string& a : args) line += " " + a;
+    Fail(line, EIO);
+  }
+}
+
+void WriteSysctl(const std::string& path, const std::string& value) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write(fd, value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
+    Fail("write " + path, errno);
+  }
+  close(fd);
+}
+
+// The worker's own network namespace (this process is in it, still host root): lo with the
+// metadata server's address 169.254.169.254 (tpuemud listens there, in this namespace), and eth0
+// on the slice's private network (a veth whose peer joins the bridge of the `net` process's
+// namespace). Nothing in the host's namespace: no interface, route or NAT reaches it.
+void SetUpNetwork(const Options& o, pid_t helper_pid) {
+  Ip(o, {"link", "set", "lo", "up"});
+  Ip(o, {"addr", "add", "169.254.169.254/32", "dev", "lo"});
+  if (o.network > 0) {
+    const std::string peer = "v" + std::to_string(helper_pid);  // unique among live workers
+    // A path, not a PID: ip runs in the worker's PID namespace, where that PID means nothing;
+    // /proc is still the host's here.
+    const std::string slice_ns = "/proc/" + std::to_string(o.network) + "/ns/net";
+    Ip(o, {"link", "add", "eth0", "type", "veth", "peer", "name", peer, "netns", slice_ns});
+    Ip(o, {"addr", "add", o.address, "dev", "eth0"});
+    Ip(o, {"link", "set", "eth0", "up"});
+    const int own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    const int slice = open(slice_ns.c_str(), O_RDONLY | O_CLOEXEC);
+    if (own < 0 || slice < 0) Fail("open the slice's network namespace", errno);
+    if (setns(slice, CLONE_NEWNET) != 0) Fail("join the slice's network namespace", errno);
+    Ip(o, {"link", "set", peer, "master", "br0", "up"});
+    if (setns(own, CLONE_NEWNET) != 0) Fail("return to the worker's network namespace", errno);
+    close(own);
+    close(slice);
+  }
+  // As on a VM, root inside may serve port 80 (it has no capability in this namespace), and ping.
+  WriteSysctl("/proc/sys/net/ipv4/ip_unprivileged_port_start", "0");
+  WriteSysctl("/proc/sys/net/ipv4/ping_group_range", "0 2147483647");
+}
+
+// `net` mode: holds a slice's private network (a network namespace with bridge br0) for as long
+// as the lifeline is open; the namespace, its bridge and the workers' veth peers go with it.
+[[noreturn]] void Net(const Options& o) {
+  g_mode = "tpuemu-sandbox net";
+  CloseFdsExcept({o.lifeline_fd});
+  if (o.ip.empty()) Usage("--ip");
+  if (unshare(CLONE_NEWNET) != 0) Fail("unshare", errno);
+  Ip(o, {"link", "set", "lo", "up"});
+  Ip(o, {"link", "add", "br0", "type", "bridge"});
+  Ip(o, {"link", "set", "br0", "up"});
+  dprintf(2, "ready %d\n", static_cast<int>(getpid()));
+  const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd >= 0) {
+    dup2(null_fd, 0);
+    dup2(null_fd, 1);
+    dup2(null_fd, 2);
+    close(null_fd);
+  }
+  for (;;) {
+    pollfd p{o.lifeline_fd, POLLIN, 0};
+    if (poll(&p, 1, -1) < 0 && errno != EINTR) break;
+    char buf[64];
+    const ssize_t got = read(o.lifeline_fd, buf, sizeof(buf));
+    if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) break;  // owner gone
+  }
+  _exit(0);
+}
+
 // Seccomp, on top of the user namespace: what the kernel still allows any user (the kernel log,
 // where kernel.dmesg_restrict is 0) is refused inside. Installed while still root on the host
 // (seccomp without no_new_privs needs CAP_SYS_ADMIN), inherited by everything inside.
@@ -576,11 +655,15 @@ void ShiftIds(const Options& o) {
   close(fd);
 }
 
-[[noreturn]] void InitMain(const Options& o, int ready_fd, int alive_fd, int userns_fd) {
+[[noreturn]] void InitMain(const Options& o, int ready_fd, int alive_fd, int userns_fd,
+                           pid_t helper_pid) {
   g_mode = "tpuemu-sandbox init";
   DieWithParent(alive_fd);
   setsid();
-  if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) != 0) Fail("unshare", errno);
+  if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET) != 0) {
+    Fail("unshare", errno);
+  }
+  SetUpNetwork(o, helper_pid);
   Mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr, "make / private");
   const std::string root = o.dir + "/root";
   std::string disk;
@@ -636,10 +719,12 @@ int ExitCode(int status) {
   if (o.hostname.empty()) Usage("--hostname");
   if (o.id_first == 0 || o.id_count == 0) Usage("--ids FIRST COUNT");
   if (o.base.empty() || o.base[0] != '/') Usage("--base must be absolute");
+  if (o.ip.empty()) Usage("--ip");
   g_root = o.id_first;
   const int userns_fd = tpuemu::sandbox::internal::MakeUserNamespace(o.id_first, o.id_count);
   if (userns_fd < 0) Fail("make the user namespace", errno);
   const std::vector<int> cgroup_fds = OpenCgroups(o.cgroups);
+  const pid_t helper_pid = getpid();
   if (unshare(CLONE_NEWPID) != 0) Fail("unshare", errno);
   int ready[2];
   int alive[2];
@@ -651,7 +736,7 @@ int ExitCode(int status) {
     close(alive[1]);
     if (o.lifeline_fd >= 0) close(o.lifeline_fd);
     JoinCgroups(o.cgroups, cgroup_fds);
-    InitMain(o, ready[1], alive[0], userns_fd);
+    InitMain(o, ready[1], alive[0], userns_fd, helper_pid);
   }
   close(userns_fd);
   for (int fd : cgroup_fds) close(fd);
@@ -710,9 +795,9 @@ void Forward(int sig) {
   const std::vector<int> cgroup_fds = OpenCgroups(o.cgroups);
   // Every descriptor first: once in the worker's mount namespace, /proc is the worker's.
   const std::string proc = "/proc/" + std::to_string(o.pid);
-  const char* kinds[] = {"ipc", "uts", "pid", "mnt"};
-  int ns_fds[4];
-  for (int i = 0; i < 4; ++i) {
+  const char* kinds[] = {"ipc", "uts", "net", "pid", "mnt"};
+  int ns_fds[5];
+  for (int i = 0; i < 5; ++i) {
     ns_fds[i] = open((proc + "/ns/" + kinds[i]).c_str(), O_RDONLY | O_CLOEXEC);
     if (ns_fds[i] < 0) Fail(proc + "/ns/" + kinds[i], errno);
   }
@@ -721,7 +806,7 @@ void Forward(int sig) {
   if (userns_fd < 0) Fail(proc + "/ns/user", errno);
   const int root_fd = open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0) Fail(proc + "/root", errno);
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     if (setns(ns_fds[i], 0) != 0) Fail(std::string("setns ") + kinds[i], errno);
     close(ns_fds[i]);
   }
@@ -792,6 +877,11 @@ Options Parse(int argc, char** argv, int first) {
       o.hostname = next("--hostname");
     } else if (a == "--base") {
       o.base = next("--base");
+    } else if (a == "--ip") {
+      o.ip = next("--ip");
+    } else if (a == "--network") {
+      o.network = static_cast<pid_t>(ParseNumber(next("--network PID"), "--network PID"));
+      o.address = next("--network ADDRESS/PREFIX");
     } else if (a == "--disk") {
       o.disk_bytes = ParseNumber(next("--disk BYTES"), "--disk BYTES");
       o.mkfs = next("--disk MKFS");
@@ -829,10 +919,12 @@ Options Parse(int argc, char** argv, int first) {
 int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "boot") == 0) Boot(Parse(argc, argv, 2));
   if (argc >= 2 && strcmp(argv[1], "enter") == 0) Enter(Parse(argc, argv, 2));
+  if (argc >= 2 && strcmp(argv[1], "net") == 0) Net(Parse(argc, argv, 2));
   dprintf(2,
           "usage: tpuemu-sandbox boot --dir DIR --hostname NAME --ids FIRST COUNT --base BASE "
-          "[--disk BYTES MKFS] [--lifeline-fd FD] "
+          "--ip IP [--network PID ADDRESS/PREFIX] [--disk BYTES MKFS] [--lifeline-fd FD] "
           "[--cgroup DIR]... [--bind HOST INSIDE ro|rw]...\n"
+          "       tpuemu-sandbox net --ip IP --lifeline-fd FD\n"
           "       tpuemu-sandbox enter --pid INIT [--cgroup DIR]... [--signal N] -- PATH ARG...\n");
   return 2;
 }

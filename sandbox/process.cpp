@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 namespace tpuemu::sandbox::internal {
@@ -151,6 +152,80 @@ std::string FindExecutable(const std::string& name) {
     }
   }
   return "";
+}
+
+}  // namespace tpuemu::sandbox::internal
+
+namespace tpuemu::sandbox::internal {
+
+int LifelineReadEnd() {
+  static std::mutex mu;
+  static pid_t owner = 0;
+  static int fds[2] = {-1, -1};
+  std::lock_guard<std::mutex> lock(mu);
+  if (owner != getpid()) {
+    if (fds[0] >= 0) close(fds[0]);
+    if (fds[1] >= 0) close(fds[1]);
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      fds[0] = fds[1] = -1;
+      return -1;
+    }
+    owner = getpid();
+  }
+  return fds[0];  // the write end stays open, unwritten, until this process ends
+}
+
+Result<std::pair<pid_t, pid_t>> StartHelper(const std::string& helper,
+                                            const std::vector<std::string>& argv,
+                                            std::chrono::milliseconds timeout,
+                                            const std::string& what) {
+  const int lifeline = LifelineReadEnd();
+  if (lifeline < 0) return Status::Internal(what + ": lifeline pipe: " + ErrnoText(errno));
+  int err_pipe[2];
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    return Status::Internal(what + ": pipe: " + ErrnoText(errno));
+  }
+  const int stdio[3] = {-1, -1, err_pipe[1]};
+  Result<pid_t> pid = SpawnProcess(
+      helper, argv, {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, stdio,
+      {{lifeline, 3}});
+  close(err_pipe[1]);
+  if (!pid.ok()) {
+    close(err_pipe[0]);
+    return Status::Internal(what + ": " + pid.status().message());
+  }
+  // Its stderr: "ready <pid>" or one line naming the step that failed, then EOF.
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool timed_out = false;
+  for (;;) {
+    if (text.find('\n') != std::string::npos && text.rfind("ready ", 0) == 0) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{err_pipe[0], POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
+    char buf[512];
+    const ssize_t n = read(err_pipe[0], buf, sizeof(buf));
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
+    if (n > 0 && text.size() < 4096) text.append(buf, static_cast<size_t>(n));
+  }
+  close(err_pipe[0]);
+  if (text.rfind("ready ", 0) == 0 && text.find('\n') != std::string::npos) {
+    return std::make_pair(*pid, static_cast<pid_t>(std::strtol(text.c_str() + 6, nullptr, 10)));
+  }
+  kill(*pid, SIGKILL);
+  (void)WaitChild(*pid, std::chrono::milliseconds(-1));
+  if (timed_out) {
+    return Status::Unavailable(what + ": the helper did not report within " +
+                               std::to_string(timeout.count()) + " ms");
+  }
+  std::string line = text.substr(0, text.find('\n'));
+  if (line.empty()) line = "the helper exited without a word";
+  return Status::Internal(what + ": " + line);
 }
 
 }  // namespace tpuemu::sandbox::internal

@@ -32,6 +32,20 @@ Result<pid_t> SpawnProcess(const std::string& path, const std::vector<std::strin
 // nothing when it still runs at the deadline.
 std::optional<int> WaitChild(pid_t pid, std::chrono::milliseconds timeout);
 
+// The read end of this process's lifeline pipe (worker_box.h): every helper that must die with
+// tpuemud holds it as descriptor 3 and exits when it reads EOF. Made on first use, and again in
+// a forked child (whose inherited copy its parent also holds). -1 when no pipe can be made.
+int LifelineReadEnd();
+
+// Starts tpuemu-sandbox `argv` (argv[0] the helper) with the lifeline as descriptor 3 and waits
+// up to `timeout` for its stderr to say "ready <pid>"; returns {the helper's PID, that pid}.
+// Otherwise the helper is killed and reaped, and the error is INTERNAL with `what` and the
+// helper's one line naming the failed step, or UNAVAILABLE when it did not report in time.
+Result<std::pair<pid_t, pid_t>> StartHelper(const std::string& helper,
+                                            const std::vector<std::string>& argv,
+                                            std::chrono::milliseconds timeout,
+                                            const std::string& what);
+
 // Absolute path of an executable named `name` on $PATH (or `name` itself when it has a '/' and
 // is executable); "" when there is none.
 std::string FindExecutable(const std::string& name);

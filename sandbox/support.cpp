@@ -183,6 +183,38 @@ std::string ProbeIdmappedOverlay(const std::string& workers_dir, uid_t first) {
   return std::string(steps[report[0]]) + " failed: " + internal::ErrnoText(report[1]);
 }
 
+// In a child with a network namespace of its own: a bridge and a veth pair, as a slice's network
+// is made. "" when both can be made.
+std::string ProbeNetwork(const std::string& ip) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // Only system calls between fork and exec: the caller may be multithreaded.
+    if (unshare(CLONE_NEWNET) != 0) _exit(10);
+    const int null_fd = open("/dev/null", O_RDWR);
+    dup2(null_fd, 1);
+    dup2(null_fd, 2);
+    const pid_t bridge = fork();
+    if (bridge == 0) {
+      execl(ip.c_str(), ip.c_str(), "link", "add", "b0", "type", "bridge", nullptr);
+      _exit(127);
+    }
+    int status = 0;
+    if (bridge < 0 || waitpid(bridge, &status, 0) != bridge || status != 0) _exit(11);
+    execl(ip.c_str(), ip.c_str(), "link", "add", "e0", "type", "veth", "peer", "name", "e1",
+          nullptr);
+    _exit(127);
+  }
+  if (pid < 0) return "fork: " + internal::ErrnoText(errno);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return code == 10   ? "unshare of a network namespace failed"
+         : code == 11 ? "ip link add ... type bridge failed (no bridge support in the kernel?)"
+                      : "ip link add ... type veth failed (no veth support in the kernel?)";
+}
+
 // "" when a worker cgroup can be made under `parent` with its limit files written.
 std::string ProbeCgroup(const internal::CgroupLayout& layout, const std::string& parent,
                         const char* controller) {
@@ -254,6 +286,16 @@ Support Probe(const std::string& workers_dir, const std::string& helper,
   for (const std::string& h : hidden) exclude.push_back(Absolute(h));
   if (Status built = internal::BuildBaseTree(s.base_dir, exclude); !built.ok()) {
     s.reason = std::string(kOff) + "the workers' /etc and /var: " + built.message();
+    return s;
+  }
+  s.ip = FindTool("/usr/sbin/ip", "ip");
+  if (s.ip.empty()) s.ip = FindTool("/sbin/ip", "ip");
+  if (s.ip.empty()) {
+    s.reason = std::string(kOff) + "no ip (Debian package iproute2)";
+    return s;
+  }
+  if (std::string why = ProbeNetwork(s.ip); !why.empty()) {
+    s.reason = std::string(kOff) + "a worker's private network: " + why;
     return s;
   }
   s.mkfs = FindTool("/usr/sbin/mkfs.ext4", "mkfs.ext4");

@@ -3,7 +3,9 @@
 // A worker sandbox (worker_box.h) needs: root (mounts, namespaces, port 22), unshare(2) of the
 // mount, PID, UTS and IPC namespaces, overlayfs with upper dirs on the workers' folder, a user
 // namespace per worker with idmapped mounts (Linux 5.19+: root inside is an unprivileged id on
-// the host, id_range.h), OpenSSH's sshd and ssh-keygen, and the tpuemu-sandbox helper binary
+// the host, id_range.h), a network namespace per worker joined to its slice's private network
+// by veth and bridge (iproute2's ip), OpenSSH's sshd and ssh-keygen, and the tpuemu-sandbox
+// helper binary
 // (sandbox/helper_main.cpp). cgroups are optional: without the memory or pids controller the
 // limits are not enforced, and `limits_note` says so.
 // Besides probing, Probe claims this process's range of host ids (id_range.h) and builds the
@@ -28,6 +30,7 @@ struct Support {
   bool memory_limits = false;  // a cgroup memory controller is usable
   bool pids_limits = false;    // a cgroup pids controller is usable
   std::string limits_note;     // what is not enforced and why; empty when both are
+  std::string ip;              // absolute path of iproute2's ip (the workers' networks)
   bool disks = false;          // boot disks: loop devices and mkfs.ext4 are there
   std::string mkfs;            // absolute path of mkfs.ext4 (Debian package e2fsprogs)
   std::string disk_note;       // why there are no boot disks; empty when there are

@@ -1,13 +1,17 @@
 #include "sandbox/worker_box.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -17,6 +21,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "sandbox/cgroup.h"
 #include "sandbox/process.h"
@@ -33,25 +38,6 @@ constexpr const char* kDefaultPath =
 constexpr milliseconds kBootTimeout{20000};
 constexpr milliseconds kCgroupDrain{2000};
 constexpr size_t kRunOutputLimit = 64 * 1024;
-
-// The read end of this process's lifeline pipe (see worker_box.h); made on first use, and again
-// in a forked child (whose inherited copy its parent also holds).
-int LifelineReadEnd() {
-  static std::mutex mu;
-  static pid_t owner = 0;
-  static int fds[2] = {-1, -1};
-  std::lock_guard<std::mutex> lock(mu);
-  if (owner != getpid()) {
-    if (fds[0] >= 0) close(fds[0]);
-    if (fds[1] >= 0) close(fds[1]);
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-      fds[0] = fds[1] = -1;
-      return -1;
-    }
-    owner = getpid();
-  }
-  return fds[0];  // the write end stays open, unwritten, until this process ends
-}
 
 int ExitCode(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -195,8 +181,6 @@ Result<std::unique_ptr<WorkerBox>> WorkerBox::Boot(const Support& support, const
     if (parent == layout.pids_parent) box->pids_cgroup_ = *dir;
   }
 
-  const int lifeline = LifelineReadEnd();
-  if (lifeline < 0) return Status::Internal(what + ": lifeline pipe: " + ErrnoText(errno));
   std::vector<std::string> args = {support.helper,
                                    "boot",
                                    "--dir",
@@ -208,8 +192,13 @@ Result<std::unique_ptr<WorkerBox>> WorkerBox::Boot(const Support& support, const
                                    std::to_string(support.id_count),
                                    "--base",
                                    support.base_dir,
+                                   "--ip",
+                                   support.ip,
                                    "--lifeline-fd",
                                    "3"};
+  if (spec.network_pid > 0) {
+    args.insert(args.end(), {"--network", std::to_string(spec.network_pid), spec.address});
+  }
   if (spec.disk_bytes > 0 && support.disks) {
     args.insert(args.end(), {"--disk", std::to_string(spec.disk_bytes), support.mkfs});
   }
@@ -220,57 +209,17 @@ Result<std::unique_ptr<WorkerBox>> WorkerBox::Boot(const Support& support, const
   for (const Bind& b : spec.binds) {
     args.insert(args.end(), {"--bind", b.host_path, b.inside_path, b.read_only ? "ro" : "rw"});
   }
-  int err_pipe[2];
-  if (pipe2(err_pipe, O_CLOEXEC) != 0)
-    return Status::Internal(what + ": pipe: " + ErrnoText(errno));
-  const int stdio[3] = {-1, -1, err_pipe[1]};
-  Result<pid_t> helper =
-      internal::SpawnProcess(support.helper, args, {kDefaultPath}, stdio, {{lifeline, 3}});
-  close(err_pipe[1]);
-  auto fail = [&](Status status) -> Status {
-    close(err_pipe[0]);
+  Result<std::pair<pid_t, pid_t>> started =
+      internal::StartHelper(support.helper, args, kBootTimeout, what);
+  if (!started.ok()) {
     for (const std::string& cg : box->Cgroups()) (void)internal::RemoveCgroup(cg, kCgroupDrain);
-    return status;
-  };
-  if (!helper.ok()) return fail(Status::Internal(what + ": " + helper.status().message()));
-
-  // The helper's stderr: "ready <pid>" or one line naming the step that failed, then EOF.
-  std::string text;
-  const auto deadline = std::chrono::steady_clock::now() + kBootTimeout;
-  bool timed_out = false;
-  for (;;) {
-    if (text.find('\n') != std::string::npos && text.rfind("ready ", 0) == 0) break;
-    const auto left =
-        std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{err_pipe[0], POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
-    char buf[512];
-    const ssize_t n = read(err_pipe[0], buf, sizeof(buf));
-    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
-    if (n > 0 && text.size() < 4096) text.append(buf, static_cast<size_t>(n));
+    return started.status();
   }
-  if (text.rfind("ready ", 0) == 0 && text.find('\n') != std::string::npos) {
-    const pid_t init = static_cast<pid_t>(std::strtol(text.c_str() + 6, nullptr, 10));
-    close(err_pipe[0]);
-    std::lock_guard<std::mutex> lock(box->mu_);
-    box->helper_pid_ = *helper;
-    box->init_pid_ = init;
-    box->init_pidfd_ = internal::PidfdOpen(init);
-    return box;
-  }
-  kill(*helper, SIGKILL);
-  (void)internal::WaitChild(*helper, milliseconds(-1));
-  std::string line = text.substr(0, text.find('\n'));
-  if (timed_out) {
-    return fail(Status::Unavailable(what + ": the helper did not report within " +
-                                    std::to_string(kBootTimeout.count()) + " ms"));
-  }
-  if (line.empty()) line = "the helper exited without a word";
-  return fail(Status::Internal(what + ": " + line));
+  std::lock_guard<std::mutex> lock(box->mu_);
+  box->helper_pid_ = started->first;
+  box->init_pid_ = started->second;
+  box->init_pidfd_ = internal::PidfdOpen(started->second);
+  return box;
 }
 
 WorkerBox::~WorkerBox() { Kill(); }
@@ -495,6 +444,50 @@ Result<std::pair<int, std::string>> WorkerBox::Run(const std::vector<std::string
                                     " ms; killed");
   }
   return std::make_pair(ExitCode(status), std::move(output));
+}
+
+Result<int> WorkerBox::ListenInside(const std::string& ip, uint16_t port) const {
+  const std::string where = ip + ":" + std::to_string(port) + " in worker " + spec_.hostname;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  if (inet_pton(AF_INET, ip.c_str(), &address.sin_addr) != 1) {
+    return Status::InvalidArgument("listen on " + where + ": not an IPv4 address");
+  }
+  pid_t init = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!AliveLocked()) {
+      return Status::FailedPrecondition("worker " + spec_.hostname + " is not running");
+    }
+    init = init_pid_;
+  }
+  const int target =
+      open(("/proc/" + std::to_string(init) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC);
+  if (target < 0) return Status::Unavailable("listen on " + where + ": " + ErrnoText(errno));
+  Result<int> result = Status::Internal("listen on " + where + ": not attempted");
+  // setns of a network namespace moves only the calling thread: a thread of its own makes the
+  // socket there and ends, and the socket stays in that namespace.
+  std::thread maker([&] {
+    auto failed = [&](const char* step) {
+      result = Status::Unavailable("listen on " + where + ": " + step + ": " + ErrnoText(errno));
+    };
+    if (setns(target, CLONE_NEWNET) != 0) return failed("join its network namespace");
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return failed("socket");
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
+        listen(fd, 128) != 0) {
+      failed("bind");
+      close(fd);
+      return;
+    }
+    result = fd;
+  });
+  maker.join();
+  close(target);
+  return result;
 }
 
 int64_t WorkerBox::MemoryBytes() const {
