@@ -517,13 +517,13 @@ void WriteSysctl(const std::string& path, const std::string& value) {
   close(fd);
 }
 
-// The worker's own network namespace (this process is in it, still host root): lo with the
-// metadata server's address 169.254.169.254 (tpuemud listens there, in this namespace), and eth0
-// on the slice's private network (a veth whose peer joins the bridge of the `net` process's
-// namespace). Nothing in the host's namespace: no interface, route or NAT reaches it.
+// The worker's own network namespace (this process is in it, still host root): lo, and eth0 on
+// the slice's private network (a veth whose peer joins the bridge of the `net` process's
+// namespace), with the metadata server's address 169.254.169.254 reached through it (it lives in
+// the slice's namespace, where tpuemud listens: nothing of the worker's own ports is taken).
+// Nothing in the host's namespace: no interface, route or NAT reaches it.
 void SetUpNetwork(const Options& o, pid_t helper_pid) {
   Ip(o, {"link", "set", "lo", "up"});
-  Ip(o, {"addr", "add", "169.254.169.254/32", "dev", "lo"});
   if (o.network > 0) {
     const std::string peer = "v" + std::to_string(helper_pid);  // unique among live workers
     // A path, not a PID: ip runs in the worker's PID namespace, where that PID means nothing;
@@ -532,6 +532,7 @@ void SetUpNetwork(const Options& o, pid_t helper_pid) {
     Ip(o, {"link", "add", "eth0", "type", "veth", "peer", "name", peer, "netns", slice_ns});
     Ip(o, {"addr", "add", o.address, "dev", "eth0"});
     Ip(o, {"link", "set", "eth0", "up"});
+    Ip(o, {"route", "add", "169.254.169.254/32", "dev", "eth0"});
     const int own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
     const int slice = open(slice_ns.c_str(), O_RDONLY | O_CLOEXEC);
     if (own < 0 || slice < 0) Fail("open the slice's network namespace", errno);
@@ -546,16 +547,21 @@ void SetUpNetwork(const Options& o, pid_t helper_pid) {
   WriteSysctl("/proc/sys/net/ipv4/ping_group_range", "0 2147483647");
 }
 
-// `net` mode: holds a slice's private network (a network namespace with bridge br0) for as long
-// as the lifeline is open; the namespace, its bridge and the workers' veth peers go with it.
+// `net` mode: holds a slice's private network (a network namespace with bridge br0, which has the
+// metadata server's address 169.254.169.254 and routes the slice's subnet back to the workers)
+// for as long as the lifeline is open; the namespace, its bridge and the workers' veth peers go
+// with it.
 [[noreturn]] void Net(const Options& o) {
   g_mode = "tpuemu-sandbox net";
   CloseFdsExcept({o.lifeline_fd});
   if (o.ip.empty()) Usage("--ip");
+  if (o.address.empty()) Usage("--subnet");
   if (unshare(CLONE_NEWNET) != 0) Fail("unshare", errno);
   Ip(o, {"link", "set", "lo", "up"});
   Ip(o, {"link", "add", "br0", "type", "bridge"});
   Ip(o, {"link", "set", "br0", "up"});
+  Ip(o, {"addr", "add", "169.254.169.254/32", "dev", "br0"});
+  Ip(o, {"route", "add", o.address, "dev", "br0"});
   dprintf(2, "ready %d\n", static_cast<int>(getpid()));
   const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null_fd >= 0) {
@@ -879,6 +885,8 @@ Options Parse(int argc, char** argv, int first) {
       o.base = next("--base");
     } else if (a == "--ip") {
       o.ip = next("--ip");
+    } else if (a == "--subnet") {
+      o.address = next("--subnet");
     } else if (a == "--network") {
       o.network = static_cast<pid_t>(ParseNumber(next("--network PID"), "--network PID"));
       o.address = next("--network ADDRESS/PREFIX");
@@ -924,7 +932,7 @@ int main(int argc, char** argv) {
           "usage: tpuemu-sandbox boot --dir DIR --hostname NAME --ids FIRST COUNT --base BASE "
           "--ip IP [--network PID ADDRESS/PREFIX] [--disk BYTES MKFS] [--lifeline-fd FD] "
           "[--cgroup DIR]... [--bind HOST INSIDE ro|rw]...\n"
-          "       tpuemu-sandbox net --ip IP --lifeline-fd FD\n"
+          "       tpuemu-sandbox net --ip IP --subnet CIDR --lifeline-fd FD\n"
           "       tpuemu-sandbox enter --pid INIT [--cgroup DIR]... [--signal N] -- PATH ARG...\n");
   return 2;
 }

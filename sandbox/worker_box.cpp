@@ -1,17 +1,14 @@
 #include "sandbox/worker_box.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -21,7 +18,6 @@
 
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "sandbox/cgroup.h"
 #include "sandbox/process.h"
@@ -444,50 +440,6 @@ Result<std::pair<int, std::string>> WorkerBox::Run(const std::vector<std::string
                                     " ms; killed");
   }
   return std::make_pair(ExitCode(status), std::move(output));
-}
-
-Result<int> WorkerBox::ListenInside(const std::string& ip, uint16_t port) const {
-  const std::string where = ip + ":" + std::to_string(port) + " in worker " + spec_.hostname;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  if (inet_pton(AF_INET, ip.c_str(), &address.sin_addr) != 1) {
-    return Status::InvalidArgument("listen on " + where + ": not an IPv4 address");
-  }
-  pid_t init = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!AliveLocked()) {
-      return Status::FailedPrecondition("worker " + spec_.hostname + " is not running");
-    }
-    init = init_pid_;
-  }
-  const int target =
-      open(("/proc/" + std::to_string(init) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC);
-  if (target < 0) return Status::Unavailable("listen on " + where + ": " + ErrnoText(errno));
-  Result<int> result = Status::Internal("listen on " + where + ": not attempted");
-  // setns of a network namespace moves only the calling thread: a thread of its own makes the
-  // socket there and ends, and the socket stays in that namespace.
-  std::thread maker([&] {
-    auto failed = [&](const char* step) {
-      result = Status::Unavailable("listen on " + where + ": " + step + ": " + ErrnoText(errno));
-    };
-    if (setns(target, CLONE_NEWNET) != 0) return failed("join its network namespace");
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return failed("socket");
-    const int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
-        listen(fd, 128) != 0) {
-      failed("bind");
-      close(fd);
-      return;
-    }
-    result = fd;
-  });
-  maker.join();
-  close(target);
-  return result;
 }
 
 int64_t WorkerBox::MemoryBytes() const {

@@ -68,9 +68,9 @@ struct BootSpec {
   int64_t disk_bytes = 0;
   // Boot refuses (RESOURCE_EXHAUSTED) while the file system holding `dir` has less free space.
   int64_t host_free_floor_bytes = 0;
-  // The worker's network: its own namespace always (lo, and the metadata server's address
-  // 169.254.169.254 on it); with `network_pid` (SliceNetwork::pid()) also eth0 at `address`
-  // ("10.0.2.2/8") on that slice's private network.
+  // The worker's network: its own namespace always (lo); with `network_pid` (SliceNetwork::pid())
+  // also eth0 at `address` ("10.0.2.2/8") on that slice's private network, through which it
+  // reaches the metadata server's 169.254.169.254.
   pid_t network_pid = 0;
   std::string address;
 };
@@ -124,11 +124,6 @@ class WorkerBox {
   Result<std::pair<int, std::string>> Run(const std::vector<std::string>& argv,
                                           const std::string& stdin_data,
                                           std::chrono::milliseconds deadline) const;
-  // A listening TCP socket (non-blocking, close-on-exec; the caller owns it) on ip:port inside
-  // the worker's network namespace: tpuemud serves a worker there (its metadata server) without
-  // any address of the worker's existing on the host. FAILED_PRECONDITION when the worker is not
-  // running; UNAVAILABLE naming the step that failed.
-  Result<int> ListenInside(const std::string& ip, uint16_t port) const;
   // Memory (bytes) and processes counted by the worker's cgroup now; -1 when not measured.
   int64_t MemoryBytes() const;
   int64_t ProcessCount() const;

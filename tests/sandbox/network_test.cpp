@@ -1,10 +1,12 @@
 // Workers' networks: each worker its own network namespace, the workers of one slice on a
 // private network of their own (SliceNetwork), nothing of it in the host's namespace, and
-// tpuemud listening inside a worker (ListenInside). Only loopback and addresses inside namespaces
-// these tests make are ever sent to.
+// tpuemud listening in a slice's network (SliceNetwork::Listen). Only loopback and addresses inside
+// namespaces these tests make are ever sent to.
 #include "sandbox/slice_network.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -50,7 +52,7 @@ class NetworkTest : public ::testing::Test {
   }
 
   std::unique_ptr<SliceNetwork> Network() {
-    Result<std::unique_ptr<SliceNetwork>> n = SliceNetwork::Create(support_);
+    Result<std::unique_ptr<SliceNetwork>> n = SliceNetwork::Create(support_, "10.0.0.0/8");
     EXPECT_TRUE(n.ok()) << n.status().ToString();
     return n.ok() ? std::move(n).value() : nullptr;
   }
@@ -114,11 +116,14 @@ TEST_F(NetworkTest, ASlicesWorkersReachEachOtherAndNoOneElse) {
   for (pid_t pid : servers) waitpid(pid, nullptr, 0);
 }
 
-TEST_F(NetworkTest, TpuemudListensInsideAWorkerOnly) {
-  auto a = Boot("a", nullptr, "");
-  auto b = Boot("b", nullptr, "");
+TEST_F(NetworkTest, TpuemudListensInASlicesNetworkWhereOnlyItsWorkersReachIt) {
+  auto slice = Network();
+  auto other = Network();
+  ASSERT_TRUE(slice && other);
+  auto a = Boot("a", slice.get(), "10.78.0.2/8");
+  auto b = Boot("b", other.get(), "10.78.0.3/8");
   ASSERT_TRUE(a && b);
-  Result<int> fd = a->ListenInside("169.254.169.254", 80);
+  Result<int> fd = slice->Listen("169.254.169.254", 80);
   ASSERT_TRUE(fd.ok()) << fd.status().ToString();
   const std::string ask =
       "/usr/bin/python3 -c 'import socket\n"
@@ -126,13 +131,18 @@ TEST_F(NetworkTest, TpuemudListensInsideAWorkerOnly) {
       "  s = socket.create_connection((\"169.254.169.254\", 80), timeout=2); "
       "s.sendall(b\"hello\"); print(\"sent\")\n"
       "except Exception as e: print(type(e).__name__)'";
-  // b's 169.254.169.254 is its own: nobody listens there.
+  // b's slice has its own 169.254.169.254: nobody listens there.
   EXPECT_EQ(Sh(*b, ask), "ConnectionRefusedError\n");
   EXPECT_EQ(Sh(*a, ask), "sent\n");
   pollfd p{*fd, POLLIN, 0};
   ASSERT_EQ(poll(&p, 1, 5000), 1);
-  const int conn = accept(*fd, nullptr, nullptr);
+  sockaddr_in peer{};
+  socklen_t peer_size = sizeof(peer);
+  const int conn = accept(*fd, reinterpret_cast<sockaddr*>(&peer), &peer_size);
   ASSERT_GE(conn, 0);
+  char ip[32] = {0};
+  inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof(ip));
+  EXPECT_STREQ(ip, "10.78.0.2") << "the peer's address says which worker asks";
   char buf[16] = {0};
   p = {conn, POLLIN, 0};
   ASSERT_EQ(poll(&p, 1, 5000), 1);
@@ -140,7 +150,12 @@ TEST_F(NetworkTest, TpuemudListensInsideAWorkerOnly) {
   EXPECT_STREQ(buf, "hello");
   close(conn);
   close(*fd);
-  // The host's 169.254.169.254 is not the worker's: nothing of it exists here.
+  // A worker's own port 80 is its own: root inside serves it, as on a VM.
+  EXPECT_EQ(Sh(*a,
+               "/usr/bin/python3 -c 'import socket; s=socket.socket(); "
+               "s.bind((\"0.0.0.0\", 80)); s.listen(1); print(\"bound\")'"),
+            "bound\n");
+  // The host's namespace has no 169.254.169.254 of a worker's.
   EXPECT_EQ(ReadFile("/proc/net/fib_trie").find("169.254.169.254"), std::string::npos);
 }
 
