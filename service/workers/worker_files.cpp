@@ -13,6 +13,11 @@ namespace fs = std::filesystem;
 // Inside the worker, the config folder is here (bound read-only).
 constexpr const char* kInside = "/etc/tpuemu";
 
+// How long a connection may take to log in before its sshd ends it (sshd's LoginGraceTime; its
+// default is 120 s). Short, because a connection that has not logged in holds one of its
+// worker's few slots (WorkerOptions::ssh_max_startups).
+constexpr int kSshLoginGraceSeconds = 20;
+
 Status WriteFile(const std::string& path, const std::string& content, mode_t mode = 0644) {
   // In place (no rename): a file bound over a path inside keeps its inode.
   std::ofstream out(path, std::ios::trunc | std::ios::binary);
@@ -86,6 +91,14 @@ Result<std::vector<sandbox::Bind>> WriteWorkerFiles(const sandbox::Support& supp
                      "PrintMotd no\n"
                      "PrintLastLog no\n"
                      "LogLevel VERBOSE\n"
+                     "LoginGraceTime " +
+                     std::to_string(kSshLoginGraceSeconds) +
+                     "\n"
+                     "# sshd -i serves this one connection; tpuemud drops a worker's connections\n"
+                     "# past the few that have not logged in yet, as MaxStartups would.\n"
+                     "MaxStartups 1\n"
+                     "# OpenSSH's default: the keys of a client's agent are tried in turn.\n"
+                     "MaxAuthTries 6\n"
                      "AcceptEnv LANG LC_*\n"
                      "Subsystem sftp /usr/lib/openssh/sftp-server\n";
   std::string set_env = "SetEnv";

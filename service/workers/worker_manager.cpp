@@ -57,6 +57,7 @@ WorkerManager::WorkerManager(NodeManager& nodes, ProjectMetadata& projects, Work
     });
   }
   sync_thread_ = std::thread([this] { SyncLoop(); });
+  StartSshThreads();
   project_listener_ = projects_.AddListener(
       [this](const std::string& project) { OnProjectMetadataChanged(project); });
 }
@@ -476,6 +477,7 @@ void WorkerManager::Stop() {
   pool_cv_.notify_all();
   for (std::thread& t : pool_) t.join();
   pool_.clear();
+  StopSshThreads();  // before the Reactor goes: they register sshd's exits with it
   std::vector<std::shared_ptr<NodeWorkers>> all;
   {
     std::lock_guard lock(mu_);

@@ -70,6 +70,14 @@ struct WorkerOptions {
   int max_workers = 1024;           // sandboxed workers of all live nodes together
   int64_t startup_log_max_bytes = 1 << 20;  // the startup script's output kept per boot
   int threads = 4;                          // boot/stop threads
+  // SSH budgets per worker (docs/workers.md, "Budgets"), as sshd's MaxStartups gives a real VM:
+  // connections that have not logged in yet (waiting for their sshd or talking to it, at most
+  // sshd's LoginGraceTime) beyond `ssh_max_startups` are closed at once, as are connections
+  // beyond `ssh_max_connections` in all (a bound that holds even if a client could make sshd's log
+  // say it logged in).
+  int ssh_max_startups = 10;
+  int ssh_max_connections = 100;
+  int ssh_threads = 2;  // threads that start sshd for accepted connections, in turn per worker
 };
 
 // What the composition root wires: the metadata server (api/) on a worker's address, and the
@@ -143,6 +151,10 @@ class WorkerManager {
     std::string startup_state = "NONE";  // NONE, RUNNING, EXITED
     int startup_exit_code = 0;
     int64_t startup_log_bytes = 0;
+    // SSH connections accepted and not ended: all, and those not logged in yet.
+    int ssh_connections = 0;
+    int ssh_unauthenticated = 0;
+    bool ssh_dropping = false;  // dropped connections since the last one accepted (logged once)
   };
   struct NodeWorkers {
     std::string name;
@@ -173,6 +185,18 @@ class WorkerManager {
   void StartStartupScript(const std::shared_ptr<NodeWorkers>& nw, const Node& node, int w);
   void OnSshConnection(const std::string& node_name, int w, int fd);
   void OnSshdLog(const std::string& node_name, int w, const std::string& line);
+  // An SSH connection accepted for worker `w` of `nw`, waiting for a thread to start its sshd.
+  struct SshStart {
+    std::shared_ptr<NodeWorkers> nw;
+    int w = 0;
+    int fd = -1;
+  };
+  void StartSshThreads();
+  void StopSshThreads();  // closes the connections still waiting
+  void SshLoop();  // an SSH thread: starts sshd for waiting connections, one worker at a time
+  void StartSshd(SshStart start);
+  // Adds to worker `w`'s SSH counts (negative: a connection logged in or ended).
+  void CountSsh(NodeWorkers& nw, int w, int unauthenticated, int connections);
   Status SyncAccounts(const std::shared_ptr<NodeWorkers>& nw, const Node& node, bool force);
   // Queues SyncAccounts with the node as stored now, if its workers should run.
   void SyncAccountsSoon(const std::string& node_name);
@@ -197,6 +221,18 @@ class WorkerManager {
   std::deque<std::shared_ptr<NodeWorkers>> ready_queues_;  // guarded by pool_mu_
   bool pool_stopping_ = false;                             // guarded by pool_mu_
   std::vector<std::thread> pool_;
+
+  // The SSH threads. The Reactor thread only accepts, counts and queues (OnSshConnection); each
+  // worker has its own queue, at most ssh_max_startups long (a waiting connection is not logged
+  // in), and the threads take one connection of each worker in turn, so one worker's flood
+  // delays no other worker's logins.
+  using SshKey = std::pair<const NodeWorkers*, int>;  // a worker
+  std::mutex ssh_mu_;
+  std::condition_variable ssh_cv_;
+  std::map<SshKey, std::deque<SshStart>> ssh_waiting_;  // guarded by ssh_mu_
+  std::deque<SshKey> ssh_turns_;  // workers with waiting connections, in turn; guarded by ssh_mu_
+  bool ssh_stopping_ = false;     // guarded by ssh_mu_
+  std::vector<std::thread> ssh_pool_;
 
   std::unique_ptr<sandbox::Reactor> reactor_;  // null when !enabled
   int project_listener_ = 0;                   // ProjectMetadata's listener id (0: none)

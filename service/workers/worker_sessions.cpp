@@ -1,6 +1,6 @@
 // WorkerManager, the processes it starts inside running workers: the startup script at each
 // boot (its output kept per boot) and sshd for each SSH connection (its log read for failed
-// logins).
+// logins and for the login that ends a connection's grace), within each worker's SSH budgets.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +27,19 @@ bool LoginFailure(const std::string& line) {
   }
   return false;
 }
+
+// sshd's line for a login that succeeded: "Accepted publickey for USER from IP port N ssh2: ...".
+// Only at the start of a line: names a client chose (an invalid user's) are logged within lines.
+bool LoginAccepted(const std::string& line) {
+  return line.starts_with("Accepted ") && line.find(" for ") != std::string::npos;
+}
+
+// Where one SSH connection stands. Touched on the Reactor thread only (sshd's exit and log).
+struct SshLogin {
+  bool logged_in = false;
+  bool ended = false;
+  std::string pending;  // sshd's log since the last full line
+};
 
 }  // namespace
 
@@ -96,39 +109,150 @@ void WorkerManager::StartStartupScript(const std::shared_ptr<NodeWorkers>& nw, c
 }
 
 void WorkerManager::OnSshConnection(const std::string& node_name, int w, int fd) {
-  std::shared_ptr<sandbox::WorkerBox> box;
+  // The Reactor thread: counts the connection against its worker's budgets and queues it, or
+  // drops it (sshd's MaxStartups: closed before any banner). Never starts a process.
+  std::shared_ptr<NodeWorkers> nw;
+  int unauthenticated = 0;
+  int connections = 0;
+  bool first_drop = false;
   {
     std::lock_guard lock(mu_);
     auto it = nodes_by_name_.find(node_name);
-    if (it != nodes_by_name_.end() && w < static_cast<int>(it->second->workers.size())) {
-      box = it->second->workers[w].box;
+    if (it != nodes_by_name_.end() && w < static_cast<int>(it->second->workers.size()) &&
+        it->second->workers[w].box) {
+      Worker& worker = it->second->workers[w];
+      if (worker.ssh_unauthenticated < options_.ssh_max_startups &&
+          worker.ssh_connections < options_.ssh_max_connections) {
+        ++worker.ssh_unauthenticated;
+        ++worker.ssh_connections;
+        worker.ssh_dropping = false;
+        nw = it->second;
+      } else {
+        first_drop = !worker.ssh_dropping;
+        worker.ssh_dropping = true;
+        unauthenticated = worker.ssh_unauthenticated;
+        connections = worker.ssh_connections;
+      }
     }
   }
-  if (!box || !box->Alive()) {
+  if (!nw) {
     close(fd);
+    if (first_drop) {
+      spdlog::warn(
+          "worker {} of {}: dropping SSH connections: {} not logged in yet (at most {}), {} in all "
+          "(at most {})",
+          w, node_name, unauthenticated, options_.ssh_max_startups, connections,
+          options_.ssh_max_connections);
+    }
     return;
+  }
+  {
+    std::lock_guard lock(ssh_mu_);
+    if (!ssh_stopping_) {
+      const SshKey key(nw.get(), w);
+      std::deque<SshStart>& waiting = ssh_waiting_[key];
+      if (waiting.empty()) ssh_turns_.push_back(key);
+      waiting.push_back({nw, w, fd});
+      ssh_cv_.notify_one();
+      return;
+    }
+  }
+  close(fd);
+  CountSsh(*nw, w, -1, -1);
+}
+
+void WorkerManager::StartSshThreads() {
+  for (int i = 0; i < std::max(1, options_.ssh_threads); ++i) {
+    ssh_pool_.emplace_back([this] { SshLoop(); });
+  }
+}
+
+void WorkerManager::StopSshThreads() {
+  {
+    std::lock_guard lock(ssh_mu_);
+    ssh_stopping_ = true;
+  }
+  ssh_cv_.notify_all();
+  for (std::thread& t : ssh_pool_) t.join();
+  ssh_pool_.clear();
+  std::lock_guard lock(ssh_mu_);
+  for (auto& [key, waiting] : ssh_waiting_) {
+    for (const SshStart& start : waiting) close(start.fd);
+  }
+  ssh_waiting_.clear();
+  ssh_turns_.clear();
+}
+
+void WorkerManager::SshLoop() {
+  for (;;) {
+    SshStart start;
+    {
+      std::unique_lock lock(ssh_mu_);
+      ssh_cv_.wait(lock, [&] { return ssh_stopping_ || !ssh_turns_.empty(); });
+      if (ssh_stopping_) return;
+      const SshKey key = ssh_turns_.front();
+      ssh_turns_.pop_front();
+      auto it = ssh_waiting_.find(key);
+      start = std::move(it->second.front());
+      it->second.pop_front();
+      if (it->second.empty()) {
+        ssh_waiting_.erase(it);
+      } else {
+        ssh_turns_.push_back(key);  // its next connection after every other worker's
+      }
+    }
+    StartSshd(std::move(start));
+  }
+}
+
+void WorkerManager::CountSsh(NodeWorkers& nw, int w, int unauthenticated, int connections) {
+  std::lock_guard lock(mu_);
+  Worker& worker = nw.workers[w];
+  worker.ssh_unauthenticated += unauthenticated;
+  worker.ssh_connections += connections;
+}
+
+void WorkerManager::StartSshd(SshStart start) {
+  std::shared_ptr<NodeWorkers> nw = std::move(start.nw);
+  const int w = start.w;
+  std::shared_ptr<sandbox::WorkerBox> box;
+  {
+    std::lock_guard lock(mu_);
+    box = nw->workers[w].box;
   }
   int err[2];
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    close(fd);
+  if (!box || !box->Alive() || pipe2(err, O_CLOEXEC) != 0) {
+    close(start.fd);
+    CountSsh(*nw, w, -1, -1);
     return;
   }
-  Result<pid_t> pid = box->Spawn(SshdCommand(options_.support), {}, {fd, fd, err[1]});
-  close(fd);
+  Result<pid_t> pid = box->Spawn(SshdCommand(options_.support), {}, {start.fd, start.fd, err[1]});
+  close(start.fd);
   close(err[1]);
   if (!pid.ok()) {
     close(err[0]);
-    spdlog::warn("worker {} of {}: cannot start sshd: {}", w, node_name, pid.status().message());
+    CountSsh(*nw, w, -1, -1);
+    spdlog::warn("worker {} of {}: cannot start sshd: {}", w, nw->name, pid.status().message());
     return;
   }
-  reactor_->WatchExit(*pid, [](int) {});
-  auto pending = std::make_shared<std::string>();
-  reactor_->WatchOutput(err[0], [this, node_name, w, pending](std::string_view data) {
-    pending->append(data);
-    for (size_t nl; (nl = pending->find('\n')) != std::string::npos;) {
-      std::string line = pending->substr(0, nl);
-      pending->erase(0, nl + 1);
-      OnSshdLog(node_name, w, line);
+  // The connection stops counting as not logged in when its sshd logs the login, and stops
+  // counting at all when sshd exits (the login grace ends a silent one).
+  auto login = std::make_shared<SshLogin>();
+  reactor_->WatchExit(*pid, [this, nw, w, login](int) {
+    login->ended = true;
+    CountSsh(*nw, w, login->logged_in ? 0 : -1, -1);
+  });
+  reactor_->WatchOutput(err[0], [this, nw, w, login](std::string_view data) {
+    login->pending.append(data);
+    for (size_t nl; (nl = login->pending.find('\n')) != std::string::npos;) {
+      std::string line = login->pending.substr(0, nl);
+      login->pending.erase(0, nl + 1);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!login->logged_in && !login->ended && LoginAccepted(line)) {
+        login->logged_in = true;
+        CountSsh(*nw, w, -1, 0);
+      }
+      OnSshdLog(nw->name, w, line);
     }
   });
 }
