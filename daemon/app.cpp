@@ -268,7 +268,20 @@ Status App::Build() {
       *g.nodes, *g.projects, WorkerOptionsFor(options_.workers), std::move(worker_hooks));
   if (options_.workers.mode == "auto") {
     g.nodes->SetSandboxPolicy(
-        [w = g.workers.get()](const service::Node& node) { return w->Decide(node); });
+        [w = g.workers.get()](const service::Node& node) { return w->Decide(node); },
+        [w = g.workers.get()](const service::Node& node) { w->Abandon(node); });
+  }
+  if (g.workers->options().enabled) {
+    // The host's capacity is every zone's: a queued resource waits for it as for TensorCores.
+    g.workers->SetOnCapacityFreed(
+        [qr = g.queued_resources.get()] { qr->OnCapacityChanged(std::string("-")); });
+    g.queued_resources->SetHostRoom(
+        {.reserve =
+             [w = g.workers.get()](const std::string& name, const std::vector<int>& workers) {
+               return w->ReserveForQueuedResource(name, workers);
+             },
+         .release =
+             [w = g.workers.get()](const std::string& name) { w->ReleaseQueuedResource(name); }});
   }
   if (g.workers->options().enabled) {
     g.nodes->SetReadyGate(

@@ -72,6 +72,12 @@ struct WorkerSettings {
   int64_t boot_timeout_ms = 60000;
   int max_workers_per_node = 32;
   int max_workers = 1024;
+  // The host's budgets for all sandboxed workers together (service/workers/host_capacity.h): -1 =
+  // derived from this host (MemTotal; 3/4 of the lesser of pid_max and threads-max; the free
+  // space of `dir`), 0 = none.
+  int64_t memory_budget_bytes = -1;
+  int64_t pids_budget = -1;
+  int64_t disk_budget_bytes = 0;
 };
 
 struct AppOptions {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -271,9 +272,31 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->check(CLI::Range(1, 62))
       ->capture_default_str();
   app.add_option("--worker-max", f.worker_max,
-                 "Sandboxed workers of all nodes together; further nodes are not sandboxed")
+                 "Sandboxed workers of all live nodes together: a create past it is refused as "
+                 "a zone out of capacity (RESOURCE_EXHAUSTED), a queued resource waits")
       ->envname("TPUEMU_WORKER_MAX")
-      ->check(CLI::Range(0, 100000))
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--worker-memory-budget-bytes", f.worker_memory_budget_bytes,
+                 "The sum of the sandboxed workers' memory limits (--worker-memory-bytes each) "
+                 "this host allows, as --worker-max; -1 = MemTotal, 0 = no budget")
+      ->envname("TPUEMU_WORKER_MEMORY_BUDGET_BYTES")
+      ->check(CLI::Range(int64_t{-1}, std::numeric_limits<int64_t>::max()))
+      ->capture_default_str();
+  app.add_option("--worker-pids-budget", f.worker_pids_budget,
+                 "The sum of the sandboxed workers' pids limits (--worker-pids-max each) this "
+                 "host allows, as --worker-max; -1 = 3/4 of the lesser of kernel.pid_max and "
+                 "kernel.threads-max, 0 = no budget")
+      ->envname("TPUEMU_WORKER_PIDS_BUDGET")
+      ->check(CLI::Range(int64_t{-1}, std::numeric_limits<int64_t>::max()))
+      ->capture_default_str();
+  app.add_option("--worker-disk-budget-bytes", f.worker_disk_budget_bytes,
+                 "The sum of the sandboxed workers' boot disks (--worker-disk-bytes each, counted "
+                 "at full size though sparse) this host allows, as --worker-max; -1 = the free "
+                 "space of --workers-dir at startup, 0 = no budget (--worker-disk-floor-bytes "
+                 "still guards the host)")
+      ->envname("TPUEMU_WORKER_DISK_BUDGET_BYTES")
+      ->check(CLI::Range(int64_t{-1}, std::numeric_limits<int64_t>::max()))
       ->capture_default_str();
   app.add_option("--web-dir", f.web_dir,
                  "Dashboard files served at / (default: the web folder of the source tree)")
@@ -360,6 +383,9 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
   o.workers.boot_timeout_ms = flags.worker_boot_timeout_ms;
   o.workers.max_workers_per_node = flags.worker_max_per_node;
   o.workers.max_workers = flags.worker_max;
+  o.workers.memory_budget_bytes = flags.worker_memory_budget_bytes;
+  o.workers.pids_budget = flags.worker_pids_budget;
+  o.workers.disk_budget_bytes = flags.worker_disk_budget_bytes;
   return o;
 }
 

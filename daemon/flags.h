@@ -68,7 +68,10 @@ struct Flags {
   int64_t worker_boot_timeout_ms = 60000;
   int worker_max_per_node = 32;
   int worker_max = 1024;
-  std::string web_dir;  // default: DefaultWebDir()
+  int64_t worker_memory_budget_bytes = -1;  // -1: MemTotal
+  int64_t worker_pids_budget = -1;          // -1: 3/4 of min(pid_max, threads-max)
+  int64_t worker_disk_budget_bytes = 0;     // 0: none (boot disks are sparse)
+  std::string web_dir;                      // default: DefaultWebDir()
   std::string chartjs_dir = "/usr/share/javascript/chart.js";
 };
 

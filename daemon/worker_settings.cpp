@@ -43,6 +43,16 @@ service::WorkerOptions WorkerOptionsFor(const WorkerSettings& settings) {
   o.enabled = true;
   o.network = network;
   o.support = support;
+  // The host's capacity (-1: derived from this host), logged so a stockout can be explained.
+  o.memory_budget_bytes = settings.memory_budget_bytes < 0 ? service::HostMemoryTotalBytes()
+                                                           : settings.memory_budget_bytes;
+  o.pids_budget = settings.pids_budget < 0 ? service::HostPidsForWorkers() : settings.pids_budget;
+  o.disk_budget_bytes = settings.disk_budget_bytes < 0 ? service::FreeBytesAt(settings.dir)
+                                                       : settings.disk_budget_bytes;
+  spdlog::info(
+      "worker capacity of this host (a create past it is a stockout): --worker-max {}, memory "
+      "limits {} MiB, pids {}, boot disks {} MiB (0 = no budget)",
+      o.max_workers, o.memory_budget_bytes >> 20, o.pids_budget, o.disk_budget_bytes >> 20);
   std::string note;
   o.ssh_port = service::ChooseSshPort(settings.ssh_port, &note);
   spdlog::info("worker sandboxes on: files in {}, addresses 127.{}.0.0/16; {}{}", settings.dir,

@@ -145,7 +145,15 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
   node.fields = spec.fields;
   node.queued_resource = spec.queued_resource;
   node.multislice_node = spec.multislice_node;
-  if (sandbox_policy_) node.sandbox = sandbox_policy_(node);
+  Status host_refused;  // this host cannot boot the node's workers: a stockout, below
+  if (sandbox_policy_) {
+    Result<Node::Sandbox> sandbox = sandbox_policy_(node);
+    if (sandbox.ok()) {
+      node.sandbox = *sandbox;
+    } else {
+      host_refused = sandbox.status();
+    }
+  }
   Canonicalize(key, catalog_.FindZone(key.zone)->region, node.fields);
 
   Operation op = NewNodeOperation(key, NodeVerb::kCreate);
@@ -165,6 +173,9 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
         if (refused.ok() && node.ZoneTensorCores() > 0) {
           TPUEMU_RETURN_IF_ERROR(writes_.quota().Sync(txn, key.zone));
           refused = writes_.quota().CheckZone(key.zone, node.ZoneTensorCores(), op.name);
+        }
+        if (refused.ok() && !host_refused.ok()) {
+          refused = ZoneStockout(key.zone, op.name, host_refused.message());
         }
         const bool fits = refused.ok();
         if (!fits) {
@@ -193,6 +204,8 @@ Result<Operation> NodeManager::Create(const NodeKey& key, const NodeSpec& spec) 
         events.Publish();
         if (created) Notify(node, NodeState::kUnspecified);
       });
+  // What the sandbox policy reserved goes back unless the node was written.
+  if ((!s.ok() || !created) && node.sandbox.enabled && sandbox_abandon_) sandbox_abandon_(node);
   if (!s.ok()) {
     if (created) (void)writes_.quota().Reseed();  // the body counted a node whose commit failed
     return s;

@@ -168,9 +168,17 @@ class NodeManager {
   Status Reset();
 
   // Decides at create whether a new node's workers are sandboxes (service/workers/); unset, no
-  // node's are. Set before the first write; called inside Create, so it must be quick.
-  using SandboxPolicy = std::function<Node::Sandbox(const Node& node)>;
-  void SetSandboxPolicy(SandboxPolicy policy) { sandbox_policy_ = std::move(policy); }
+  // node's are. RESOURCE_EXHAUSTED (its message a detail) when this host cannot boot them: the
+  // create is accepted and its Operation fails with the zone's stockout (ZoneStockout, the detail
+  // after the standard text), as when the zone is out of TensorCores. What the policy reserved
+  // for a create that then writes no node (refused, failed) is handed to `abandon`. Set before the
+  // first write; called inside Create, so it must be quick.
+  using SandboxPolicy = std::function<Result<Node::Sandbox>(const Node& node)>;
+  using SandboxAbandon = std::function<void(const Node& node)>;
+  void SetSandboxPolicy(SandboxPolicy policy, SandboxAbandon abandon = nullptr) {
+    sandbox_policy_ = std::move(policy);
+    sandbox_abandon_ = std::move(abandon);
+  }
   // Holds a transition that ends READY (create, start) until `gate(node name)` says the node's
   // workers answer; the completion is retried every 100 ms meanwhile. Set before the first write.
   using ReadyGate = std::function<bool(const std::string& node_name)>;
@@ -204,8 +212,9 @@ class NodeManager {
 
   // Reads are served from here; bypassed during every batch of writes and Reset (node_cache.h).
   mutable NodeCache cache_;
-  SandboxPolicy sandbox_policy_;  // set before the first write
-  ReadyGate ready_gate_;          // set before the first write
+  SandboxPolicy sandbox_policy_;    // set before the first write
+  SandboxAbandon sandbox_abandon_;  // set with it
+  ReadyGate ready_gate_;            // set before the first write
   std::mutex observer_mu_;
   std::vector<StateObserver> observers_;  // guarded by observer_mu_
   std::vector<Node> recovered_;           // set by Recover, before serving

@@ -2,6 +2,18 @@
 
 namespace tpuemu::service {
 
+Status ZoneStockout(const std::string& zone, const std::string& operation_name,
+                    const std::string& detail) {
+  const std::string eid = operation_name.size() >= 8
+                              ? operation_name.substr(operation_name.size() - 8)
+                              : operation_name;
+  return Status::ResourceExhausted(
+      "There is no more capacity in the zone \"" + zone +
+      "\"; you can try in another zone where Cloud TPU Nodes are offered (see "
+      "https://cloud.google.com/tpu/docs/regions) [EID: 0x" +
+      eid + "]" + (detail.empty() ? "" : " " + detail));
+}
+
 TensorCoreQuota::TensorCoreQuota(db::Store& store, const Catalog& catalog, QuotaLimits limits)
     : store_(store), catalog_(catalog), limits_(limits), nodes_(store), queued_resources_(store) {}
 
@@ -77,14 +89,7 @@ Status TensorCoreQuota::CheckProject(db::Txn& txn, const std::string& project, i
 Status TensorCoreQuota::CheckZone(const std::string& zone, int64_t tensorcores,
                                   const std::string& operation_name) const {
   if (ZoneCounted(zone) + tensorcores <= ZoneCapacity(zone)) return Status::Ok();
-  const std::string eid = operation_name.size() >= 8
-                              ? operation_name.substr(operation_name.size() - 8)
-                              : operation_name;
-  return Status::ResourceExhausted(
-      "There is no more capacity in the zone \"" + zone +
-      "\"; you can try in another zone where Cloud TPU Nodes are offered (see "
-      "https://cloud.google.com/tpu/docs/regions) [EID: 0x" +
-      eid + "]");
+  return ZoneStockout(zone, operation_name);
 }
 
 void TensorCoreQuota::AddProject(const std::string& project, int64_t tensorcores) {

@@ -43,6 +43,12 @@ struct QuotaLimits {
   int64_t project_quota_tensorcores = 0;
 };
 
+// The real service's stockout, as a create's Operation carries it (code 8): RESOURCE_EXHAUSTED
+// "There is no more capacity in the zone "Z"; …[EID: 0x<last 8 characters of operation_name>]",
+// then " " and `detail` when given (the emulator's own reason, e.g. which host budget ran out).
+Status ZoneStockout(const std::string& zone, const std::string& operation_name,
+                    const std::string& detail = "");
+
 class TensorCoreQuota {
  public:
   TensorCoreQuota(db::Store& store, const Catalog& catalog, QuotaLimits limits);

@@ -105,6 +105,18 @@ class QueuedResourceManager {
   // Forgets what is scheduled in memory (POST /_emulator/reset).
   void Clear();
 
+  // The host's capacity for worker sandboxes (service/workers/host_capacity.h): once the zone
+  // has room, `reserve(name, workers of each planned node)` holds the host's share of all the
+  // queued resource's nodes at once (their creates take it); not OK and the queued resource waits
+  // in WAITING_FOR_RESOURCES, as for a zone out of TensorCores, until OnCapacityChanged. Once it
+  // is no longer PROVISIONING, `release(name)` gives back what its nodes did not take. Unset:
+  // only the zone's capacity counts. Set before Recover.
+  struct HostRoom {
+    std::function<Status(const std::string& name, const std::vector<int>& node_workers)> reserve;
+    std::function<void(const std::string& name)> release;
+  };
+  void SetHostRoom(HostRoom room) { host_room_ = std::move(room); }
+
   // Called after each committed state change, on the write batcher's thread, in commit order;
   // a deleted queued resource is reported with state STATE_UNSPECIFIED. Must be quick and must
   // not call back into the manager.
@@ -124,6 +136,8 @@ class QueuedResourceManager {
   void MarkFailed(const std::string& name, const Status& error);
   Result<std::vector<Node>> NodesOf(db::Txn& txn, const std::string& name) const;
   Result<bool> HasRoom(db::Txn& txn, const QueuedResource& qr) const;
+  // host_room_.reserve for every planned node of `qr` (true when unset).
+  bool ReserveHost(const QueuedResource& qr);
   void Notify(const QueuedResource& qr, QrState previous);
 
   WritePath& writes_;
@@ -134,6 +148,7 @@ class QueuedResourceManager {
   db::QueuedResourceRepository queued_resources_;
   db::NodeRepository node_rows_;
   db::RequestIdRepository request_ids_;
+  HostRoom host_room_;  // set before Recover
 
   std::mutex mu_;
   std::vector<StateObserver> observers_;  // guarded by mu_

@@ -103,6 +103,8 @@ void QueuedResourceManager::Reconcile(const std::string& name) {
       });
   if (!s.ok()) {
     (void)quota.Reseed();
+    // What the body reserved on the host was not committed.
+    if (host_room_.release) host_room_.release(name);
     // The store refused (busy, I/O): try again rather than leave the queued resource stuck.
     ScheduleReconcile(name, NowUnixMs() + 100);
     return;
@@ -171,7 +173,7 @@ Status QueuedResourceManager::Advance(db::Txn& txn, Step& step) {
         }
         Result<bool> room = HasRoom(txn, qr);
         if (!room.ok()) return room.status();
-        if (*room) {
+        if (*room && ReserveHost(qr)) {
           qr.state = QrState::kProvisioning;
           qr.held_tensorcores = qr.tensorcores;
           qr.due_ms.reset();
@@ -245,8 +247,21 @@ Result<bool> QueuedResourceManager::HasRoom(db::Txn& txn, const QueuedResource& 
   return quota.ZoneCounted(qr.key.zone) + qr.tensorcores <= quota.ZoneCapacity(qr.key.zone);
 }
 
+bool QueuedResourceManager::ReserveHost(const QueuedResource& qr) {
+  if (!host_room_.reserve) return true;
+  std::vector<int> node_workers;
+  for (const QrPlannedNode& planned : qr.nodes) {
+    const NodeSpec& spec = qr.node_specs.at(static_cast<std::size_t>(planned.spec_index)).node;
+    Result<engine::AcceleratorType> type =
+        nodes_.CheckSpec({qr.key.project, qr.key.zone, planned.node_id}, spec);
+    if (type.ok()) node_workers.push_back(type->workers);  // else its create fails anyway
+  }
+  return host_room_.reserve(qr.key.Name(), node_workers).ok();
+}
+
 void QueuedResourceManager::Act(const Step& step) {
   const QueuedResource& qr = step.qr;
+  if (qr.state != QrState::kProvisioning && host_room_.release) host_room_.release(qr.key.Name());
   if (step.create_nodes) {
     for (const QrPlannedNode& planned : qr.nodes) {
       if (FindNode(step.nodes, planned.node_id) != nullptr) continue;

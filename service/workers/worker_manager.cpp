@@ -26,7 +26,17 @@ using std::chrono::milliseconds;
 
 WorkerManager::WorkerManager(NodeManager& nodes, ProjectMetadata& projects, WorkerOptions options,
                              WorkerHooks hooks)
-    : nodes_(nodes), projects_(projects), options_(std::move(options)), hooks_(std::move(hooks)) {
+    : nodes_(nodes),
+      projects_(projects),
+      options_(std::move(options)),
+      hooks_(std::move(hooks)),
+      capacity_({.workers = options_.max_workers,
+                 .memory_bytes = options_.memory_budget_bytes,
+                 .pids = options_.pids_budget,
+                 .disk_bytes = options_.disk_budget_bytes},
+                {.memory_bytes = options_.memory_limit_bytes,
+                 .pids = options_.pids_limit,
+                 .disk_bytes = options_.support.disks ? options_.disk_bytes : 0}) {
   if (!options_.enabled) return;
   reactor_ = std::make_unique<sandbox::Reactor>();
   for (int i = 0; i < std::max(1, options_.threads); ++i) {
@@ -77,7 +87,7 @@ void WorkerManager::Post(const std::shared_ptr<NodeWorkers>& nw, std::function<v
   pool_cv_.notify_one();
 }
 
-Node::Sandbox WorkerManager::Decide(const Node& node) {
+Result<Node::Sandbox> WorkerManager::Decide(const Node& node) {
   Node::Sandbox s;
   if (options_.disabled_reason.empty() && !options_.enabled) return s;  // never considered
   s.decided = true;
@@ -93,22 +103,36 @@ Node::Sandbox WorkerManager::Decide(const Node& node) {
                std::to_string(options_.max_workers_per_node);
     return s;
   }
-  // The workers of the nodes this manager drives now (a create that fails after this call
-  // holds nothing; creates racing each other may pass the cap by their own workers).
-  int sandboxed = 0;
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& [name, nw] : nodes_by_name_) sandboxed += static_cast<int>(nw->workers.size());
-  }
-  if (sandboxed + node.type.workers > options_.max_workers) {
-    s.reason = "worker sandboxes off for this node: " + std::to_string(sandboxed) +
-               " sandboxed workers exist already, and --worker-max " +
-               std::to_string(options_.max_workers) + " allows no " +
-               std::to_string(node.type.workers) + " more";
-    return s;
-  }
+  // A queued resource's node takes what the queued resource reserved for it; any other create
+  // reserves its own, all or nothing (a create that then fails gives it back: Abandon).
+  const bool reserved =
+      !node.queued_resource.empty() &&
+      capacity_.Move(QueuedResourceHolder(node.queued_resource), node.uid, node.type.workers);
+  if (!reserved) TPUEMU_RETURN_IF_ERROR(capacity_.Reserve(node.uid, node.type.workers));
   s.enabled = true;
   return s;
+}
+
+void WorkerManager::Abandon(const Node& node) { ReleaseNode(node); }
+
+void WorkerManager::ReleaseNode(const Node& node) {
+  if (capacity_.Release(node.uid) > 0 && on_capacity_freed_) on_capacity_freed_();
+}
+
+Status WorkerManager::ReserveForQueuedResource(const std::string& queued_resource,
+                                               const std::vector<int>& node_workers) {
+  if (!options_.enabled) return Status::Ok();
+  int workers = 0;
+  for (int w : node_workers) {
+    if (w <= std::min(options_.max_workers_per_node, kMaxSandboxedWorkersPerNode)) workers += w;
+  }
+  return capacity_.Reserve(QueuedResourceHolder(queued_resource), workers);
+}
+
+void WorkerManager::ReleaseQueuedResource(const std::string& queued_resource) {
+  if (capacity_.Release(QueuedResourceHolder(queued_resource)) > 0 && on_capacity_freed_) {
+    on_capacity_freed_();
+  }
 }
 
 std::shared_ptr<WorkerManager::NodeWorkers> WorkerManager::Entry(const Node& node) {
@@ -174,6 +198,8 @@ void WorkerManager::OnNodeStateChanged(const Node& node, NodeState previous) {
                         : node.state == NodeState::kDeleting ? "the node is being deleted"
                                                              : "the node was stopped";
       Post(nw, [this, nw, grace, why] { StopWorkers(nw, grace, why); });
+      // Nothing brings a DELETING node back: its room is free before the delete call returns.
+      if (node.state == NodeState::kDeleting) ReleaseNode(node);
       return;
     }
     case NodeState::kUnspecified: {  // deleted
@@ -187,6 +213,7 @@ void WorkerManager::OnNodeStateChanged(const Node& node, NodeState previous) {
         StopWorkers(nw, milliseconds(0), "the node was deleted");
         Wipe(nw);
       });
+      ReleaseNode(node);  // already at DELETING, unless another replica deleted it
       return;
     }
     default:
@@ -430,6 +457,7 @@ Status WorkerManager::Recover() {
     for (const Node& node : *page) {
       after = std::max(after, node.seq);
       if (!node.sandbox.enabled) continue;
+      capacity_.Restore(node.uid, node.type.workers);  // held until it is deleted
       const bool run = node.state == NodeState::kReady || node.state == NodeState::kCreating ||
                        node.state == NodeState::kStarting;
       if (run && !node.UnderMaintenance()) OnNodeStateChanged(node, node.state);
@@ -457,6 +485,7 @@ void WorkerManager::Reset() {
     });
     done.get_future().wait();
   }
+  capacity_.Clear();
 }
 
 void WorkerManager::Stop() {

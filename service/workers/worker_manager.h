@@ -50,6 +50,7 @@
 #include "service/nodes/node_manager.h"
 #include "service/projects/project_metadata.h"
 #include "service/workers/guest_metadata.h"
+#include "service/workers/host_capacity.h"
 
 namespace tpuemu::service {
 
@@ -68,6 +69,11 @@ struct WorkerOptions {
   int64_t boot_timeout_ms = 60000;  // a node's boot, all workers together
   int max_workers_per_node = 32;    // larger nodes are not sandboxed (they say why); at most 62
   int max_workers = 1024;           // sandboxed workers of all live nodes together
+  // The host's budgets for all sandboxed workers together (host_capacity.h; 0 = none): the sum of
+  // their memory limits, of their pids limits, of their boot disks.
+  int64_t memory_budget_bytes = 0;
+  int64_t pids_budget = 0;
+  int64_t disk_budget_bytes = 0;
   int64_t startup_log_max_bytes = 1 << 20;  // the startup script's output kept per boot
   int threads = 4;                          // boot/stop threads
   // SSH budgets per worker (docs/workers.md, "Budgets"), as sshd's MaxStartups gives a real VM:
@@ -103,7 +109,22 @@ class WorkerManager {
   void SetApiEndpoint(std::string endpoint);
 
   // NodeManager's sandbox policy: whether a node being created gets sandboxes, and why not.
-  Node::Sandbox Decide(const Node& node);
+  // Sandboxed, it holds its share of the host's capacity (host_capacity.h) from here until it is
+  // deleted (or Abandon); RESOURCE_EXHAUSTED naming the budget when the host cannot boot it.
+  Result<Node::Sandbox> Decide(const Node& node);
+  // The create Decide answered wrote no node: what it reserved goes back.
+  void Abandon(const Node& node);
+  // A queued resource starts provisioning nodes of `node_workers` workers each: holds the host's
+  // capacity for all of them at once (each node's Decide takes its share). RESOURCE_EXHAUSTED as
+  // Decide's when the host cannot boot them all. Nodes that would not be sandboxed hold nothing.
+  Status ReserveForQueuedResource(const std::string& queued_resource,
+                                  const std::vector<int>& node_workers);
+  // What the queued resource holds that its nodes did not take goes back.
+  void ReleaseQueuedResource(const std::string& queued_resource);
+  // Called (outside every lock of this class) when capacity went back to the host: a node was
+  // deleted or a queued resource gave back what it held. Set before the first write.
+  void SetOnCapacityFreed(std::function<void()> freed) { on_capacity_freed_ = std::move(freed); }
+  const HostCapacity& capacity() const { return capacity_; }
   // NodeManager's ready gate: false while node `node_name`'s workers boot (within the timeout).
   // Called as every transition of the node completes (an update's too): it also queues the
   // account agent, whose input may have changed with the node's metadata.
@@ -174,6 +195,8 @@ class WorkerManager {
     std::string reported_rejections;
   };
 
+  // Gives back the host's capacity `node` held (none: nothing happens).
+  void ReleaseNode(const Node& node);
   void Post(const std::shared_ptr<NodeWorkers>& nw, std::function<void()> work);
   std::shared_ptr<NodeWorkers> Entry(const Node& node);  // made if missing
   void Boot(const std::shared_ptr<NodeWorkers>& nw);
@@ -209,6 +232,8 @@ class WorkerManager {
   ProjectMetadata& projects_;
   const WorkerOptions options_;
   const WorkerHooks hooks_;
+  HostCapacity capacity_;  // keyed by node uid (thread-safe on its own)
+  std::function<void()> on_capacity_freed_;
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<NodeWorkers>> nodes_by_name_;  // guarded by mu_

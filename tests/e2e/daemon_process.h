@@ -29,17 +29,25 @@ class DaemonProcess {
  public:
   ~DaemonProcess() { Kill(SIGKILL); }
 
+  // Before Start: run tpuemud in `dir` (relative paths in its flags are relative to it).
+  void SetWorkingDir(std::string dir) { cwd_ = std::move(dir); }
+  // Before Start: pass `args` as they are, tpuemud's own defaults for everything else (as
+  // scripts/run does), instead of the test defaults below.
+  void KeepTpuemudDefaults() { tpuemud_defaults_ = true; }
+
   // false when the binary could not start or never printed its ready line.
   // Worker sandboxes (service/workers/) run only where `args` ask for them
   // (`--worker-sandboxes auto`): they need root and cost processes per worker. Likewise write
   // push-back.
   bool Start(std::vector<std::string> args) {
-    if (std::find(args.begin(), args.end(), "--worker-sandboxes") == args.end()) {
+    if (!tpuemud_defaults_ &&
+        std::find(args.begin(), args.end(), "--worker-sandboxes") == args.end()) {
       args.insert(args.end(), {"--worker-sandboxes", "off"});
     }
     // Write push-back (429 past --max-write-lag-ms) only where a test asks: on a loaded machine a
     // slow fsync would turn a test's plain create into a 429.
-    if (std::find(args.begin(), args.end(), "--max-write-lag-ms") == args.end()) {
+    if (!tpuemud_defaults_ &&
+        std::find(args.begin(), args.end(), "--max-write-lag-ms") == args.end()) {
       args.insert(args.end(), {"--max-write-lag-ms", "0"});
     }
     int out[2];
@@ -49,6 +57,7 @@ class DaemonProcess {
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       close(out[1]);
+      if (!cwd_.empty() && chdir(cwd_.c_str()) != 0) _exit(126);
       std::vector<char*> argv;
       std::string bin = TPUEMUD_BIN;
       argv.push_back(bin.data());
@@ -91,6 +100,8 @@ class DaemonProcess {
   pid_t pid_ = -1;
   FILE* stdout_ = nullptr;
   uint16_t port_ = 0;
+  std::string cwd_;                // "": the test's own
+  bool tpuemud_defaults_ = false;  // KeepTpuemudDefaults
 };
 
 }  // namespace tpuemu::testing

@@ -39,9 +39,19 @@ class WorkersTest : public ::testing::Test {
     ProcessResult keygen = ChildProcess::Run(
         {Which("ssh-keygen"), "-q", "-t", "ed25519", "-N", "", "-C", "tester", "-f", key_}, {});
     ASSERT_EQ(keygen.exit_code, 0) << keygen.err;
-    ASSERT_TRUE(daemon_.Start(
-        TestDaemonArgs({"--data-dir", (dir_ / "data").string()},
-                       {"--worker-sandboxes", "auto", "--worker-stop-grace-ms", "1500"})));
+    if (as_scripts_run_) {
+      // scripts/run's `tpuemud --data-dir data`, from dir_: a relative data folder, tpuemud's
+      // defaults for the rest (but any free port, so tests may run side by side, and warnings
+      // only: nobody reads the pipe of its stdout after the ready line).
+      daemon_.SetWorkingDir(dir_.string());
+      daemon_.KeepTpuemudDefaults();
+      ASSERT_TRUE(daemon_.Start({"--port", "0", "--log-level", "warn", "--data-dir", "data"}));
+    } else {
+      std::vector<std::string> flags = {"--worker-sandboxes", "auto", "--worker-stop-grace-ms",
+                                        "1500"};
+      flags.insert(flags.end(), extra_daemon_args_.begin(), extra_daemon_args_.end());
+      ASSERT_TRUE(daemon_.Start(TestDaemonArgs({"--data-dir", (dir_ / "data").string()}, flags)));
+    }
     client_ = std::make_unique<HttpClient>("127.0.0.1", daemon_.port());
   }
   void TearDown() override {
@@ -153,6 +163,11 @@ class WorkersTest : public ::testing::Test {
     }
     return "";
   }
+
+  // Set by a test's constructor (before SetUp): more tpuemud flags; or start tpuemud as
+  // scripts/run does (from dir_ with `--data-dir data`, nothing else but `--port 0`).
+  std::vector<std::string> extra_daemon_args_;
+  bool as_scripts_run_ = false;
 
   std::filesystem::path dir_;
   std::string key_;
