@@ -127,6 +127,9 @@ std::vector<std::string> SandboxFlags(const Options& o, bool containment) {
                                 std::to_string(o.timeout_s * 1000),
                                 "--worker-max",
                                 std::to_string(std::max(1024, o.nodes * kWorkersPerV432 + 8))};
+  // (b) boots --nodes v4-32 at once whatever this host's RAM and pids would allow (the budgets'
+  // own figures: bench_worker_capacity).
+  f.insert(f.end(), {"--worker-memory-budget-bytes", "0", "--worker-pids-budget", "0"});
   if (containment) {
     f.insert(f.end(), {"--worker-pids-max", std::to_string(o.pids_max), "--worker-memory-bytes",
                        std::to_string(o.memory_bytes)});
