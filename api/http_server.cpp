@@ -3,6 +3,8 @@
 // of the IO threads' io_contexts, as in Beast's advanced server example.
 #include "api/http_server.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -29,6 +31,7 @@ namespace tpuemu::api {
 namespace beast = boost::beast;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
+using http_internal::ListenerBudget;
 using http_internal::ServerCore;
 using http_internal::Session;
 
@@ -88,8 +91,9 @@ struct HttpServer::Impl {
   // A listener of AddListener's: its own acceptor and handler, on the main acceptor's strand (so
   // NextIoContext stays on one strand), its sessions registered with the rest.
   struct Extra : std::enable_shared_from_this<Extra> {
-    Extra(Impl* i, net::any_io_executor strand, std::shared_ptr<const AsyncHandlerFn> h)
-        : impl(i), acceptor(strand), retry(strand), handler(std::move(h)) {}
+    Extra(Impl* i, net::any_io_executor strand, std::shared_ptr<const AsyncHandlerFn> h,
+          std::shared_ptr<ListenerBudget> b = nullptr)
+        : impl(i), acceptor(strand), retry(strand), handler(std::move(h)), budget(std::move(b)) {}
     void DoAccept() {
       acceptor.async_accept(net::make_strand(impl->core->NextIoContext()),
                             [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
@@ -107,8 +111,18 @@ struct HttpServer::Impl {
         });
         return;
       }
-      bool over_cap = impl->core->Full();
-      auto session = std::make_shared<Session>(impl->core, std::move(socket), !over_cap, handler);
+      std::shared_ptr<Session> session;
+      bool over_cap = false;
+      if (budget) {
+        beast::error_code peer_ec;
+        const std::string peer = socket.remote_endpoint(peer_ec).address().to_string();
+        over_cap = !budget->TryEnter(peer);
+        session = std::make_shared<Session>(impl->core, std::move(socket), false, handler,
+                                            over_cap ? nullptr : budget, peer);
+      } else {
+        over_cap = impl->core->Full();
+        session = std::make_shared<Session>(impl->core, std::move(socket), !over_cap, handler);
+      }
       {
         std::lock_guard lock(impl->sessions_mu);
         if (impl->core->stopping) return;
@@ -125,6 +139,7 @@ struct HttpServer::Impl {
     tcp::acceptor acceptor;
     net::steady_timer retry;
     std::shared_ptr<const AsyncHandlerFn> handler;
+    std::shared_ptr<ListenerBudget> budget;  // null: the server's max_connections
   };
 
   std::shared_ptr<ServerCore> core;  // first member: outlives the acceptor and timer below
@@ -239,11 +254,42 @@ Status HttpServer::AddListener(const std::string& host, uint16_t port, AsyncHand
   return Status::Ok();
 }
 
+Status HttpServer::AddListener(int listening_fd, const std::string& key, AsyncHandlerFn handler,
+                               ListenerLimits limits) {
+  std::lock_guard lifecycle(impl_->lifecycle_mu);
+  if (!impl_->started || impl_->stopped) {
+    close(listening_fd);
+    return Status::FailedPrecondition("cannot serve " + key + ": the server is not running");
+  }
+  std::lock_guard lock(impl_->extras_mu);
+  if (impl_->extras.count(key)) {
+    close(listening_fd);
+    return Status::AlreadyExists("already serving " + key);
+  }
+  auto extra = std::make_shared<Impl::Extra>(
+      impl_.get(), impl_->acceptor->get_executor(),
+      std::make_shared<const AsyncHandlerFn>(std::move(handler)),
+      std::make_shared<ListenerBudget>(limits.max_connections, limits.max_connections_per_peer));
+  beast::error_code ec;
+  extra->acceptor.assign(tcp::v4(), listening_fd, ec);
+  if (ec) {
+    close(listening_fd);
+    return Status::Unavailable("cannot serve " + key + ": " + ec.message());
+  }
+  net::post(extra->acceptor.get_executor(), [extra] { extra->DoAccept(); });
+  impl_->extras[key] = std::move(extra);
+  return Status::Ok();
+}
+
 void HttpServer::RemoveListener(const std::string& host, uint16_t port) {
+  RemoveListener(host + ":" + std::to_string(port));
+}
+
+void HttpServer::RemoveListener(const std::string& key) {
   std::shared_ptr<Impl::Extra> extra;
   {
     std::lock_guard lock(impl_->extras_mu);
-    auto it = impl_->extras.find(host + ":" + std::to_string(port));
+    auto it = impl_->extras.find(key);
     if (it == impl_->extras.end()) return;
     extra = std::move(it->second);
     impl_->extras.erase(it);

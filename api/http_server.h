@@ -45,6 +45,12 @@ struct HttpServerOptions {
   int max_connections = 1024;
 };
 
+// A listener's own connection budget (AddListener on a socket): 0 = none of that kind.
+struct ListenerLimits {
+  int max_connections = 0;           // open connections of this listener in all
+  int max_connections_per_peer = 0;  // from one peer address (a worker's)
+};
+
 struct AccessLogEntry {
   std::string method;
   std::string route;   // matched pattern ("" when none), never the raw path
@@ -79,6 +85,15 @@ class HttpServer {
   // Stops accepting on host:port; its open connections carry on until they end. Unknown
   // addresses are ignored.
   void RemoveListener(const std::string& host, uint16_t port);
+  // Serves `listening_fd` — a bound, listening TCP socket made elsewhere (in a worker's slice
+  // network: sandbox::SliceNetwork::Listen), which the server takes over — under the name `key`,
+  // answering with `handler`. Its connections count against `limits` instead of
+  // max_connections (a connection over them gets 503), so that what it serves cannot starve the
+  // API or another listener. The fd is closed on failure too. ALREADY_EXISTS for a used key.
+  Status AddListener(int listening_fd, const std::string& key, AsyncHandlerFn handler,
+                     ListenerLimits limits);
+  // Stops accepting on the listener named `key` (either form); unknown keys are ignored.
+  void RemoveListener(const std::string& key);
 
  private:
   struct Impl;

@@ -16,6 +16,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -28,6 +30,41 @@
 namespace tpuemu::api::http_internal {
 
 namespace net = boost::asio;
+
+// A listener's own connection budget (HttpServer::AddListener with ListenerLimits): its sessions
+// count here instead of against max_connections, in all and per peer address, so that one peer
+// (a worker's long-polls) spends only its own share. Any thread.
+class ListenerBudget {
+ public:
+  ListenerBudget(int max_total, int max_per_peer)
+      : max_total_(max_total), max_per_peer_(max_per_peer) {}
+  // Counts a connection from `peer` (an address without port); false, counting nothing, when
+  // that would pass either cap.
+  bool TryEnter(const std::string& peer) {
+    std::lock_guard lock(mu_);
+    int& mine = per_peer_[peer];
+    if ((max_total_ > 0 && total_ >= max_total_) || (max_per_peer_ > 0 && mine >= max_per_peer_)) {
+      if (mine == 0) per_peer_.erase(peer);
+      return false;
+    }
+    ++mine;
+    ++total_;
+    return true;
+  }
+  void Leave(const std::string& peer) {
+    std::lock_guard lock(mu_);
+    auto it = per_peer_.find(peer);
+    if (it != per_peer_.end() && --it->second <= 0) per_peer_.erase(it);
+    --total_;
+  }
+
+ private:
+  const int max_total_;
+  const int max_per_peer_;
+  std::mutex mu_;
+  int total_ = 0;                                  // guarded by mu_
+  std::unordered_map<std::string, int> per_peer_;  // guarded by mu_
+};
 
 struct ServerCore {
   // One io_context per IO thread (Beast's "io_context per CPU" layout): a session lives on one of

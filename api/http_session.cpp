@@ -58,13 +58,16 @@ struct Session::Reply {
 };
 
 Session::Session(std::shared_ptr<ServerCore> core, tcp::socket socket, bool counted,
-                 std::shared_ptr<const AsyncHandlerFn> handler)
+                 std::shared_ptr<const AsyncHandlerFn> handler,
+                 std::shared_ptr<ListenerBudget> budget, std::string budget_peer)
     : core_(std::move(core)),
       handler_(std::move(handler)),
       strand_(socket.get_executor()),
       stream_(std::move(socket)),
       idle_timer_(strand_),
-      counted_(counted) {
+      counted_(counted),
+      budget_(std::move(budget)),
+      budget_peer_(std::move(budget_peer)) {
   beast::error_code ec;
   tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
   if (!ec) remote_address_ = peer.address().to_string() + ":" + std::to_string(peer.port());
@@ -73,6 +76,7 @@ Session::Session(std::shared_ptr<ServerCore> core, tcp::socket socket, bool coun
 
 Session::~Session() {
   if (counted_) core_->Leave();
+  if (budget_) budget_->Leave(budget_peer_);
 }
 
 void Session::Run() {

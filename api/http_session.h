@@ -43,9 +43,11 @@ class Session : public std::enable_shared_from_this<Session> {
   // `socket` was accepted on a strand of one of core's io_contexts. `counted`: the session counts
   // against max_connections (false for one that is only told 503).
   // `handler`, when given, answers this connection's requests instead of core's (a listener of
-  // its own: HttpServer::AddListener).
+  // its own: HttpServer::AddListener). `budget`, when given, is the listener's own budget, which
+  // already counted this session (for `budget_peer`); the session leaves it when it ends.
   Session(std::shared_ptr<ServerCore> core, boost::asio::ip::tcp::socket socket, bool counted,
-          std::shared_ptr<const AsyncHandlerFn> handler = nullptr);
+          std::shared_ptr<const AsyncHandlerFn> handler = nullptr,
+          std::shared_ptr<ListenerBudget> budget = nullptr, std::string budget_peer = "");
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -122,6 +124,8 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::beast::tcp_stream stream_;
   boost::asio::steady_timer idle_timer_;
   const bool counted_;
+  const std::shared_ptr<ListenerBudget> budget_;  // null: counted (or not) against core's
+  const std::string budget_peer_;
   std::string remote_address_;
 
   State state_ = State::kAwaitingRequest;

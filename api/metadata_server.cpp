@@ -206,14 +206,22 @@ HttpResponse AnswerMetadata(const json& tree, const HttpRequest& request) {
 }
 
 AsyncHandlerFn MetadataServerHandler(service::WorkerManager& workers, service::Scheduler& scheduler,
-                                     std::string node_name, int worker) {
-  return [&workers, &scheduler, node_name = std::move(node_name), worker](
-             const HttpRequest& request, Responder respond) {
+                                     std::string network) {
+  return [&workers, &scheduler, network = std::move(network)](const HttpRequest& request,
+                                                              Responder respond) {
+    // Which worker asks: its address on the slice's network (a worker cannot change it: it has
+    // no capability over its interfaces).
+    const std::string peer = request.remote_address.substr(0, request.remote_address.rfind(':'));
+    Result<std::pair<std::string, int>> asking = workers.WorkerAt(network, peer);
+    if (!asking.ok()) {
+      respond(Text(403, "Forbidden: " + asking.status().message() + "\n", "text/html"));
+      return;
+    }
     auto waiter = std::make_shared<Waiter>();
     waiter->workers = &workers;
     waiter->scheduler = &scheduler;
-    waiter->node_name = node_name;
-    waiter->worker = worker;
+    waiter->node_name = asking->first;
+    waiter->worker = asking->second;
     waiter->request = request;
     waiter->respond = std::move(respond);
     HttpResponse now = waiter->Current();

@@ -1,6 +1,7 @@
-// The metadata server of one TPU VM worker (http://metadata.google.internal/computeMetadata/v1/
-// as the worker resolves it: its own address, port 80), served by tpuemud's HTTP server on a
-// listener of its own per worker (HttpServer::AddListener).
+// The metadata server of TPU VM workers (http://metadata.google.internal/computeMetadata/v1/ as a
+// worker resolves it: 169.254.169.254, port 80, on its slice's private network), served by
+// tpuemud's HTTP server on a listener of its own per slice network (HttpServer::AddListener on a
+// socket made in that network), which answers each worker from its own address.
 //
 // As Google's: requests need `Metadata-Flavor: Google` (403 without it, or with
 // X-Forwarded-For), replies carry it and an ETag; values are text, `?alt=json` JSON,
@@ -19,10 +20,12 @@
 
 namespace tpuemu::api {
 
-// The handler for worker `worker` of node `node_name`. `workers` and `scheduler` must outlive it
-// (the scheduler re-checks waiting requests every 200 ms).
+// The handler for the workers of slice network `network` (WorkerManager's name for it): each
+// request answers for the worker whose address on that network it comes from (403 for any other
+// peer). `workers` and `scheduler` must outlive it (the scheduler re-checks waiting requests
+// every 200 ms).
 AsyncHandlerFn MetadataServerHandler(service::WorkerManager& workers, service::Scheduler& scheduler,
-                                     std::string node_name, int worker);
+                                     std::string network);
 
 // The response for one request, without waiting (tests): the tree, the request.
 HttpResponse AnswerMetadata(const nlohmann::json& tree, const HttpRequest& request);

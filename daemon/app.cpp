@@ -15,6 +15,7 @@
 #include "api/router.h"
 #include "api/routes.h"
 #include "api/static_files.h"
+#include "api/worker_api.h"
 #include "api/worker_threads.h"
 #include "db/change_payloads.h"
 #include "db/store.h"
@@ -55,6 +56,7 @@ struct App::Graph {
   api::Router router;
   std::unique_ptr<api::StaticFiles> web;
   api::AsyncHandlerFn handler;  // auth (when on) around the router
+  api::AsyncHandlerFn routed;   // the router (with chaos rules), without auth: workers' API
   std::unique_ptr<api::HttpServer> server;
   std::unique_ptr<service::ProjectMetadata> projects;
   // After the server: destroyed first, its workers' metadata listeners leave a live server.
@@ -62,6 +64,13 @@ struct App::Graph {
 };
 
 namespace {
+
+// Connection budgets of a slice network's listeners (HttpServer::AddListener's limits), apart
+// from the API's --max-connections: per worker (its address on the network), and in all.
+constexpr int kWorkerMetadataConnections = 64;
+constexpr int kNetworkMetadataConnections = 2048;
+constexpr int kWorkerApiConnections = 32;
+constexpr int kNetworkApiConnections = 512;
 
 // "host:port" as other machines reach this one: the host name when it listens on every address.
 std::string ServedAt(const std::string& host, int port) {
@@ -253,15 +262,35 @@ Status App::Build() {
   // TPU VM workers: sandboxes that follow their node's state (service/workers/).
   g.projects = std::make_unique<service::ProjectMetadata>(*g.store);
   service::WorkerHooks worker_hooks{
-      .listen_metadata =
-          [&g](const std::string& ip, const std::string& node, int worker) {
-            if (!g.server) return Status::FailedPrecondition("no HTTP server");
-            return g.server->AddListener(
-                ip, 80, api::MetadataServerHandler(*g.workers, g.scheduler, node, worker));
+      // Each slice network's own listeners, with budgets of their own: one worker's
+      // long-polls spend its share, never the API's connections or another worker's.
+      .serve_network =
+          [&g](const std::string& network, int metadata_fd, int api_fd,
+               const std::string& project) {
+            if (!g.server) {
+              close(metadata_fd);
+              close(api_fd);
+              return Status::FailedPrecondition("no HTTP server");
+            }
+            Status served =
+                g.server->AddListener(metadata_fd, network + " metadata",
+                                      api::MetadataServerHandler(*g.workers, g.scheduler, network),
+                                      {.max_connections = kNetworkMetadataConnections,
+                                       .max_connections_per_peer = kWorkerMetadataConnections});
+            if (!served.ok()) {
+              close(api_fd);
+              return served;
+            }
+            return g.server->AddListener(api_fd, network + " api",
+                                         api::WorkerApiHandler(project, g.routed),
+                                         {.max_connections = kNetworkApiConnections,
+                                          .max_connections_per_peer = kWorkerApiConnections});
           },
-      .unlisten_metadata =
-          [&g](const std::string& ip) {
-            if (g.server) g.server->RemoveListener(ip, 80);
+      .unserve_network =
+          [&g](const std::string& network) {
+            if (!g.server) return;
+            g.server->RemoveListener(network + " metadata");
+            g.server->RemoveListener(network + " api");
           },
       .record_event = [&g](db::EventRow event) { (void)g.obs->events().Record(std::move(event)); }};
   g.workers = std::make_unique<service::WorkerManager>(
@@ -339,8 +368,8 @@ Status App::Build() {
     (void)g.obs->events().Record(service::FaultEventRow(e));
     on_fault(e);
   };
-  api::AsyncHandlerFn routed = api::WithChaos(*g.chaos, on_chaos, g.router.AsHandler());
-  g.handler = options_.auth ? api::RequireAuth(*options_.auth, std::move(routed)) : routed;
+  g.routed = api::WithChaos(*g.chaos, on_chaos, g.router.AsHandler());
+  g.handler = options_.auth ? api::RequireAuth(*options_.auth, g.routed) : g.routed;
 
   if (options_.serve_http) {
     const bool log_requests = options_.log_requests;

@@ -248,9 +248,15 @@ SshTarget TargetOf(const NodeWorkers& n, int worker, const std::string& user) {
   const json& ep = n.node["networkEndpoints"][worker];
   SshTarget t;
   t.user = user;
-  // The internal address always: the external ones tpuemud shows are not routable (--internal-ip
-  // is accepted for gcloud's sake and changes nothing).
-  t.host = ep.value("ipAddress", std::string());
+  // A sandboxed worker is reached at its external address, a loopback address of tpuemud's host
+  // (its internal one exists only on its slice's private network); a node without sandboxes has
+  // no machine to reach, and its external addresses are not routable, so its internal one is
+  // shown. (--internal-ip is accepted for gcloud's sake and changes nothing.)
+  const bool sandboxed = n.node.contains("workerSandbox") && n.node["workerSandbox"].is_object() &&
+                         n.node["workerSandbox"].value("enabled", false);
+  const json access = ep.value("accessConfig", json::object());
+  t.host = sandboxed && access.contains("externalIp") ? access.value("externalIp", std::string())
+                                                      : ep.value("ipAddress", std::string());
   t.port = SshPortOf(ep);
   // Addresses come back with new nodes (new host keys): pin known_hosts entries to this node.
   t.host_key_alias = "tpu." + n.node.value("id", NodeIdOf(n.name)) + "-" + std::to_string(worker);

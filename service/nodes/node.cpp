@@ -168,10 +168,11 @@ json RenderNode(const Node& node, const NodeRenderOptions& options) {
   json endpoints = json::array();
   for (int w = 0; w < node.type.workers; ++w) {
     json ep = {{"ipAddress", WorkerIpAddress(node, w)}, {"port", port}};
-    if (external && node.sandbox.enabled) {
-      // The worker's only address is on this host: gcloud's ssh, which prefers the external
-      // address, must reach it there and never try a public one.
-      ep["accessConfig"] = {{"externalIp", WorkerIpAddress(node, w)}};
+    if (node.sandbox.enabled) {
+      // The host reaches a sandboxed worker only here (its internal address exists only on its
+      // slice's network), so it has this external address whatever enableExternalIps says:
+      // gcloud's ssh, which prefers it, reaches the worker and never tries a public one.
+      ep["accessConfig"] = {{"externalIp", WorkerExternalAddress(node, w)}};
     } else if (external) {
       // A stable, documentation-range-looking public address per worker.
       uint32_t ext =
@@ -192,8 +193,12 @@ json RenderNode(const Node& node, const NodeRenderOptions& options) {
 }
 
 std::string WorkerIpAddress(const Node& node, int worker) {
-  if (node.sandbox.enabled) return Dotted(SandboxBase(node) + 2 + static_cast<uint32_t>(worker));
   return Dotted(BlockBase(node.seq, node.type.workers) + 2 + static_cast<uint32_t>(worker));
+}
+
+std::string WorkerExternalAddress(const Node& node, int worker) {
+  if (!node.sandbox.enabled) return "";
+  return Dotted(SandboxBase(node) + 2 + static_cast<uint32_t>(worker));
 }
 
 json NodeToStorage(const Node& node) {

@@ -135,11 +135,17 @@ nlohmann::json RenderNode(const Node& node, const NodeRenderOptions& options = {
 // Internal persistence form (everything RenderNode needs that is not a typed column).
 nlohmann::json NodeToStorage(const Node& node);
 
-// Where worker `worker` of the node answers: an address in the node's 10.x block, or, when its
-// workers are sandboxes, a loopback address of this host distinct per worker (reachable without
-// any network set-up): in 127.<network>.0.0/16, a block of 64 addresses per node by `seq`.
-inline constexpr int kMaxSandboxedWorkersPerNode = 62;
+// Worker `worker`'s internal address (networkEndpoints[].ipAddress): in the node's 10.x block of
+// 10.0.0.0/8, the zone's subnet. When the workers are sandboxes it exists only on the slice's
+// private network, inside namespaces tpuemud made (sandbox/slice_network.h).
 std::string WorkerIpAddress(const Node& node, int worker);
+
+// Where the host reaches worker `worker` of a sandboxed node (networkEndpoints[].accessConfig.
+// externalIp, as an external IP is on Google Cloud): a loopback address of this host, distinct
+// per worker, on which tpuemud listens for SSH and hands each connection into the worker — in
+// 127.<network>.0.0/16, a block of 64 addresses per node by `seq`. "" for a node without sandboxes.
+inline constexpr int kMaxSandboxedWorkersPerNode = 62;
+std::string WorkerExternalAddress(const Node& node, int worker);
 
 // The node's block: the client's `cidrBlock` if it gave one, else derived from `seq` (stable
 // across restarts), sized for one address per worker.

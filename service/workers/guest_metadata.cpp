@@ -113,7 +113,7 @@ std::vector<std::pair<std::string, std::string>> WorkerEnvironment(const Node& n
   for (int w = 0; w < node.type.workers; ++w) {
     hostnames += (w ? "," : "") + WorkerIpAddress(node, w);
   }
-  const std::string metadata_ip = WorkerIpAddress(node, worker);
+  const std::string metadata_ip = kMetadataServerIp;
   std::vector<std::pair<std::string, std::string>> env = {
       {"TPU_ACCELERATOR_TYPE", node.type.name},
       {"TPU_WORKER_ID", std::to_string(worker)},

@@ -5,6 +5,7 @@
 // thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,12 @@ struct SliceInfo {
   int num_slices = 1;
   std::string coordinator_address;  // worker 0 of slice 0, "ip:8080"
 };
+
+// Where a sandboxed worker reaches tpuemud: the metadata server at the address Google's has,
+// and the TPU API for its own project (api/worker_api.h) beside it, both on its slice's network.
+inline constexpr char kMetadataServerIp[] = "169.254.169.254";
+inline constexpr uint16_t kWorkerApiPort = 8470;
+inline constexpr char kWorkerApiEndpoint[] = "http://169.254.169.254:8470";
 
 struct GuestContext {
   std::string api_endpoint;  // tpuemud's TPU API as the worker reaches it ("http://127.0.0.1:8470")

@@ -112,7 +112,7 @@ Result<std::vector<sandbox::Bind>> WriteWorkerFiles(const sandbox::Support& supp
 
   const std::string hostname = WorkerHostname(node, worker);
   std::string hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
-  hosts += WorkerIpAddress(node, worker) + "\tmetadata.google.internal metadata\n";
+  hosts += std::string(kMetadataServerIp) + "\tmetadata.google.internal metadata\n";
   for (int w = 0; w < node.type.workers; ++w) {
     hosts +=
         WorkerIpAddress(node, w) + "\t" + WorkerHostname(node, w) +

@@ -144,7 +144,7 @@ std::shared_ptr<WorkerManager::NodeWorkers> WorkerManager::Entry(const Node& nod
     for (int w = 0; w < node.type.workers; ++w) {
       Worker worker;
       worker.index = w;
-      worker.ip = WorkerIpAddress(node, w);
+      worker.ip = WorkerExternalAddress(node, w);
       nw->workers.push_back(std::move(worker));
     }
   }
@@ -292,6 +292,17 @@ void WorkerManager::Boot(const std::shared_ptr<NodeWorkers>& nw) {
   }
   // The freshest node (metadata may have changed since the observer saw it).
   if (Result<Node> fresh = nodes_.Get(node.key); fresh.ok()) node = *fresh;
+  Result<std::shared_ptr<Network>> network = AcquireNetwork(node);
+  if (!network.ok()) {
+    spdlog::warn("the network of {}: {}", node.key.Name(), network.status().message());
+    for (int w = 0; w < node.type.workers; ++w) {
+      Event(node, w, "FAILED",
+            "its slice network could not be made: " + network.status().message());
+    }
+  } else {
+    std::lock_guard lock(mu_);
+    nw->network = *network;
+  }
   const GuestContext context = ContextFor(node);
   std::vector<std::future<void>> boots;
   for (int w = 0; w < node.type.workers; ++w) {
@@ -315,7 +326,7 @@ void WorkerManager::BootWorker(const std::shared_ptr<NodeWorkers>& nw, const Nod
   }
   const auto started = std::chrono::steady_clock::now();
   const WorkerPaths paths = PathsOf(options_.dir, node, w);
-  const std::string ip = WorkerIpAddress(node, w);
+  const std::string ip = WorkerExternalAddress(node, w);  // where the host reaches it
   auto failed = [&](const std::string& why) {
     {
       std::lock_guard lock(mu_);
@@ -337,6 +348,13 @@ void WorkerManager::BootWorker(const std::shared_ptr<NodeWorkers>& nw, const Nod
   spec.pids_limit = options_.pids_limit;
   spec.disk_bytes = options_.disk_bytes;
   spec.host_free_floor_bytes = options_.disk_floor_bytes;
+  {
+    std::lock_guard lock(mu_);
+    if (nw->network) spec.network_pid = nw->network->slice->pid();
+  }
+  // The slice's addresses are all in 10.0.0.0/8 (service/nodes/node.h): one link for a
+  // multislice's nodes too.
+  spec.address = WorkerIpAddress(node, w) + "/8";
   Result<std::unique_ptr<sandbox::WorkerBox>> box =
       sandbox::WorkerBox::Boot(options_.support, spec);
   if (!box.ok()) return failed("boot failed: " + box.status().message());
@@ -355,15 +373,6 @@ void WorkerManager::BootWorker(const std::shared_ptr<NodeWorkers>& nw, const Nod
   {
     std::lock_guard lock(mu_);
     nw->workers[w].ssh_listener = listening->id;
-  }
-  if (hooks_.listen_metadata) {
-    Status s = hooks_.listen_metadata(ip, name, w);
-    if (!s.ok()) {
-      failed("the metadata server cannot listen: " + s.message());
-    } else {
-      std::lock_guard lock(mu_);
-      nw->workers[w].metadata_listening = true;
-    }
   }
   Result<std::string> banner = ReadSshBanner(ip, options_.ssh_port, milliseconds(10000));
   if (!banner.ok()) return failed("sshd does not answer: " + banner.status().message());
@@ -415,21 +424,64 @@ void WorkerManager::StopWorkers(const std::shared_ptr<NodeWorkers>& nw, millisec
     }));
   }
   for (auto& s : stops) s.get();
-  std::vector<std::string> metadata_ips;
+  std::shared_ptr<Network> network;  // let go of outside mu_: the last one ends it
   {
     std::lock_guard lock(mu_);
+    network = std::move(nw->network);
     for (Worker& worker : nw->workers) {
-      if (worker.metadata_listening) metadata_ips.push_back(worker.ip);
-      worker.metadata_listening = false;
       worker.box.reset();
       worker.applied_accounts.clear();
       if (worker.state != WorkerState::kFailed) worker.state = WorkerState::kOff;
       if (worker.startup_state == "RUNNING") worker.startup_state = "KILLED";
     }
   }
-  if (hooks_.unlisten_metadata) {
-    for (const std::string& ip : metadata_ips) hooks_.unlisten_metadata(ip);
+}
+
+Result<std::shared_ptr<WorkerManager::Network>> WorkerManager::AcquireNetwork(const Node& node) {
+  const std::string name = node.multislice_node && !node.queued_resource.empty()
+                               ? "queuedResources/" + node.queued_resource
+                               : node.key.Name();
+  std::lock_guard lock(networks_mu_);
+  if (std::shared_ptr<Network> running = networks_[name].lock()) return running;
+  Result<std::unique_ptr<sandbox::SliceNetwork>> slice =
+      sandbox::SliceNetwork::Create(options_.support, "10.0.0.0/8");
+  if (!slice.ok()) return slice.status();
+  Result<int> metadata = (*slice)->Listen(kMetadataServerIp, 80);
+  if (!metadata.ok()) return metadata.status();
+  Result<int> api = (*slice)->Listen(kMetadataServerIp, kWorkerApiPort);
+  if (!api.ok()) {
+    close(*metadata);
+    return api.status();
   }
+  if (hooks_.serve_network) {
+    if (Status s = hooks_.serve_network(name, *metadata, *api, node.key.project); !s.ok()) {
+      if (hooks_.unserve_network) hooks_.unserve_network(name);
+      return s;
+    }
+  } else {
+    close(*metadata);
+    close(*api);
+  }
+  // The last node to let go of it stops serving it, then ends it.
+  std::shared_ptr<Network> made(new Network{name, std::move(slice).value()},
+                                [unserve = hooks_.unserve_network](Network* n) {
+                                  if (unserve) unserve(n->name);
+                                  delete n;
+                                });
+  networks_[name] = made;
+  return made;
+}
+
+Result<std::pair<std::string, int>> WorkerManager::WorkerAt(const std::string& network,
+                                                            const std::string& ip) const {
+  std::lock_guard lock(mu_);
+  for (const auto& [name, nw] : nodes_by_name_) {
+    if (!nw->network || nw->network->name != network) continue;
+    for (int w = 0; w < static_cast<int>(nw->workers.size()); ++w) {
+      if (WorkerIpAddress(nw->node, w) == ip) return std::make_pair(name, w);
+    }
+  }
+  return Status::NotFound("no worker of this network is at " + ip);
 }
 
 void WorkerManager::Wipe(const std::shared_ptr<NodeWorkers>& nw) {

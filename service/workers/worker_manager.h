@@ -44,6 +44,7 @@
 #include "base/status.h"
 #include "db/event_repository.h"
 #include "sandbox/reactor.h"
+#include "sandbox/slice_network.h"
 #include "sandbox/support.h"
 #include "sandbox/worker_box.h"
 #include "service/nodes/node.h"
@@ -86,13 +87,17 @@ struct WorkerOptions {
   int ssh_threads = 2;  // threads that start sshd for accepted connections, in turn per worker
 };
 
-// What the composition root wires: the metadata server (api/) on a worker's address, and the
-// events feed.
+// What the composition root wires: the metadata server and the workers' API endpoint (api/) on
+// each slice network, and the events feed.
 struct WorkerHooks {
-  // Serve worker `worker` of node `node_name`'s metadata server on ip:80.
-  std::function<Status(const std::string& ip, const std::string& node_name, int worker)>
-      listen_metadata;
-  std::function<void(const std::string& ip)> unlisten_metadata;
+  // Serve, to the workers of slice network `network`, the metadata server on `metadata_fd`
+  // (169.254.169.254:80 there) and the TPU API acting for `project` on `api_fd`
+  // (169.254.169.254:8470): listening sockets in that network (sandbox::SliceNetwork::Listen),
+  // which the hook takes over. WorkerAt(network, ip) says which worker a peer is.
+  std::function<Status(const std::string& network, int metadata_fd, int api_fd,
+                       const std::string& project)>
+      serve_network;
+  std::function<void(const std::string& network)> unserve_network;
   std::function<void(db::EventRow event)> record_event;
 };
 
@@ -143,6 +148,11 @@ class WorkerManager {
   // Kills every worker, keeps the files; stops the threads. Idempotent.
   void Stop();
 
+  // Which worker is at internal address `ip` on slice network `network`: {node name, worker};
+  // NOT_FOUND for any other peer (the metadata server answers each worker from its address).
+  Result<std::pair<std::string, int>> WorkerAt(const std::string& network,
+                                               const std::string& ip) const;
+
   // GET …/nodes/N/workers: {"workers": [{workerId, hostname, ipAddress, sshPort, state, error,
   // startupScript: {state, exitCode}, sshCommand, memoryBytes, processes}]}; a node without
   // sandboxes lists its workers with state "NOT_SANDBOXED" and the reason.
@@ -167,7 +177,6 @@ class WorkerManager {
     std::string error;
     std::shared_ptr<sandbox::WorkerBox> box;
     int ssh_listener = 0;
-    bool metadata_listening = false;
     std::string applied_accounts;        // the account agent's last successful input
     std::string startup_state = "NONE";  // NONE, RUNNING, EXITED
     int startup_exit_code = 0;
@@ -177,9 +186,16 @@ class WorkerManager {
     int ssh_unauthenticated = 0;
     bool ssh_dropping = false;  // dropped connections since the last one accepted (logged once)
   };
+  // A slice's private network and what tpuemud serves on it; shared by the nodes of a multislice
+  // queued resource, made when the first of them boots, gone (listeners too) when the last stops.
+  struct Network {
+    std::string name;  // the node's name, or "queuedResources/<qr>" for a multislice's
+    std::unique_ptr<sandbox::SliceNetwork> slice;
+  };
   struct NodeWorkers {
     std::string name;
-    Node node;  // as last seen
+    Node node;                         // as last seen
+    std::shared_ptr<Network> network;  // while its workers run; guarded by mu_
     bool want_running = false;
     bool booting = false;
     int64_t boot_deadline_ms = 0;
@@ -226,6 +242,9 @@ class WorkerManager {
   void OnProjectMetadataChanged(const std::string& project);  // "": every project
   void SyncLoop();
   GuestContext ContextFor(const Node& node) const;
+  // The running network of node's slice, made (and served) if there is none; null with the
+  // reason on failure.
+  Result<std::shared_ptr<Network>> AcquireNetwork(const Node& node);
   void Event(const Node& node, int w, const std::string& state, const std::string& message);
 
   NodeManager& nodes_;
@@ -237,8 +256,10 @@ class WorkerManager {
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<NodeWorkers>> nodes_by_name_;  // guarded by mu_
-  std::string api_endpoint_;                                           // guarded by mu_
-  bool stopped_ = false;                                               // guarded by mu_
+  std::mutex networks_mu_;  // held while a network is made, so that a multislice makes one
+  std::map<std::string, std::weak_ptr<Network>> networks_;  // guarded by networks_mu_
+  std::string api_endpoint_;                                // guarded by mu_
+  bool stopped_ = false;                                    // guarded by mu_
 
   // The pool that runs nodes' queues.
   std::mutex pool_mu_;

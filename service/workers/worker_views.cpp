@@ -46,10 +46,11 @@ json WorkerManager::Describe(const Node& node) {
       continue;
     }
     worker["sshPort"] = node.sandbox.ssh_port;
+    worker["externalIp"] = WorkerExternalAddress(node, w);
     std::string port =
         node.sandbox.ssh_port == 22 ? "" : " -p " + std::to_string(node.sandbox.ssh_port);
     worker["sshCommand"] =
-        "ssh -i ~/.ssh/google_compute_engine" + port + " USER@" + WorkerIpAddress(node, w);
+        "ssh -i ~/.ssh/google_compute_engine" + port + " USER@" + WorkerExternalAddress(node, w);
     std::shared_ptr<sandbox::WorkerBox> box;
     if (nw) {
       std::lock_guard lock(mu_);
@@ -124,7 +125,8 @@ GuestContext WorkerManager::ContextFor(const Node& node) const {
   GuestContext context;
   {
     std::lock_guard lock(mu_);
-    context.api_endpoint = api_endpoint_;
+    // A sandboxed worker reaches the API only on its slice's network (api/worker_api.h).
+    context.api_endpoint = node.sandbox.enabled ? kWorkerApiEndpoint : api_endpoint_;
   }
   if (node.multislice_node && !node.queued_resource.empty()) {
     Result<std::vector<Node>> slices = nodes_.ListOfQueuedResource(node.queued_resource);

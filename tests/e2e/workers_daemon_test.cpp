@@ -153,13 +153,17 @@ TEST_F(WorkersTest, TheMetadataServerAnswersJaxAndTorchXla) {
   EXPECT_EQ(seen["worker_id"], 2);
   EXPECT_EQ(seen["version"], 4);
   EXPECT_EQ(seen["chips_per_host"], "2,2,1");
-  for (int w = 0; w < 4; ++w) EXPECT_EQ(seen["ips"][w], Ip(node, w));
-  EXPECT_EQ(seen["coordinator"], Ip(node, 0) + ":8482");
+  // The workers know each other by their internal addresses, on their slice's network.
+  auto internal = [&](int w) {
+    return node["networkEndpoints"][w]["ipAddress"].get<std::string>();
+  };
+  for (int w = 0; w < 4; ++w) EXPECT_EQ(seen["ips"][w], internal(w));
+  EXPECT_EQ(seen["coordinator"], internal(0) + ":8482");
   EXPECT_TRUE(seen["zone"].get<std::string>().ends_with("/zones/us-central2-b"));
   EXPECT_EQ(seen["project"], "proj");
   EXPECT_TRUE(seen["forbidden_without_header"]);
   EXPECT_EQ(seen["token_type"], "Bearer");
-  EXPECT_EQ(seen["gce_metadata_host"], Ip(node, 2));
+  EXPECT_EQ(seen["gce_metadata_host"], "169.254.169.254");
 
   // wait_for_change: a long-poll on an attribute returns when a patch changes it. It waits for
   // a value other than the one whose ETag it names, so the order of the poll and the patch does

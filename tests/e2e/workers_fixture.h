@@ -99,7 +99,9 @@ class WorkersTest : public ::testing::Test {
     return node;
   }
   std::string Ip(const nlohmann::json& node, int worker) const {
-    return node["networkEndpoints"][worker]["ipAddress"].get<std::string>();
+    // The host reaches a sandboxed worker at its external address (its internal one exists only
+    // on its slice's private network).
+    return node["networkEndpoints"][worker]["accessConfig"]["externalIp"].get<std::string>();
   }
   std::string Port(const nlohmann::json& node, int worker) const {
     int port = node["networkEndpoints"][worker]["port"].get<int>();

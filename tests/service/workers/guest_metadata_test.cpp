@@ -45,11 +45,15 @@ TEST(GuestMetadataTest, WorkerNamesAndEndpointsAsJaxAndTorchXlaReadThem) {
   ASSERT_EQ(ips.size(), 4u);
   for (int w = 0; w < 4; ++w) {
     EXPECT_EQ(ips[w], WorkerIpAddress(node, w));
-    EXPECT_EQ(ips[w].rfind("127.", 0), 0u) << "sandboxed workers answer on loopback addresses";
+    EXPECT_EQ(ips[w].rfind("10.", 0), 0u) << "workers know each other by internal addresses";
+    // The host reaches a sandboxed worker at a loopback address of its own.
+    EXPECT_EQ(WorkerExternalAddress(node, w).rfind("127.", 0), 0u);
   }
   EXPECT_NE(ips[0], ips[1]);
-  // Without sandboxes the addresses stay in the node's 10.x block.
-  EXPECT_EQ(WorkerIpAddress(MakeWorkerNode("v4-32", false), 0).rfind("10.", 0), 0u);
+  EXPECT_NE(WorkerExternalAddress(node, 0), WorkerExternalAddress(node, 1));
+  // Without sandboxes the addresses are the same 10.x block, and there is no host address.
+  EXPECT_EQ(WorkerIpAddress(MakeWorkerNode("v4-32", false), 0), WorkerIpAddress(node, 0));
+  EXPECT_EQ(WorkerExternalAddress(MakeWorkerNode("v4-32", false), 0), "");
 }
 
 TEST(GuestMetadataTest, TpuEnvHasTheBoundsAndMatchesTorchXlasRegex) {
@@ -113,7 +117,8 @@ TEST(GuestMetadataTest, LoginEnvironment) {
   std::map<std::string, std::string> m(env.begin(), env.end());
   EXPECT_EQ(m["TPU_WORKER_ID"], "2");
   EXPECT_EQ(m["TPU_ACCELERATOR_TYPE"], "v4-32");
-  EXPECT_EQ(m["GCE_METADATA_HOST"], WorkerIpAddress(node, 2));
+  EXPECT_EQ(m["GCE_METADATA_HOST"], "169.254.169.254");
+  EXPECT_EQ(m["GCE_METADATA_IP"], "169.254.169.254");
   EXPECT_EQ(std::count(m["TPU_WORKER_HOSTNAMES"].begin(), m["TPU_WORKER_HOSTNAMES"].end(), ','), 3);
   EXPECT_EQ(m["TPUEMU_ENDPOINT"], "http://127.0.0.1:8470");
 }
