@@ -61,7 +61,12 @@ class GcloudSshTest : public ::testing::Test {
                                     {"CLOUDSDK_CORE_PROJECT", "proj"},
                                     {"CLOUDSDK_CORE_DISABLE_PROMPTS", "1"},
                                     {"CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK", "1"},
-                                    {"HOME", (dir_ / "home").string()}});
+                                    {"HOME", (dir_ / "home").string()},
+                                    // gcloud's ssh user is the local one; these tests run as
+                                    // root, whose keys tpuemu refuses as Google's guest agent
+                                    // does (docs/workers.md): a developer's name instead.
+                                    {"USER", "tester"},
+                                    {"LOGNAME", "tester"}});
   }
   json Node(const std::string& id) {
     Result<ClientResponse> r =
