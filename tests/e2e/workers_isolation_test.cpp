@@ -4,7 +4,11 @@
 // answering. Traffic goes only to loopback and to addresses inside namespaces tpuemud made.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -207,6 +211,112 @@ time.sleep(12)
   EXPECT_EQ(counts["opened"], 1100);
   // The worker's own share is 64 connections (daemon/app.cpp): the rest were refused at once.
   EXPECT_GE(counts["refused"].get<int>(), 1100 - 64) << flood.out;
+}
+
+// What the host holds for node `uid`'s workers and for tpuemud's slice networks: processes
+// (boot helpers and inits, by their --dir; slice-network holders, tpuemud's children), the
+// network namespaces they are in, loop devices backing their disks, their cgroup folders.
+struct Held {
+  std::set<std::string> pids;
+  std::set<std::string> netns;
+  int loop_devices = 0;
+  int cgroups = 0;
+};
+
+std::string Slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Held HeldFor(const std::string& workers_dir, const std::string& uid, pid_t tpuemud) {
+  Held held;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = Slurp(entry.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find("tpuemu-sandbox") == std::string::npos) continue;
+    const std::string stat = Slurp(entry.path() / "stat");
+    const std::string ppid = stat.substr(stat.rfind(')') + 4);
+    const bool worker = cmdline.find(workers_dir + "/" + uid) != std::string::npos;
+    const bool network =
+        cmdline.find(" net ") != std::string::npos && std::stol(ppid) == static_cast<long>(tpuemud);
+    if (!worker && !network) continue;
+    held.pids.insert(pid);
+    std::error_code ec;
+    held.netns.insert(std::filesystem::read_symlink(entry.path() / "ns/net", ec).string());
+  }
+  for (int i = 0; i < 256; ++i) {
+    const std::string backing = Slurp("/sys/block/loop" + std::to_string(i) + "/loop/backing_file");
+    if (backing.find(workers_dir + "/" + uid) == 0) ++held.loop_devices;
+  }
+  for (const char* parent :
+       {"/sys/fs/cgroup/memory/tpuemu", "/sys/fs/cgroup/pids/tpuemu", "/sys/fs/cgroup/tpuemu"}) {
+    std::error_code ec;
+    for (const auto& cg : std::filesystem::directory_iterator(parent, ec)) {
+      if (cg.path().filename().string().find("-" + uid + "-w") != std::string::npos) {
+        ++held.cgroups;
+      }
+    }
+  }
+  return held;
+}
+
+// No process, network namespace, loop device or cgroup of a gone worker remains: after a stop,
+// a delete, and a kill -9 of tpuemud followed by a restart. (Mounts are never the host's: each
+// worker's are in its own mount namespace, gone with it.)
+TEST_F(WorkersIsolationTest, NothingOfAGoneWorkerRemains) {
+  const std::string workers = (dir_ / "data" / "workers").string();
+  json stopped = CreateReady("stopped", {{"acceleratorType", "v4-16"}});
+  SKIP_UNLESS_SANDBOXED(stopped);
+  json deleted = CreateReady("deleted", {{"acceleratorType", "v4-8"}});
+  json crashed = CreateReady("crashed", {{"acceleratorType", "v4-16"}});
+  const Held before_stop = HeldFor(workers, stopped["id"], daemon_.pid());
+  EXPECT_EQ(before_stop.loop_devices, 2);
+  EXPECT_GE(before_stop.cgroups, 2);
+  EXPECT_GE(before_stop.pids.size(), 4u);  // 2 helpers, 2 inits
+
+  ASSERT_TRUE(Send("POST", Base() + "/nodes/stopped:stop", json::object()).ok());
+  ASSERT_TRUE(Send("DELETE", Base() + "/nodes/deleted", json::object()).ok());
+  for (const json& gone : {stopped, deleted}) {
+    Held left;
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          left = HeldFor(workers, gone["id"], -1);
+          return left.pids.empty() && left.loop_devices == 0 && left.cgroups == 0;
+        },
+        std::chrono::seconds(30)))
+        << gone["name"] << ": " << left.pids.size() << " processes, " << left.loop_devices
+        << " loop devices, " << left.cgroups << " cgroups";
+  }
+
+  const Held running = HeldFor(workers, crashed["id"], daemon_.pid());
+  ASSERT_EQ(running.loop_devices, 2);
+  daemon_.Kill(SIGKILL);
+  ASSERT_TRUE(daemon_.Start(
+      TestDaemonArgs({"--data-dir", (dir_ / "data").string()}, {"--worker-sandboxes", "auto"})));
+  client_ = std::make_unique<HttpClient>("127.0.0.1", daemon_.port());
+  // The restarted tpuemud boots the node's workers again: only what the new boot holds remains.
+  ASSERT_TRUE(WaitFor([&] { return Get(Base() + "/nodes/crashed").value("state", "") == "READY"; },
+                      std::chrono::seconds(60)));
+  Held after;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        after = HeldFor(workers, crashed["id"], daemon_.pid());
+        bool old_left = false;
+        for (const std::string& pid : running.pids) old_left = old_left || after.pids.count(pid);
+        // Namespace inode numbers are reused: the count tells (the workers', the slice's, and the
+        // host's of the boot helpers).
+        return !old_left && after.netns.size() == running.netns.size() && after.loop_devices == 2 &&
+               after.cgroups == running.cgroups;
+      },
+      std::chrono::seconds(30)))
+      << "after the restart: " << after.pids.size() << " processes (" << running.pids.size()
+      << " before), " << after.netns.size() << " network namespaces (" << running.netns.size()
+      << "), " << after.loop_devices << " loop devices, " << after.cgroups << " cgroups ("
+      << running.cgroups << ")";
 }
 
 }  // namespace
