@@ -4,6 +4,7 @@
 // answering. Traffic goes only to loopback and to addresses inside namespaces tpuemud made.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -238,11 +239,14 @@ Held HeldFor(const std::string& workers_dir, const std::string& uid, pid_t tpuem
     std::string cmdline = Slurp(entry.path() / "cmdline");
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     if (cmdline.find("tpuemu-sandbox") == std::string::npos) continue;
+    // "pid (comm) S ppid ...", unless the process ended meanwhile.
     const std::string stat = Slurp(entry.path() / "stat");
-    const std::string ppid = stat.substr(stat.rfind(')') + 4);
+    const size_t comm_end = stat.rfind(')');
+    if (comm_end == std::string::npos || comm_end + 4 > stat.size()) continue;
+    const long ppid = std::strtol(stat.c_str() + comm_end + 4, nullptr, 10);
     const bool worker = cmdline.find(workers_dir + "/" + uid) != std::string::npos;
     const bool network =
-        cmdline.find(" net ") != std::string::npos && std::stol(ppid) == static_cast<long>(tpuemud);
+        cmdline.find(" net ") != std::string::npos && ppid == static_cast<long>(tpuemud);
     if (!worker && !network) continue;
     held.pids.insert(pid);
     std::error_code ec;
