@@ -424,6 +424,19 @@ bool OnlyInitLeft() {
   }
 }
 
+// Says "ready <pid>" on stderr (what StartHelper waits for), then points the standard streams at
+// /dev/null: whoever read "ready" stops listening, so nothing more goes there.
+void ReportReady(pid_t pid) {
+  dprintf(2, "ready %d\n", static_cast<int>(pid));
+  const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd >= 0) {
+    dup2(null_fd, 0);
+    dup2(null_fd, 1);
+    dup2(null_fd, 2);
+    close(null_fd);
+  }
+}
+
 // Runs argv (a host program) to completion; its exit status, or -1.
 int RunHostProgram(const std::vector<std::string>& argv) {
   const pid_t pid = fork();
@@ -562,14 +575,7 @@ void SetUpNetwork(const Options& o, pid_t helper_pid) {
   Ip(o, {"link", "set", "br0", "up"});
   Ip(o, {"addr", "add", "169.254.169.254/32", "dev", "br0"});
   Ip(o, {"route", "add", o.address, "dev", "br0"});
-  dprintf(2, "ready %d\n", static_cast<int>(getpid()));
-  const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null_fd >= 0) {
-    dup2(null_fd, 0);
-    dup2(null_fd, 1);
-    dup2(null_fd, 2);
-    close(null_fd);
-  }
+  ReportReady(getpid());
   for (;;) {
     pollfd p{o.lifeline_fd, POLLIN, 0};
     if (poll(&p, 1, -1) < 0 && errno != EINTR) break;
@@ -760,15 +766,7 @@ int ExitCode(int status) {
     waitpid(init, &status, 0);
     _exit(1);
   }
-  dprintf(2, "ready %d\n", static_cast<int>(init));
-  // Whoever read "ready" stops listening: nothing more goes there.
-  const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null_fd >= 0) {
-    dup2(null_fd, 0);
-    dup2(null_fd, 1);
-    dup2(null_fd, 2);
-    close(null_fd);
-  }
+  ReportReady(init);
   const int pidfd = PidfdOpen(init);
   for (;;) {
     pollfd fds[2] = {{o.lifeline_fd, POLLIN, 0}, {pidfd, POLLIN, 0}};

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "sandbox/base_tree.h"
@@ -74,6 +75,43 @@ Status MakeDirs(const std::string& path) {
   return Status::Ok();
 }
 
+// Runs `probe` in a forked child; returns what it returned (the number of the step that failed,
+// 0 when none) and errno then, or {-1, errno} when no child could run it. Only system calls may
+// run in `probe`: the caller may be multithreaded.
+std::pair<int, int> RunInChild(const std::function<int()>& probe) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return {-1, errno};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int step = probe();
+    int report[2] = {step, errno};
+    if (write(pipe_fds[1], report, sizeof(report)) < 0) _exit(1);
+    _exit(0);
+  }
+  int report[2] = {-1, errno};
+  close(pipe_fds[1]);
+  if (pid > 0) {
+    if (read(pipe_fds[0], report, sizeof(report)) != sizeof(report)) {
+      report[0] = -1;
+      report[1] = EIO;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  close(pipe_fds[0]);
+  return {report[0], report[1]};
+}
+
+// "<step> failed: <errno text>" for the failed step of `steps` (1-based), "" for none.
+std::string ProbeFailure(std::pair<int, int> report, const std::vector<std::string>& steps) {
+  if (report.first == 0) return "";
+  const std::string step = report.first > 0 && report.first <= static_cast<int>(steps.size())
+                               ? steps[report.first - 1]
+                               : "the probe";
+  return step + " failed: " + internal::ErrnoText(report.second);
+}
+
 // In a child: unshare the worker's namespaces, then mount an overlay whose upper folder is under
 // `workers_dir` inside its private mount namespace (gone with the child). "" when both work.
 std::string ProbeNamespacesAndOverlay(const std::string& workers_dir) {
@@ -85,53 +123,26 @@ std::string ProbeNamespacesAndOverlay(const std::string& workers_dir) {
                     merged = base + "/merged";
   for (const std::string& d : {lower, upper, work, merged}) mkdir(d.c_str(), 0755);
   const std::string data = "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work;
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return "pipe: " + internal::ErrnoText(errno);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    // Only system calls between fork and _exit: the caller may be multithreaded.
-    int report[2] = {0, 0};
-    if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC) != 0) {
-      report[0] = 1;
-    } else if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-      report[0] = 2;
-    } else if (mount("overlay", merged.c_str(), "overlay", 0, data.c_str()) != 0) {
-      report[0] = 3;
-    }
-    report[1] = errno;
-    if (write(pipe_fds[1], report, sizeof(report)) < 0) _exit(1);
-    _exit(0);
-  }
-  close(pipe_fds[1]);
-  int report[2] = {0, 0};
-  std::string reason;
-  if (pid < 0) {
-    reason = "fork: " + internal::ErrnoText(errno);
-  } else {
-    if (read(pipe_fds[0], report, sizeof(report)) != sizeof(report)) report[0] = 4;
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  close(pipe_fds[0]);
-  const char* steps[] = {"", "unshare of the mount, PID, UTS and IPC namespaces",
-                         "a private mount namespace",
-                         "an overlayfs mount with its upper folder in ", "the namespace probe"};
-  if (reason.empty() && report[0] != 0) {
-    reason = std::string(steps[report[0]]) + (report[0] == 3 ? workers_dir : "") +
-             " failed: " + internal::ErrnoText(report[1]);
-  }
+  const std::pair<int, int> report = RunInChild([&] {
+    if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC) != 0) return 1;
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 2;
+    if (mount("overlay", merged.c_str(), "overlay", 0, data.c_str()) != 0) return 3;
+    return 0;
+  });
   (void)Wipe(base);
-  return reason;
+  return ProbeFailure(
+      report, {"unshare of the mount, PID, UTS and IPC namespaces", "a private mount namespace",
+               "an overlayfs mount with its upper folder in " + workers_dir});
 }
 
 // In a child: an idmapped copy of `workers_dir`'s mount for a user namespace of `first`, and an
 // overlay over it (as a worker's /usr is made). "" when both work.
 std::string ProbeIdmappedOverlay(const std::string& workers_dir, uid_t first) {
   const int userns = internal::MakeUserNamespace(first, internal::kWorkerIdCount);
-  if (userns < 0)
+  if (userns < 0) {
     return "a user namespace mapping ids from " + std::to_string(first) +
            " failed: " + internal::ErrnoText(errno);
+  }
   std::string base = workers_dir + "/.probe-XXXXXX";
   if (mkdtemp(base.data()) == nullptr) {
     close(userns);
@@ -141,46 +152,19 @@ std::string ProbeIdmappedOverlay(const std::string& workers_dir, uid_t first) {
                     merged = base + "/merged", attach = base + "/attach";
   for (const std::string& d : {lower, upper, work, merged, attach}) mkdir(d.c_str(), 0755);
   const std::string data = "lowerdir=" + attach + ",upperdir=" + upper + ",workdir=" + work;
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    close(userns);
-    (void)Wipe(base);
-    return "pipe: " + internal::ErrnoText(errno);
-  }
-  const pid_t pid = fork();
-  if (pid == 0) {
-    int report[2] = {0, 0};
-    int fd = -1;
+  const std::pair<int, int> report = RunInChild([&] {
     if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr)) {
-      report[0] = 1;
-    } else if ((fd = internal::IdmappedMount(lower.c_str(), userns, MOUNT_ATTR_RDONLY, false)) <
-               0) {
-      report[0] = 2;
-    } else if (!internal::AttachMount(fd, attach.c_str())) {
-      report[0] = 2;
-    } else if (mount("overlay", merged.c_str(), "overlay", 0, data.c_str()) != 0) {
-      report[0] = 3;
+      return 1;
     }
-    report[1] = errno;
-    if (write(pipe_fds[1], report, sizeof(report)) < 0) _exit(1);
-    _exit(0);
-  }
-  close(pipe_fds[1]);
+    const int fd = internal::IdmappedMount(lower.c_str(), userns, MOUNT_ATTR_RDONLY, false);
+    if (fd < 0 || !internal::AttachMount(fd, attach.c_str())) return 2;
+    if (mount("overlay", merged.c_str(), "overlay", 0, data.c_str()) != 0) return 3;
+    return 0;
+  });
   close(userns);
-  int report[2] = {4, 0};
-  if (pid > 0) {
-    if (read(pipe_fds[0], report, sizeof(report)) != sizeof(report)) report[0] = 4;
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  close(pipe_fds[0]);
   (void)Wipe(base);
-  const char* steps[] = {"", "a private mount namespace", "an idmapped mount (Linux 5.12+)",
-                         "an overlayfs over an idmapped folder (Linux 5.19+)",
-                         "the idmapped mount probe"};
-  if (report[0] == 0) return "";
-  return std::string(steps[report[0]]) + " failed: " + internal::ErrnoText(report[1]);
+  return ProbeFailure(report, {"a private mount namespace", "an idmapped mount (Linux 5.12+)",
+                               "an overlayfs over an idmapped folder (Linux 5.19+)"});
 }
 
 // In a child with a network namespace of its own: a bridge and a veth pair, as a slice's network

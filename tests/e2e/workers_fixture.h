@@ -85,17 +85,23 @@ class WorkersTest : public ::testing::Test {
   }
   // Creates node `id` and waits for READY; skips when the daemon runs it without sandboxes.
   nlohmann::json CreateReady(const std::string& id, nlohmann::json body) {
+    return CreateReadyIn("proj", id, std::move(body));
+  }
+  // Node `id` of project `project` (CreateReady's, for any project), READY.
+  nlohmann::json CreateReadyIn(const std::string& project, const std::string& id,
+                               nlohmann::json body) {
+    const std::string base = "/v2/projects/" + project + "/locations/" + kWorkersZone;
     body["runtimeVersion"] = "tpu-ubuntu2204-base";
-    Result<ClientResponse> created = Send("POST", Base() + "/nodes?nodeId=" + id, body);
+    Result<ClientResponse> created = Send("POST", base + "/nodes?nodeId=" + id, body);
     EXPECT_TRUE(created.ok() && created->status == 200) << (created.ok() ? created->body : "");
     nlohmann::json node;
-    bool ready = WaitFor(
+    EXPECT_TRUE(WaitFor(
         [&] {
-          node = Get(Base() + "/nodes/" + id);
+          node = Get(base + "/nodes/" + id);
           return node.is_object() && node.value("state", "") == "READY";
         },
-        std::chrono::seconds(60));
-    EXPECT_TRUE(ready) << node.dump();
+        std::chrono::seconds(60)))
+        << node.dump();
     return node;
   }
   std::string Ip(const nlohmann::json& node, int worker) const {

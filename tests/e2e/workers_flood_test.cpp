@@ -89,23 +89,11 @@ class SilentFlood {
 
 class WorkersFloodTest : public WorkersTest {
  protected:
-  // Node `id` of project `project`, READY (CreateReady's, for any project).
+  // A v4-8 of `project` whose ssh-keys let the tester in, READY.
   json CreateReadyIn(const std::string& project, const std::string& id) {
-    const std::string base = "/v2/projects/" + project + "/locations/" + kWorkersZone;
-    json body = {{"acceleratorType", "v4-8"},
-                 {"runtimeVersion", "tpu-ubuntu2204-base"},
-                 {"metadata", {{"ssh-keys", PublicKeyLine("tester")}}}};
-    Result<ClientResponse> created = Send("POST", base + "/nodes?nodeId=" + id, body);
-    EXPECT_TRUE(created.ok() && created->status == 200) << (created.ok() ? created->body : "");
-    json node;
-    EXPECT_TRUE(WaitFor(
-        [&] {
-          node = Get(base + "/nodes/" + id);
-          return node.is_object() && node.value("state", "") == "READY";
-        },
-        std::chrono::seconds(60)))
-        << node.dump();
-    return node;
+    return WorkersTest::CreateReadyIn(
+        project, id,
+        {{"acceleratorType", "v4-8"}, {"metadata", {{"ssh-keys", PublicKeyLine("tester")}}}});
   }
   bool Sandboxed(const json& node) const {
     return node.value("workerSandbox", json::object()).value("enabled", false);

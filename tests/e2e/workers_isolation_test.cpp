@@ -37,25 +37,7 @@ std::string Curl(const std::string& url, const std::string& extra = "") {
          url + "\"; echo; cat /tmp/body 2>/dev/null; rm -f /tmp/body";
 }
 
-class WorkersIsolationTest : public WorkersTest {
- protected:
-  // Node `id` in project `project` (not the fixture's), READY.
-  json CreateReadyIn(const std::string& project, const std::string& id, json body) {
-    const std::string base = "/v2/projects/" + project + "/locations/" + kWorkersZone;
-    body["runtimeVersion"] = "tpu-ubuntu2204-base";
-    Result<ClientResponse> created = Send("POST", base + "/nodes?nodeId=" + id, body);
-    EXPECT_TRUE(created.ok() && created->status == 200) << (created.ok() ? created->body : "");
-    json node;
-    EXPECT_TRUE(WaitFor(
-        [&] {
-          node = Get(base + "/nodes/" + id);
-          return node.is_object() && node.value("state", "") == "READY";
-        },
-        std::chrono::seconds(60)))
-        << node.dump();
-    return node;
-  }
-};
+using WorkersIsolationTest = WorkersTest;
 
 TEST_F(WorkersIsolationTest, AWorkerReachesItsNodeItsMetadataAndItsProjectOnly) {
   json mine = CreateReady("mine", {{"acceleratorType", "v4-16"},
