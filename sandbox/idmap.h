@@ -38,52 +38,41 @@ inline bool WriteProcFile(const char* path, const char* text) {
 
 // A new user namespace mapping 0..count-1 to first..first+count-1 (uids and gids), as an open
 // descriptor of /proc/<pid>/ns/user; -1 with errno on failure. The caller must be root on the
-// host. A short-lived child holds the namespace while its maps are written; it is reaped here.
+// host. A short-lived child, born in the namespace (clone(CLONE_NEWUSER): no fork-then-unshare,
+// which fails in a child that a sanitizer's runtime made multithreaded), holds it while the
+// parent writes its maps and opens it, and is reaped here. The child makes raw system calls only.
 inline int MakeUserNamespace(uid_t first, uid_t count) {
-  int go[2];
+  int go[2];  // the parent closes its end when the child may go
   if (pipe2(go, O_CLOEXEC) != 0) return -1;
-  const pid_t child = fork();
-  if (child < 0) {
-    close(go[0]);
-    close(go[1]);
-    return -1;
-  }
+  const long child = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, nullptr, nullptr, nullptr, 0);
   if (child == 0) {
-    close(go[1]);
+    syscall(SYS_close, go[1]);  // so that the parent's close is the end of file here
     char c;
-    if (unshare(CLONE_NEWUSER) != 0) _exit(1);
-    // Stay until the parent has the namespace's descriptor (it closes its end).
-    while (read(go[0], &c, 1) < 0 && errno == EINTR) {
+    while (syscall(SYS_read, go[0], &c, 1) < 0 && errno == EINTR) {
     }
-    _exit(0);
+    syscall(SYS_exit_group, 0);
   }
+  int err = errno;
   close(go[0]);
-  char path[64];
-  char map[64];
-  snprintf(map, sizeof(map), "0 %u %u\n", static_cast<unsigned>(first),
-           static_cast<unsigned>(count));
   int fd = -1;
-  int err = 0;
-  // The child unshares at once; until it has, its ns/user is still ours (the maps fail).
-  for (int tries = 0; tries < 1000 && fd < 0; ++tries) {
-    snprintf(path, sizeof(path), "/proc/%d/uid_map", static_cast<int>(child));
-    if (!WriteProcFile(path, map)) {
-      err = errno;
-      usleep(1000);
-      continue;
-    }
-    snprintf(path, sizeof(path), "/proc/%d/gid_map", static_cast<int>(child));
-    if (!WriteProcFile(path, map)) {
-      err = errno;
-      break;
-    }
-    snprintf(path, sizeof(path), "/proc/%d/ns/user", static_cast<int>(child));
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) err = errno;
+  if (child > 0) {
+    err = 0;
+    char path[64];
+    char map[64];
+    snprintf(map, sizeof(map), "0 %u %u\n", static_cast<unsigned>(first),
+             static_cast<unsigned>(count));
+    snprintf(path, sizeof(path), "/proc/%ld/uid_map", child);
+    if (!WriteProcFile(path, map)) err = errno;
+    snprintf(path, sizeof(path), "/proc/%ld/gid_map", child);
+    if (err == 0 && !WriteProcFile(path, map)) err = errno;
+    snprintf(path, sizeof(path), "/proc/%ld/ns/user", child);
+    if (err == 0 && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) err = errno;
   }
   close(go[1]);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  if (child > 0) {
+    int status = 0;
+    while (waitpid(static_cast<pid_t>(child), &status, 0) < 0 && errno == EINTR) {
+    }
   }
   if (fd < 0) errno = err;
   return fd;
