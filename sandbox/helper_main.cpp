@@ -438,7 +438,10 @@ void ReportReady(pid_t pid) {
 }
 
 // Runs argv (a host program) to completion; its exit status, or -1.
-int RunHostProgram(const std::vector<std::string>& argv) {
+// `input` (a few KiB at most: it must fit the pipe) is its standard input.
+int RunHostProgram(const std::vector<std::string>& argv, const std::string& input = "") {
+  int in[2] = {-1, -1};
+  if (!input.empty() && pipe2(in, O_CLOEXEC) != 0) return -1;
   const pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
@@ -446,10 +449,18 @@ int RunHostProgram(const std::vector<std::string>& argv) {
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     const int null_fd = open("/dev/null", O_RDWR);
-    dup2(null_fd, 0);
+    dup2(input.empty() ? null_fd : in[0], 0);
     dup2(null_fd, 1);  // stderr stays: mkfs's complaint is the line Boot reports
     execv(args[0], args.data());
     _exit(127);
+  }
+  if (!input.empty()) {
+    close(in[0]);
+    if (write(in[1], input.data(), input.size()) != static_cast<ssize_t>(input.size())) {
+      close(in[1]);
+      kill(pid, SIGKILL);
+    }
+    close(in[1]);
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
@@ -458,25 +469,66 @@ int RunHostProgram(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// A new sparse file `path` of o.disk_bytes holding an empty ext4 file system whose root is root's
+// inside: no journal and lazily initialised tables, so it costs the host only what is written.
+void MakeFileSystem(const Options& o, const std::string& path) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0 || ftruncate(fd, o.disk_bytes) != 0) Fail("make " + path, errno);
+  close(fd);
+  const std::string owner = std::to_string(g_root) + ":" + std::to_string(g_root);
+  if (RunHostProgram({o.mkfs, "-q", "-F", "-m", "0", "-O", "^has_journal", "-E",
+                      "lazy_itable_init=1,root_owner=" + owner, path}) != 0) {
+    unlink(path.c_str());
+    Fail("mkfs.ext4 " + path, EIO);
+  }
+}
+
+// Copies `from` into a new file `to` of the same size, its holes left holes (a few MiB of an
+// empty file system's metadata, not the disk's size).
+void CopySparse(const std::string& from, const std::string& to) {
+  const int in = open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  const int out = open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  struct stat st {};
+  if (in < 0 || out < 0 || fstat(in, &st) != 0 || ftruncate(out, st.st_size) != 0) {
+    Fail("copy " + from + " to " + to, errno);
+  }
+  off_t data = 0;
+  while ((data = lseek(in, data, SEEK_DATA)) >= 0) {
+    const off_t hole = lseek(in, data, SEEK_HOLE);
+    if (hole < 0) Fail("copy " + from, errno);
+    off_t at_in = data;
+    off_t at_out = data;
+    while (at_in < hole) {
+      const ssize_t n = copy_file_range(in, &at_in, out, &at_out, hole - at_in, 0);
+      if (n <= 0) Fail("copy " + from + " to " + to, n == 0 ? EIO : errno);
+    }
+    data = hole;
+  }
+  if (errno != ENXIO) Fail("copy " + from, errno);  // ENXIO: no data past `data`
+  close(in);
+  close(out);
+}
+
 // The worker's boot disk: <dir>/disk.img, a sparse file of o.disk_bytes holding an ext4 file
-// system (made on first boot, its root owned by root inside), mounted at <dir>/disk in the
-// init's mount namespace through a loop device that detaches itself when that namespace goes
-// (LO_FLAGS_AUTOCLEAR), kill -9 of everything included. Returns the mount point.
-std::string MountDisk(const Options& o) {
+// system, mounted at <dir>/disk in the init's mount namespace through a loop device that detaches
+// itself when that namespace goes (LO_FLAGS_AUTOCLEAR), kill -9 of everything included. A new
+// disk is a sparse copy of an empty one made once per size and id range in the base folder
+// (mkfs costs a boot tens of milliseconds; the copy, a few). Returns the mount point.
+// `helper_pid` (unique among live workers: the init's own PID is 1) names its temporary files.
+std::string MountDisk(const Options& o, pid_t helper_pid) {
   const std::string image = o.dir + "/disk.img";
   const std::string mount_point = o.dir + "/disk";
   if (access(image.c_str(), F_OK) != 0) {
-    const std::string fresh = image + ".new";
-    const int fd = open(fresh.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 || ftruncate(fd, o.disk_bytes) != 0) Fail("make " + fresh, errno);
-    close(fd);
-    // No journal and lazily initialised tables: the disk costs the host only what is written.
-    const std::string owner = std::to_string(g_root) + ":" + std::to_string(g_root);
-    if (RunHostProgram({o.mkfs, "-q", "-F", "-m", "0", "-O", "^has_journal", "-E",
-                        "lazy_itable_init=1,root_owner=" + owner, fresh}) != 0) {
-      unlink(fresh.c_str());
-      Fail("mkfs.ext4 " + fresh, EIO);
+    const std::string empty =
+        o.base + "/disk-" + std::to_string(o.disk_bytes) + "-" + std::to_string(g_root) + ".img";
+    if (access(empty.c_str(), F_OK) != 0) {
+      // Workers booting at once may each make one: the last rename wins, any is right.
+      const std::string made = empty + ".new-" + std::to_string(helper_pid);
+      MakeFileSystem(o, made);
+      if (rename(made.c_str(), empty.c_str()) != 0) Fail("rename " + made, errno);
     }
+    const std::string fresh = image + ".new";
+    CopySparse(empty, fresh);
     if (rename(fresh.c_str(), image.c_str()) != 0) Fail("rename " + fresh, errno);
   }
   const int image_fd = open(image.c_str(), O_RDWR | O_CLOEXEC);
@@ -536,16 +588,26 @@ void WriteSysctl(const std::string& path, const std::string& value) {
 // the slice's namespace, where tpuemud listens: nothing of the worker's own ports is taken).
 // Nothing in the host's namespace: no interface, route or NAT reaches it.
 void SetUpNetwork(const Options& o, pid_t helper_pid) {
-  Ip(o, {"link", "set", "lo", "up"});
-  if (o.network > 0) {
+  if (o.network <= 0) {
+    Ip(o, {"link", "set", "lo", "up"});
+  } else {
     const std::string peer = "v" + std::to_string(helper_pid);  // unique among live workers
     // A path, not a PID: ip runs in the worker's PID namespace, where that PID means nothing;
     // /proc is still the host's here.
     const std::string slice_ns = "/proc/" + std::to_string(o.network) + "/ns/net";
-    Ip(o, {"link", "add", "eth0", "type", "veth", "peer", "name", peer, "netns", slice_ns});
-    Ip(o, {"addr", "add", o.address, "dev", "eth0"});
-    Ip(o, {"link", "set", "eth0", "up"});
-    Ip(o, {"route", "add", "169.254.169.254/32", "dev", "eth0"});
+    // One ip for the worker's side (each process costs a boot milliseconds).
+    const std::string batch =
+        "link set lo up\n"
+        "link add eth0 type veth peer name " +
+        peer + " netns " + slice_ns +
+        "\n"
+        "addr add " +
+        o.address +
+        " dev eth0\n"
+        "link set eth0 up\n"
+        "route add 169.254.169.254/32 dev eth0\n";
+    if (RunHostProgram({o.ip, "-batch", "-"}, batch) != 0)
+      Fail("ip -batch (eth0 of " + peer + ")", EIO);
     const int own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
     const int slice = open(slice_ns.c_str(), O_RDONLY | O_CLOEXEC);
     if (own < 0 || slice < 0) Fail("open the slice's network namespace", errno);
@@ -681,7 +743,7 @@ void ShiftIds(const Options& o) {
   std::string disk;
   g_fs = o.dir + "/fs";
   if (o.disk_bytes > 0) {
-    disk = MountDisk(o);
+    disk = MountDisk(o, helper_pid);
     g_fs = disk + "/fs";
   }
   ShiftIds(o);

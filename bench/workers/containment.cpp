@@ -59,7 +59,7 @@ void Containment(uint16_t port, pid_t daemon, const Options& o, const std::strin
   };
   std::vector<Endpoint> eps;
   for (const auto& w : api.Workers(id))
-    eps.push_back({w.value("ipAddress", ""), w.value("sshPort", 0)});
+    eps.push_back({w.value("externalIp", ""), w.value("sshPort", 0)});
   auto ssh = [&](size_t w, const std::string& command) {
     return SshArgv(key, "bench", eps[w].ip, eps[w].port, command);
   };
