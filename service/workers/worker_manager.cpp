@@ -87,54 +87,6 @@ void WorkerManager::Post(const std::shared_ptr<NodeWorkers>& nw, std::function<v
   pool_cv_.notify_one();
 }
 
-Result<Node::Sandbox> WorkerManager::Decide(const Node& node) {
-  Node::Sandbox s;
-  if (options_.disabled_reason.empty() && !options_.enabled) return s;  // never considered
-  s.decided = true;
-  s.ssh_port = options_.ssh_port;
-  s.network = options_.network;
-  if (!options_.enabled) {
-    s.reason = options_.disabled_reason;
-    return s;
-  }
-  if (node.type.workers > std::min(options_.max_workers_per_node, kMaxSandboxedWorkersPerNode)) {
-    s.reason = "worker sandboxes off for this node: " + std::to_string(node.type.workers) +
-               " workers, over --worker-max-per-node " +
-               std::to_string(options_.max_workers_per_node);
-    return s;
-  }
-  // A queued resource's node takes what the queued resource reserved for it; any other create
-  // reserves its own, all or nothing (a create that then fails gives it back: Abandon).
-  const bool reserved =
-      !node.queued_resource.empty() &&
-      capacity_.Move(QueuedResourceHolder(node.queued_resource), node.uid, node.type.workers);
-  if (!reserved) TPUEMU_RETURN_IF_ERROR(capacity_.Reserve(node.uid, node.type.workers));
-  s.enabled = true;
-  return s;
-}
-
-void WorkerManager::Abandon(const Node& node) { ReleaseNode(node); }
-
-void WorkerManager::ReleaseNode(const Node& node) {
-  if (capacity_.Release(node.uid) > 0 && on_capacity_freed_) on_capacity_freed_();
-}
-
-Status WorkerManager::ReserveForQueuedResource(const std::string& queued_resource,
-                                               const std::vector<int>& node_workers) {
-  if (!options_.enabled) return Status::Ok();
-  int workers = 0;
-  for (int w : node_workers) {
-    if (w <= std::min(options_.max_workers_per_node, kMaxSandboxedWorkersPerNode)) workers += w;
-  }
-  return capacity_.Reserve(QueuedResourceHolder(queued_resource), workers);
-}
-
-void WorkerManager::ReleaseQueuedResource(const std::string& queued_resource) {
-  if (capacity_.Release(QueuedResourceHolder(queued_resource)) > 0 && on_capacity_freed_) {
-    on_capacity_freed_();
-  }
-}
-
 std::shared_ptr<WorkerManager::NodeWorkers> WorkerManager::Entry(const Node& node) {
   std::lock_guard lock(mu_);
   auto& nw = nodes_by_name_[node.key.Name()];
@@ -435,53 +387,6 @@ void WorkerManager::StopWorkers(const std::shared_ptr<NodeWorkers>& nw, millisec
       if (worker.startup_state == "RUNNING") worker.startup_state = "KILLED";
     }
   }
-}
-
-Result<std::shared_ptr<WorkerManager::Network>> WorkerManager::AcquireNetwork(const Node& node) {
-  const std::string name = node.multislice_node && !node.queued_resource.empty()
-                               ? "queuedResources/" + node.queued_resource
-                               : node.key.Name();
-  std::lock_guard lock(networks_mu_);
-  if (std::shared_ptr<Network> running = networks_[name].lock()) return running;
-  Result<std::unique_ptr<sandbox::SliceNetwork>> slice =
-      sandbox::SliceNetwork::Create(options_.support, "10.0.0.0/8");
-  if (!slice.ok()) return slice.status();
-  Result<int> metadata = (*slice)->Listen(kMetadataServerIp, 80);
-  if (!metadata.ok()) return metadata.status();
-  Result<int> api = (*slice)->Listen(kMetadataServerIp, kWorkerApiPort);
-  if (!api.ok()) {
-    close(*metadata);
-    return api.status();
-  }
-  if (hooks_.serve_network) {
-    if (Status s = hooks_.serve_network(name, *metadata, *api, node.key.project); !s.ok()) {
-      if (hooks_.unserve_network) hooks_.unserve_network(name);
-      return s;
-    }
-  } else {
-    close(*metadata);
-    close(*api);
-  }
-  // The last node to let go of it stops serving it, then ends it.
-  std::shared_ptr<Network> made(new Network{name, std::move(slice).value()},
-                                [unserve = hooks_.unserve_network](Network* n) {
-                                  if (unserve) unserve(n->name);
-                                  delete n;
-                                });
-  networks_[name] = made;
-  return made;
-}
-
-Result<std::pair<std::string, int>> WorkerManager::WorkerAt(const std::string& network,
-                                                            const std::string& ip) const {
-  std::lock_guard lock(mu_);
-  for (const auto& [name, nw] : nodes_by_name_) {
-    if (!nw->network || nw->network->name != network) continue;
-    for (int w = 0; w < static_cast<int>(nw->workers.size()); ++w) {
-      if (WorkerIpAddress(nw->node, w) == ip) return std::make_pair(name, w);
-    }
-  }
-  return Status::NotFound("no worker of this network is at " + ip);
 }
 
 void WorkerManager::Wipe(const std::shared_ptr<NodeWorkers>& nw) {
