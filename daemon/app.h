@@ -62,7 +62,8 @@ struct WorkerSettings {
   std::string mode = "off";
   std::string dir;                  // each worker's files
   std::vector<std::string> hidden;  // host paths no worker may see (tpuemud's data folder)
-  std::string helper;               // tpuemu-sandbox; empty = found by sandbox::Probe
+  std::string subnet;  // workers' internal addresses; "" = 10.<n>.0.0/16, n as their 127.<n>
+  std::string helper;  // tpuemu-sandbox; empty = found by sandbox::Probe
   uint16_t ssh_port = 22;
   int64_t memory_limit_bytes = int64_t{4} << 30;
   int64_t pids_limit = 4096;

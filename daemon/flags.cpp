@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "service/nodes/node.h"
+
 namespace tpuemu::daemon {
 namespace {
 
@@ -248,6 +250,11 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->envname("TPUEMU_WORKER_DISK_BYTES")
       ->check(CLI::Range(int64_t{0}, int64_t{64} << 40))
       ->capture_default_str();
+  app.add_option("--worker-subnet", f.worker_subnet,
+                 "The range of the workers' internal addresses (networkEndpoints[].ipAddress), "
+                 "each node a block of it on its slice's private network; default 10.<n>.0.0/16, "
+                 "one per tpuemud")
+      ->envname("TPUEMU_WORKER_SUBNET");
   app.add_option("--worker-disk-floor-bytes", f.worker_disk_floor_bytes,
                  "No worker boots while the workers' file system has less free space than this "
                  "(so that the store can always be written)")
@@ -379,6 +386,12 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
   o.workers.pids_limit = flags.worker_pids_max;
   o.workers.disk_bytes = flags.worker_disk_bytes;
   o.workers.disk_floor_bytes = flags.worker_disk_floor_bytes;
+  if (!flags.worker_subnet.empty()) {
+    if (std::string why = service::SubnetProblem(flags.worker_subnet); !why.empty()) {
+      return Status::InvalidArgument("--worker-subnet: " + why);
+    }
+  }
+  o.workers.subnet = flags.worker_subnet;
   o.workers.stop_grace_ms = flags.worker_stop_grace_ms;
   o.workers.boot_timeout_ms = flags.worker_boot_timeout_ms;
   o.workers.max_workers_per_node = flags.worker_max_per_node;

@@ -64,6 +64,7 @@ struct Flags {
   int64_t worker_pids_max = 4096;
   int64_t worker_disk_bytes = int64_t{100} << 30;      // a Cloud TPU VM's boot disk: 100 GiB
   int64_t worker_disk_floor_bytes = int64_t{1} << 30;  // host free space kept for the store
+  std::string worker_subnet;  // "" = 10.<n>.0.0/16 (n: this tpuemud's loopback /16)
   int64_t worker_stop_grace_ms = 10000;
   int64_t worker_boot_timeout_ms = 60000;
   int worker_max_per_node = 32;

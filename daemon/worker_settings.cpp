@@ -42,6 +42,9 @@ service::WorkerOptions WorkerOptionsFor(const WorkerSettings& settings) {
   }
   o.enabled = true;
   o.network = network;
+  // One range per tpuemud by default, beside its loopback /16 (flags.cpp checked a given one).
+  o.subnet =
+      settings.subnet.empty() ? "10." + std::to_string(network) + ".0.0/16" : settings.subnet;
   o.support = support;
   // The host's capacity (-1: derived from this host), logged so a stockout can be explained.
   o.memory_budget_bytes = settings.memory_budget_bytes < 0 ? service::HostMemoryTotalBytes()
@@ -55,8 +58,9 @@ service::WorkerOptions WorkerOptionsFor(const WorkerSettings& settings) {
       o.max_workers, o.memory_budget_bytes >> 20, o.pids_budget, o.disk_budget_bytes >> 20);
   std::string note;
   o.ssh_port = service::ChooseSshPort(settings.ssh_port, &note);
-  spdlog::info("worker sandboxes on: files in {}, addresses 127.{}.0.0/16; {}{}", settings.dir,
-               network, note, support.limits_note.empty() ? "" : "; " + support.limits_note);
+  spdlog::info("worker sandboxes on: files in {}, addresses 127.{}.0.0/16 (internal {}); {}{}",
+               settings.dir, network, o.subnet, note,
+               support.limits_note.empty() ? "" : "; " + support.limits_note);
   spdlog::info("worker user namespaces: root inside is host uid {} (ids {}..{}); {}",
                support.id_first, support.id_first, support.id_first + support.id_count - 1,
                support.disks

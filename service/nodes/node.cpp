@@ -1,7 +1,10 @@
 #include "service/nodes/node.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdio>
+#include <optional>
 
 namespace tpuemu::service {
 namespace {
@@ -39,12 +42,36 @@ int HostBits(int workers) {
   return bits;
 }
 
-uint32_t BlockBase(int64_t seq, int workers) {
-  int bits = HostBits(workers);
-  uint32_t blocks = 1u << (24 - bits);
-  // Skip block 0 so no node sits on 10.0.0.0.
+struct Subnet {
+  uint32_t base = 10u << 24;
+  int prefix = 8;
+};
+
+// "a.b.c.d/p"; nothing when it is not one.
+std::optional<Subnet> ParseSubnet(const std::string& cidr) {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  int prefix = 0;
+  char tail = 0;
+  if (std::sscanf(cidr.c_str(), "%u.%u.%u.%u/%d%c", &a, &b, &c, &d, &prefix, &tail) != 5 ||
+      a > 255 || b > 255 || c > 255 || d > 255 || prefix < 0 || prefix > 32) {
+    return std::nullopt;
+  }
+  return Subnet{(a << 24) | (b << 16) | (c << 8) | d, prefix};
+}
+
+Subnet SubnetOf(const Node& node) {
+  if (!node.sandbox.enabled || node.sandbox.subnet.empty()) return Subnet{};
+  return ParseSubnet(node.sandbox.subnet).value_or(Subnet{});
+}
+
+// The node's block of `subnet`, by its creation sequence.
+uint32_t BlockBase(int64_t seq, int workers, Subnet subnet = {}) {
+  const int room = 32 - subnet.prefix;
+  const int bits = std::min(HostBits(workers), room - 1);
+  uint32_t blocks = 1u << (room - bits);
+  // Skip block 0 so no node sits on the subnet's own address.
   uint32_t index = static_cast<uint32_t>(seq % (blocks - 1)) + 1;
-  return (10u << 24) | (index << bits);
+  return subnet.base | (index << bits);
 }
 
 std::string Dotted(uint32_t ip) {
@@ -58,8 +85,6 @@ uint32_t SandboxBase(const Node& node) {
   const uint32_t block = static_cast<uint32_t>(node.seq % 1023) + 1;
   return (127u << 24) | (static_cast<uint32_t>(node.sandbox.network & 255) << 16) | (block << 6);
 }
-
-std::string SandboxBlock(const Node& node) { return Dotted(SandboxBase(node)); }
 
 void CopyIfPresent(const json& from, json& to, const char* key) {
   auto it = from.find(key);
@@ -130,7 +155,12 @@ json RenderNode(const Node& node, const NodeRenderOptions& options) {
   out["state"] = NodeStateName(node.state);
   out["runtimeVersion"] = node.runtime_version;
   std::string cidr = CidrBlockFor(node.seq, node.type.workers);
-  if (node.sandbox.enabled) cidr = SandboxBlock(node) + "/26";
+  if (node.sandbox.enabled) {
+    // The block its workers' internal addresses are in, on its slice's network.
+    const Subnet subnet = SubnetOf(node);
+    cidr = Dotted(BlockBase(node.seq, node.type.workers, subnet)) + "/" +
+           std::to_string(32 - std::min(HostBits(node.type.workers), 31 - subnet.prefix));
+  }
   out["cidrBlock"] = node.fields.value("cidrBlock", cidr);
   out["createTime"] = node.create_time;
   out["id"] = node.uid;
@@ -193,7 +223,25 @@ json RenderNode(const Node& node, const NodeRenderOptions& options) {
 }
 
 std::string WorkerIpAddress(const Node& node, int worker) {
-  return Dotted(BlockBase(node.seq, node.type.workers) + 2 + static_cast<uint32_t>(worker));
+  return Dotted(BlockBase(node.seq, node.type.workers, SubnetOf(node)) + 2 +
+                static_cast<uint32_t>(worker));
+}
+
+std::string WorkerSubnet(const Node& node) {
+  const Subnet s = SubnetOf(node);
+  return Dotted(s.base) + "/" + std::to_string(s.prefix);
+}
+
+std::string SubnetProblem(const std::string& cidr) {
+  const std::optional<Subnet> s = ParseSubnet(cidr);
+  if (!s) return "'" + cidr + "' is not an IPv4 range a.b.c.d/prefix";
+  if (s->prefix < 8 || s->prefix > 20) {
+    return "'" + cidr + "': the prefix must be 8..20 (room for a node's block of 256 or more)";
+  }
+  if ((s->base & ((1u << (32 - s->prefix)) - 1)) != 0) {
+    return "'" + cidr + "': its host bits must be zero";
+  }
+  return "";
 }
 
 std::string WorkerExternalAddress(const Node& node, int worker) {
@@ -213,7 +261,8 @@ json NodeToStorage(const Node& node) {
     out["sandbox"] = {{"enabled", node.sandbox.enabled},
                       {"reason", node.sandbox.reason},
                       {"sshPort", node.sandbox.ssh_port},
-                      {"network", node.sandbox.network}};
+                      {"network", node.sandbox.network},
+                      {"subnet", node.sandbox.subnet}};
   }
   return out;
 }

@@ -110,6 +110,9 @@ struct Node {
     std::string reason;  // why not, when !enabled
     int ssh_port = 22;   // the port every worker's SSH answers on (its own address each)
     int network = 1;     // the workers' addresses are in 127.<network>.0.0/16 (one per tpuemud)
+    // Their internal addresses' range ("10.<n>.0.0/16", one per tpuemud: WorkerSubnet); ""
+    // for a node made before ranges were kept: 10.0.0.0/8, as records have.
+    std::string subnet;
   };
   Sandbox sandbox;
 
@@ -139,6 +142,11 @@ nlohmann::json NodeToStorage(const Node& node);
 // 10.0.0.0/8, the zone's subnet. When the workers are sandboxes it exists only on the slice's
 // private network, inside namespaces tpuemud made (sandbox/slice_network.h).
 std::string WorkerIpAddress(const Node& node, int worker);
+// The range its internal addresses are blocks of: the sandbox's subnet, or "10.0.0.0/8".
+std::string WorkerSubnet(const Node& node);
+// Whether `cidr` is an IPv4 range "a.b.c.d/p" (p 8..20, host bits zero) internal addresses may
+// be blocks of; the reason why not otherwise ("" when it is).
+std::string SubnetProblem(const std::string& cidr);
 
 // Where the host reaches worker `worker` of a sandboxed node (networkEndpoints[].accessConfig.
 // externalIp, as an external IP is on Google Cloud): a loopback address of this host, distinct

@@ -59,6 +59,7 @@ Result<Node> NodeFromRow(const db::NodeRow& row) {
     node.sandbox.reason = it->value("reason", "");
     node.sandbox.ssh_port = it->value("sshPort", 22);
     node.sandbox.network = it->value("network", 1);
+    node.sandbox.subnet = it->value("subnet", "");
   }
   return node;
 }

@@ -13,6 +13,7 @@ Result<Node::Sandbox> WorkerManager::Decide(const Node& node) {
   s.decided = true;
   s.ssh_port = options_.ssh_port;
   s.network = options_.network;
+  s.subnet = options_.subnet;
   if (!options_.enabled) {
     s.reason = options_.disabled_reason;
     return s;

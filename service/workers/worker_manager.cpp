@@ -304,9 +304,9 @@ void WorkerManager::BootWorker(const std::shared_ptr<NodeWorkers>& nw, const Nod
     std::lock_guard lock(mu_);
     if (nw->network) spec.network_pid = nw->network->slice->pid();
   }
-  // The slice's addresses are all in 10.0.0.0/8 (service/nodes/node.h): one link for a
-  // multislice's nodes too.
-  spec.address = WorkerIpAddress(node, w) + "/8";
+  // The whole range is one link: a multislice's nodes are blocks of it too.
+  const std::string subnet = WorkerSubnet(node);
+  spec.address = WorkerIpAddress(node, w) + subnet.substr(subnet.find('/'));
   Result<std::unique_ptr<sandbox::WorkerBox>> box =
       sandbox::WorkerBox::Boot(options_.support, spec);
   if (!box.ok()) return failed("boot failed: " + box.status().message());

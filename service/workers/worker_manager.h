@@ -62,6 +62,7 @@ struct WorkerOptions {
   std::string dir;              // <dir>/<node uid>/<worker>: each worker's files
   uint16_t ssh_port = 22;       // every worker's SSH port, on its own address
   int network = 1;              // workers' addresses: 127.<network>.0.0/16 (ClaimWorkerNetwork)
+  std::string subnet = "10.1.0.0/16";  // their internal addresses' range (Node::Sandbox::subnet)
   int64_t memory_limit_bytes = int64_t{4} << 30;  // per worker (cgroup); 0 = none
   int64_t pids_limit = 4096;                      // per worker (cgroup); 0 = none
   int64_t disk_bytes = 0;           // per worker: its boot disk (sandbox::BootSpec); 0 = none

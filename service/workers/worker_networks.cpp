@@ -15,7 +15,7 @@ Result<std::shared_ptr<WorkerManager::Network>> WorkerManager::AcquireNetwork(co
   std::lock_guard lock(networks_mu_);
   if (std::shared_ptr<Network> running = networks_[name].lock()) return running;
   Result<std::unique_ptr<sandbox::SliceNetwork>> slice =
-      sandbox::SliceNetwork::Create(options_.support, "10.0.0.0/8");
+      sandbox::SliceNetwork::Create(options_.support, WorkerSubnet(node));
   if (!slice.ok()) return slice.status();
   Result<int> metadata = (*slice)->Listen(kMetadataServerIp, 80);
   if (!metadata.ok()) return metadata.status();

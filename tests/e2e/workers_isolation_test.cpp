@@ -48,6 +48,13 @@ TEST_F(WorkersIsolationTest, AWorkerReachesItsNodeItsMetadataAndItsProjectOnly) 
       {{"acceleratorType", "v4-8"},
        {"metadata", {{"ssh-keys", PublicKeyLine("tester")}, {"secret", "s3cret-of-other"}}}});
   ASSERT_EQ(mine["networkEndpoints"].size(), 2u);
+  // Internal addresses are a block of this tpuemud's 10.<n>.0.0/16; the host's are 127.<n>.x.y.
+  const std::string block = mine["cidrBlock"];
+  const std::string n = Ip(mine, 0).substr(4, Ip(mine, 0).find('.', 4) - 4);
+  EXPECT_EQ(block.rfind("10." + n + ".", 0), 0u) << block << " vs " << Ip(mine, 0);
+  for (int w = 0; w < 2; ++w) {
+    EXPECT_EQ(Internal(mine, w).rfind(block.substr(0, block.rfind('.') + 1), 0), 0u) << block;
+  }
 
   // Its own metadata, at Google's address, as an unprivileged user.
   EXPECT_EQ(Ssh(mine, 0, Curl("http://169.254.169.254/computeMetadata/v1/project/project-id")).out,

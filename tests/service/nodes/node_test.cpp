@@ -39,6 +39,30 @@ TEST(NodeTest, RenderFillsWhatTheRealServerFills) {
   EXPECT_TRUE(j["cidrBlock"].get<std::string>().starts_with("10."));
 }
 
+TEST(NodeTest, ASandboxedNodesInternalAddressesAreABlockOfItsSubnet) {
+  Node n = MakeTypedNode("v4-32", NodeState::kReady);
+  const nlohmann::json record = RenderNode(n);
+  n.sandbox = {.decided = true, .enabled = true, .network = 9, .subnet = "10.9.0.0/16"};
+  const nlohmann::json j = RenderNode(n);
+  EXPECT_EQ(WorkerSubnet(n), "10.9.0.0/16");
+  EXPECT_EQ(j["cidrBlock"], "10.9.8.0/24");  // block seq + 1 of the /16 (block 0 is skipped)
+  for (int w = 0; w < 4; ++w) {
+    EXPECT_EQ(j["networkEndpoints"][w]["ipAddress"], "10.9.8." + std::to_string(w + 2));
+    EXPECT_EQ(WorkerIpAddress(n, w), "10.9.8." + std::to_string(w + 2));
+    // The host reaches it at a loopback address of its own.
+    EXPECT_EQ(j["networkEndpoints"][w]["accessConfig"]["externalIp"], WorkerExternalAddress(n, w));
+  }
+  // A node made before subnets were kept, and a record: 10.0.0.0/8, as always.
+  n.sandbox.subnet = "";
+  EXPECT_EQ(WorkerSubnet(n), "10.0.0.0/8");
+  EXPECT_EQ(RenderNode(n)["networkEndpoints"][0]["ipAddress"],
+            record["networkEndpoints"][0]["ipAddress"]);
+  EXPECT_EQ(SubnetProblem("10.9.0.0/16"), "");
+  EXPECT_NE(SubnetProblem("10.9.0.0/24"), "");  // no room for blocks
+  EXPECT_NE(SubnetProblem("10.9.1.0/16"), "");  // host bits set
+  EXPECT_NE(SubnetProblem("ten/8"), "");
+}
+
 TEST(NodeTest, OperationCopyHasNoHealthAndNotReadyNodesHaveNone) {
   EXPECT_FALSE(RenderNode(MakeTypedNode("v4-8", NodeState::kReady), {.for_operation = true})
                    .contains("health"));
