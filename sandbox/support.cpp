@@ -290,14 +290,17 @@ Support Probe(const std::string& workers_dir, const std::string& helper,
   }
   s.disks = s.disk_note.empty();
   const internal::CgroupLayout layout = internal::DetectCgroups();
-  // Worker cgroups are named r<first id>-...: those of a range nobody holds now were left by a
-  // tpuemud killed with its workers (kill -9), and go.
+  // Worker cgroups are named r<first id>-...: the empty ones of a range nobody holds now (and
+  // those named before ranges were) were left by a tpuemud killed with its workers, and go.
   auto stale = [](const std::string& name) {
+    if (name.empty() || name[0] == '.') return false;  // a probe's, in progress
     char* end = nullptr;
     const unsigned long first =
         name.size() > 1 && name[0] == 'r' ? strtoul(name.c_str() + 1, &end, 10) : 0;
-    return first != 0 && end != nullptr && *end == '-' &&
-           internal::IdRangeUnowned(static_cast<uid_t>(first));
+    // A name without a range is a tpuemud's from before ranges were kept: nobody makes those
+    // any more, so an empty one is a leftover too.
+    if (first == 0 || end == nullptr || *end != '-') return true;
+    return internal::IdRangeUnowned(static_cast<uid_t>(first));
   };
   for (const std::string& parent : {layout.memory_parent, layout.pids_parent}) {
     if (!parent.empty()) internal::RemoveStaleCgroups(parent, stale);
