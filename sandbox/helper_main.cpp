@@ -3,6 +3,7 @@
 //
 //   tpuemu-sandbox boot --dir DIR --hostname NAME --ids FIRST COUNT --base BASE [--lifeline-fd FD]
 //                       [--cgroup CGDIR]... [--bind HOST INSIDE ro|rw]...
+//                       [--tpu CHIPS DEVICE_ID accel|vfio]
 //     Makes the worker's user namespace (ids 0..COUNT-1 inside are FIRST.. on the host), joins
 //     the cgroups, unshares a PID namespace and forks the worker's init (PID 1 inside), which
 //     unshares the mount, UTS and IPC namespaces, builds the root under DIR (the host's /usr and
@@ -54,6 +55,7 @@
 #include <vector>
 
 #include "sandbox/idmap.h"
+#include "sandbox/tpu_devices.h"
 
 extern char** environ;
 
@@ -79,6 +81,7 @@ struct Options {
   int lifeline_fd = -1;
   std::vector<std::string> cgroups;
   std::vector<BindArg> binds;
+  tpuemu::sandbox::TpuDevices tpu;  // the host's chips as stand-ins (tpu_devices.h)
   pid_t pid = 0;
   int signo = 0;
   std::vector<std::string> argv;
@@ -374,6 +377,11 @@ void BuildRoot(const Options& o, const std::string& root, const std::string& dis
         ("mode=0755,size=16m," + OwnerOptions()).c_str(), "mount /run");
   MakeOwnedDirs(root + "/run/sshd", 0755);  // sshd wants it root's (inside) and not writable
   MakeOwnedDirs(root + "/run/lock", 01777);
+  const std::string tpu = tpuemu::sandbox::BuildTpuDevices(root, o.tpu, g_root);
+  if (!tpu.empty()) {
+    dprintf(2, "%s: TPU devices: %s\n", g_mode, tpu.c_str());
+    _exit(1);
+  }
 }
 
 // After fork: dies now if the parent already died (PR_SET_PDEATHSIG would never fire).
@@ -971,6 +979,12 @@ Options Parse(int argc, char** argv, int first) {
       }
       b.read_only = mode == "ro";
       o.binds.push_back(b);
+    } else if (a == "--tpu") {
+      o.tpu.chips = static_cast<int>(ParseNumber(next("--tpu CHIPS"), "--tpu CHIPS"));
+      o.tpu.device_id = next("--tpu DEVICE_ID");
+      const std::string nodes = next("--tpu accel|vfio");
+      if (nodes != "accel" && nodes != "vfio") Usage("--tpu CHIPS DEVICE_ID accel|vfio");
+      o.tpu.vfio = nodes == "vfio";
     } else if (a == "--pid") {
       o.pid = static_cast<pid_t>(ParseNumber(next("--pid"), "--pid"));
     } else if (a == "--signal") {
@@ -991,7 +1005,7 @@ int main(int argc, char** argv) {
   dprintf(2,
           "usage: tpuemu-sandbox boot --dir DIR --hostname NAME --ids FIRST COUNT --base BASE "
           "--ip IP [--network PID ADDRESS/PREFIX] [--disk BYTES MKFS] [--lifeline-fd FD] "
-          "[--cgroup DIR]... [--bind HOST INSIDE ro|rw]...\n"
+          "[--cgroup DIR]... [--bind HOST INSIDE ro|rw]... [--tpu CHIPS DEVICE_ID accel|vfio]\n"
           "       tpuemu-sandbox net --ip IP --subnet CIDR --lifeline-fd FD\n"
           "       tpuemu-sandbox enter --pid INIT [--cgroup DIR]... [--signal N] -- PATH ARG...\n");
   return 2;

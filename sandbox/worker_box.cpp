@@ -205,6 +205,10 @@ Result<std::unique_ptr<WorkerBox>> WorkerBox::Boot(const Support& support, const
   for (const Bind& b : spec.binds) {
     args.insert(args.end(), {"--bind", b.host_path, b.inside_path, b.read_only ? "ro" : "rw"});
   }
+  if (spec.tpu.chips > 0) {
+    args.insert(args.end(), {"--tpu", std::to_string(spec.tpu.chips), spec.tpu.device_id,
+                             spec.tpu.vfio ? "vfio" : "accel"});
+  }
   Result<std::pair<pid_t, pid_t>> started =
       internal::StartHelper(support.helper, args, kBootTimeout, what);
   if (!started.ok()) {

@@ -15,7 +15,9 @@
 //   /root /home /tmp /mnt /media    the worker's own folders, empty at first
 //   /proc (its PID namespace's), /sys (read-only), /dev (a minimal tmpfs: null, zero, full,
 //   random, urandom, tty, a private devpts and /dev/shm), /run (tmpfs, with /run/sshd)
-//   BootSpec::binds                 host files or folders bound over the given paths
+//   /sys/bus/pci/devices, /dev/accel* or /dev/vfio  the host's TPU chips as stand-ins
+//   (BootSpec::tpu) BootSpec::binds                 host files or folders bound over the given
+//   paths
 // A host top-level folder that holds `dir` itself is not overlaid (it would overlap): the worker
 // gets an empty folder of its own there. docs/sandbox.md walks through all of it.
 //
@@ -46,6 +48,7 @@
 
 #include "base/status.h"
 #include "sandbox/support.h"
+#include "sandbox/tpu_devices.h"
 
 namespace tpuemu::sandbox {
 
@@ -73,6 +76,8 @@ struct BootSpec {
   // reaches the metadata server's 169.254.169.254.
   pid_t network_pid = 0;
   std::string address;
+  // The host's TPU chips as the worker's software finds them (tpu_devices.h); none by default.
+  TpuDevices tpu;
 };
 
 // How a spawned command's standard streams are connected: a file descriptor of the caller's
