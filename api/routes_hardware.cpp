@@ -6,7 +6,7 @@
 #include "api/api_common.h"
 #include "api/google_error.h"
 #include "api/routes.h"
-#include "engine/gemm.h"
+#include "engine/kernels/gemm.h"
 
 namespace tpuemu::api {
 namespace {

@@ -18,7 +18,7 @@
 #include "daemon/app.h"
 #include "daemon/flags.h"
 #include "db/store.h"
-#include "engine/gemm.h"
+#include "engine/kernels/gemm.h"
 
 namespace {
 

@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "bench/engine/raw_gemm.h"
-#include "engine/gemm.h"
-#include "engine/pool.h"
+#include "engine/kernels/gemm.h"
+#include "engine/runtime/pool.h"
 
 namespace tpuemu::engine {
 namespace {

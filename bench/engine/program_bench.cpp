@@ -1,5 +1,5 @@
 // Engine overhead: a square matmul program as a job runs it — Compile (its price), the graph
-// lowered to HLO and run on the HLO evaluator (engine/hlo/graph_program.h) — against a raw
+// lowered to HLO and run on the HLO evaluator (engine/frontend/graph_program.h) — against a raw
 // engine::Matmul call of the same precision, measured in the same run.
 //
 // Per N in {1024, 2048, 4096} and precision in {DEFAULT, HIGHEST}:
@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "bench/engine/raw_gemm.h"
-#include "engine/compiler.h"
-#include "engine/gemm.h"
-#include "engine/hlo/graph_program.h"
+#include "engine/frontend/compiler.h"
+#include "engine/frontend/graph_program.h"
+#include "engine/kernels/gemm.h"
 
 namespace tpuemu::engine {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <time.h>
 
-#include "engine/gemm.h"
-#include "engine/gemm_pass.h"
+#include "engine/kernels/gemm.h"
+#include "engine/kernels/gemm_pass.h"
 
 #ifdef TPUEMU_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>

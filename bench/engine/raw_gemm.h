@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bench/cpu_model.h"
-#include "engine/numerics.h"
+#include "engine/hardware/numerics.h"
 
 namespace tpuemu::bench {
 

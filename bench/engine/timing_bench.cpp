@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "bench/engine/raw_gemm.h"
-#include "engine/hardware.h"
-#include "engine/timing.h"
+#include "engine/chip/timing.h"
+#include "engine/hardware/hardware.h"
 
 namespace {
 

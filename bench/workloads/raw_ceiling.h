@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bench/engine/raw_gemm.h"
-#include "engine/compiler.h"
+#include "engine/frontend/compiler.h"
 
 namespace tpuemu::bench {
 

@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
+#include "engine/frontend/from_graph.h"
 #include "engine/hlo/evaluator.h"
-#include "engine/hlo/from_graph.h"
-#include "engine/parallel.h"
+#include "engine/runtime/parallel.h"
 
 namespace tpuemu::bench {
 namespace {

@@ -14,7 +14,7 @@
 #include "base/status.h"
 #include "bench/engine/raw_gemm.h"
 #include "bench/workloads/step_graphs.h"
-#include "engine/pool.h"
+#include "engine/runtime/pool.h"
 
 namespace tpuemu::bench {
 

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "engine/hlo/from_graph.h"
-#include "engine/init_values.h"
+#include "engine/frontend/from_graph.h"
+#include "engine/frontend/init_values.h"
 
 namespace tpuemu::bench {
 namespace {

@@ -1,5 +1,5 @@
-// The training-step graphs bench_workloads measures (bench only), built from engine/ir.h alone
-// like service/workloads' built-in ones, with every parameter's value and which outputs are
+// The training-step graphs bench_workloads measures (bench only), built from engine/frontend/ir.h
+// alone like service/workloads' built-in ones, with every parameter's value and which outputs are
 // which weights' gradients (for the data-parallel step's update):
 //   matmul       one 2048³ dot (a 2048³ matmul job's program);
 //   transformer  2 blocks, dModel 256, 4 heads, seqLen 128: attention + 4x GELU MLP, residuals,
@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/frontend/ir.h"
 #include "engine/hlo/array.h"
 #include "engine/hlo/module.h"
-#include "engine/ir.h"
 
 namespace tpuemu::bench {
 

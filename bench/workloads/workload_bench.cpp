@@ -2,7 +2,7 @@
 // transformer, mlp, cnn), against the best raw GEMM of this machine at the same thread count,
 // measured in the same run.
 //
-// Each graph runs as a job's step does: lowered to HLO (engine/hlo/from_graph.h) and evaluated
+// Each graph runs as a job's step does: lowered to HLO (engine/frontend/from_graph.h) and evaluated
 // by the HLO evaluator with loop fusion (engine/hlo/evaluator.h). Per graph and thread count T
 // (1, 2, 4, … up to the machine's hardware threads): host GFLOPS = the program's flops
 // (totals.flops, what a job reports) / host wall time of one evaluation (best of `steps` after a
@@ -37,11 +37,11 @@
 #include "bench/workloads/raw_ceiling.h"
 #include "bench/workloads/replica_step.h"
 #include "bench/workloads/step_graphs.h"
-#include "engine/compiler.h"
-#include "engine/gemm.h"
+#include "engine/frontend/compiler.h"
+#include "engine/frontend/from_graph.h"
 #include "engine/hlo/evaluator.h"
-#include "engine/hlo/from_graph.h"
-#include "engine/pool.h"
+#include "engine/kernels/gemm.h"
+#include "engine/runtime/pool.h"
 
 namespace tpuemu::engine {
 namespace {

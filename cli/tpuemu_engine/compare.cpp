@@ -163,7 +163,7 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCliOptions& o) {
   c->add_option("--shared-experts", o.shared_experts, "experts every token goes through");
   c->add_option("--capacity-factor", o.capacity_factor,
                 "token dropping: rows per expert x tokens·topK/experts (0: dropless)");
-  c->add_option("--program", o.program, "a JSON IR program file (engine/program_json.h)");
+  c->add_option("--program", o.program, "a JSON IR program file (engine/frontend/program_json.h)");
   c->add_option("--hlo", o.hlo, "an HLO text module file (as JAX or XLA_FLAGS dumps print it)");
   c->add_flag("--allow-unsupported", o.allow_unsupported,
               "with --hlo: price unsupported instructions at zero instead of failing");

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "cli/tpuemu_engine/report_table.h"
-#include "engine/compiler.h"
-#include "engine/hardware.h"
-#include "engine/numerics.h"
-#include "engine/program_json.h"
-#include "engine/tensor.h"
-#include "engine/timing.h"
+#include "engine/chip/timing.h"
+#include "engine/frontend/compiler.h"
+#include "engine/frontend/program_json.h"
+#include "engine/hardware/hardware.h"
+#include "engine/hardware/numerics.h"
+#include "engine/runtime/tensor.h"
 
 namespace tpuemu::cli {
 namespace {

@@ -1,18 +1,18 @@
 // `tpuemu-engine estimate`: what one GEMM, convolution or program would cost on a TPU slice or
-// on a bare systolic array, from the timing model in engine/timing.h.
+// on a bare systolic array, from the timing model in engine/chip/timing.h.
 //
 //   tpuemu-engine estimate --gemm 4096,4096,4096 --accelerator-type v5litepod-8 --format json
 //   tpuemu-engine estimate --conv 224,224,3,7,7,64,2 --padding same --batch 8
 //   tpuemu-engine estimate --gemm 256,256,256 --array 128x128 --timing scalesim --dataflow os
 //   tpuemu-engine estimate --program mlp.json --accelerator-type v5litepod-4
-//   (engine/program_json.h)
+//   (engine/frontend/program_json.h)
 //   tpuemu-engine estimate --hlo step.hlo.txt --accelerator-type v5p-8  (hlo_commands.h)
 //
-// A --program is parsed (engine/program_json.h) and compiled for the slice (engine/compiler.h);
-// the report has its totals, peak HBM per TensorCore and one row per op.
-// Estimate() validates the options and returns the report (an aligned table or one JSON object);
-// on bad input it returns INVALID_ARGUMENT (NOT_FOUND for an unknown accelerator type) with a
-// one-line message that names the offending flag. It does not throw.
+// A --program is parsed (engine/frontend/program_json.h) and compiled for the slice
+// (engine/frontend/compiler.h); the report has its totals, peak HBM per TensorCore and one row per
+// op. Estimate() validates the options and returns the report (an aligned table or one JSON
+// object); on bad input it returns INVALID_ARGUMENT (NOT_FOUND for an unknown accelerator type)
+// with a one-line message that names the offending flag. It does not throw.
 #pragma once
 
 #include <cstdint>

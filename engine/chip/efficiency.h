@@ -7,8 +7,8 @@
 namespace tpuemu::engine::cost {
 
 struct Efficiency {
-  // Fraction of the MXU fold model's ideal rate (engine/timing.h DotCost) that XLA-compiled GEMMs
-  // reach: operand layout changes, pipeline fill between fusions, imperfect overlap of weight
+  // Fraction of the MXU fold model's ideal rate (engine/chip/timing.h DotCost) that XLA-compiled
+  // GEMMs reach: operand layout changes, pipeline fill between fusions, imperfect overlap of weight
   // loads. Calibrated.
   double mxu = 0.83;
   // Vector-unit element-ops per attention score in a flash-attention kernel (max, subtract,

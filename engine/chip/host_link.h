@@ -5,7 +5,7 @@
 // is published per older generation; they take the typical one. Pure: thread-safe.
 #pragma once
 
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::engine::cost {
 

@@ -1,4 +1,4 @@
-#include "engine/cost/ici.h"
+#include "engine/chip/ici.h"
 
 #include <charconv>
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/cost/efficiency.h"
-#include "engine/hardware.h"
+#include "engine/chip/efficiency.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::engine::cost {
 

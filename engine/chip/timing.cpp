@@ -1,9 +1,9 @@
-#include "engine/timing.h"
+#include "engine/chip/timing.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "engine/parallel.h"
+#include "base/ceil_div.h"
 
 namespace tpuemu::engine {
 namespace {

@@ -16,7 +16,7 @@
 //    counted from the first weight-load cycle to the cycle the last output leaves the array,
 //    inclusive (a count, not SCALE-Sim's last index; for F = 1 it is SCALE-Sim ws's per-fold
 //    length). Derived from, and tested cycle for cycle against, the PE-array simulator in
-//    tests/engine/pe_array_sim.h.
+//    tests/engine/chip/pe_array_sim.h.
 // R and C are the ARRAY dimensions: a partial fold costs as much as a full one (as in SCALE-Sim).
 //
 // Everything here is a pure function of its arguments: thread-safe, no state, no errors.
@@ -29,7 +29,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::engine {
 

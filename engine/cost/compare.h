@@ -2,17 +2,16 @@
 // accelerator type, each with the fastest plan that fits — or the plan the caller names.
 //
 // Candidates: accelerator types ("v5p-128") and generations ("v5e": every documented size of it);
-// none = every type in the catalog (engine/hardware.h). Plans tried per type unless named: dp,
-// fsdp, and tp at each degree in {2, 4, 8, 16} that divides the chips and the model's heads
-// (TP x FSDP when the slice has more chips than the degree), for a mixture of experts fsdp with
-// expert parallelism at each degree in {2, 4, 8, ...} dividing the experts and the chips; for
-// model shapes also the remat policies of AutoRemats() (remat_policy.h: minimal, full,
-// save_dot_except_mlpwi and the offloading ones) unless one is named ("none" only when named: no
-// published run the model is calibrated on trains without rematerialisation). When no plan fits,
-// the memory levers the recipes use come next: optimizer-state offload, then gradient
-// accumulation at 2, 4 and 8 microbatches. The best plan is the fastest one that fits; when
-// none fits, the one needing the least memory, marked with why it does not fit.
-// Stateless: thread-safe.
+// none = every type in the catalog (engine/hardware/hardware.h). Plans tried per type unless named:
+// dp, fsdp, and tp at each degree in {2, 4, 8, 16} that divides the chips and the model's heads (TP
+// x FSDP when the slice has more chips than the degree), for a mixture of experts fsdp with expert
+// parallelism at each degree in {2, 4, 8, ...} dividing the experts and the chips; for model shapes
+// also the remat policies of AutoRemats() (remat_policy.h: minimal, full, save_dot_except_mlpwi and
+// the offloading ones) unless one is named ("none" only when named: no published run the model is
+// calibrated on trains without rematerialisation). When no plan fits, the memory levers the recipes
+// use come next: optimizer-state offload, then gradient accumulation at 2, 4 and 8 microbatches.
+// The best plan is the fastest one that fits; when none fits, the one needing the least memory,
+// marked with why it does not fit. Stateless: thread-safe.
 #pragma once
 
 #include <optional>

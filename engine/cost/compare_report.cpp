@@ -6,7 +6,7 @@
 
 #include "engine/cost/number_text.h"
 #include "engine/cost/serving_report.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::engine::cost {
 namespace {

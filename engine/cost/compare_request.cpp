@@ -7,8 +7,8 @@
 #include <variant>
 
 #include "engine/cost/program_profile.h"
+#include "engine/frontend/program_json.h"
 #include "engine/hlo/parser.h"
-#include "engine/program_json.h"
 
 namespace tpuemu::engine::cost {
 namespace {

@@ -3,7 +3,7 @@
 // query string), so the CLI and the endpoint cannot disagree on what a request means.
 //
 //   {"model": {...transformer_model.h...},      exactly one of model, program, hlo, workload
-//    "program": {...engine/program_json.h...},
+//    "program": {...engine/frontend/program_json.h...},
 //    "hlo": {"text": "HloModule ...", "allowUnsupported": false},   (program_profile.h:
 //                                                FiguresFromHloModule)
 //    "batch": 64,                                a program's or HLO module's batch (optional)

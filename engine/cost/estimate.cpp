@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/cost/host_link.h"
-#include "engine/cost/ici.h"
+#include "engine/chip/host_link.h"
+#include "engine/chip/ici.h"
 #include "engine/cost/number_text.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::engine::cost {
 namespace {

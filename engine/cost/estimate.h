@@ -7,7 +7,7 @@
 //    tp shard it over every chip and all-gather each layer's bf16 weights before its forward and
 //    its backward pass, reduce-scattering the gradients; dp all-reduces the gradients.
 //  * Time per op and chip is a roofline: max(MXU, vector unit, HBM) for its per-chip share. MXU
-//    time of a GEMM comes from the fold model (engine/timing.h DotCost on the per-chip GEMM,
+//    time of a GEMM comes from the fold model (engine/chip/timing.h DotCost on the per-chip GEMM,
 //    the chip's TensorCores) divided by Efficiency::mxu; vector time is element-ops at
 //    8x128 lanes per TensorCore per cycle; HBM time is bytes at Efficiency::hbm of the bandwidth.
 //  * Collectives use the slice's ICI topology (ici.h). FSDP and dp collectives of a layer overlap
@@ -42,10 +42,10 @@
 #include <string_view>
 
 #include "base/status.h"
-#include "engine/cost/efficiency.h"
+#include "engine/chip/efficiency.h"
 #include "engine/cost/price_table.h"
 #include "engine/cost/step_profile.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::engine::cost {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::engine::cost {
 

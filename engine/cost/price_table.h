@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::engine::cost {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/compiler.h"
+#include "engine/frontend/compiler.h"
 
 namespace tpuemu::engine::cost {
 namespace {

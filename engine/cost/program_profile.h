@@ -6,13 +6,13 @@
 // the StepProfile the estimator prices; the comparison, the CLI and the endpoint take it from
 // there (compare.h: CompareSource::kProgram).
 //
-// FiguresFromGraph prices a Graph with the compiler (engine/compiler.h: the HLO cost model over
-// the module the graph lowers to, summed per graph op; DEFAULT precision, one TensorCore of a v5p
-// — the per-op FLOPs, bytes and GEMM shapes do not depend on the generation): the first parameter
-// is the input batch (its leading dimension is the global batch), an int32 parameter with the same
-// leading dimension holds labels; every other parameter and constant is a weight. An op carries the
-// batch when one of its inputs does. Outputs shaped like a weight are its gradients (all-reduced
-// under data parallelism). Stateless: thread-safe.
+// FiguresFromGraph prices a Graph with the compiler (engine/frontend/compiler.h: the HLO cost model
+// over the module the graph lowers to, summed per graph op; DEFAULT precision, one TensorCore of a
+// v5p — the per-op FLOPs, bytes and GEMM shapes do not depend on the generation): the first
+// parameter is the input batch (its leading dimension is the global batch), an int32 parameter with
+// the same leading dimension holds labels; every other parameter and constant is a weight. An op
+// carries the batch when one of its inputs does. Outputs shaped like a weight are its gradients
+// (all-reduced under data parallelism). Stateless: thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +21,8 @@
 
 #include "base/status.h"
 #include "engine/cost/step_profile.h"
+#include "engine/frontend/ir.h"
 #include "engine/hlo/module.h"
-#include "engine/ir.h"
 
 namespace tpuemu::engine::cost {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <utility>
 
-#include "engine/cost/ici.h"
+#include "engine/chip/ici.h"
 #include "engine/cost/number_text.h"
 
 namespace tpuemu::engine::cost {

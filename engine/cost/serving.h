@@ -34,10 +34,10 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "engine/cost/efficiency.h"
+#include "engine/chip/efficiency.h"
 #include "engine/cost/price_table.h"
 #include "engine/cost/transformer_model.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::engine::cost {
 

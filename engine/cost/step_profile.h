@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/timing.h"
+#include "engine/chip/timing.h"
 
 namespace tpuemu::engine::cost {
 

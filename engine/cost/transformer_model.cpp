@@ -4,7 +4,7 @@
 #include <array>
 #include <initializer_list>
 
-#include "engine/cost/efficiency.h"
+#include "engine/chip/efficiency.h"
 
 namespace tpuemu::engine::cost {
 namespace {

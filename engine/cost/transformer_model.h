@@ -12,7 +12,7 @@
 // Pure functions: thread-safe.
 #pragma once
 
-#include "engine/cost/efficiency.h"
+#include "engine/chip/efficiency.h"
 #include "engine/cost/remat_policy.h"
 #include "engine/cost/step_profile.h"
 #include "engine/cost/transformer_shape.h"

@@ -91,7 +91,7 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
     s.name = model["name"].get<std::string>();
   }
   const int64_t heads_before = s.heads, d_before = s.d_model;
-  // The bounds keep every per-chip GEMM's fold count x stream length (engine/timing.h, int64)
+  // The bounds keep every per-chip GEMM's fold count x stream length (engine/chip/timing.h, int64)
   // far from overflow; they are well above any model trained today.
   TPUEMU_RETURN_IF_ERROR(ReadInt(model, "layers", 1, 1000, &s.layers));
   TPUEMU_RETURN_IF_ERROR(ReadInt(model, "dModel", 1, 65536, &s.d_model));

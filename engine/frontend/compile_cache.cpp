@@ -1,4 +1,4 @@
-#include "engine/compile_cache.h"
+#include "engine/frontend/compile_cache.h"
 
 #include <algorithm>
 #include <chrono>

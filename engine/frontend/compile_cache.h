@@ -18,7 +18,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "engine/compiler.h"
+#include "engine/frontend/compiler.h"
 
 namespace tpuemu::engine {
 

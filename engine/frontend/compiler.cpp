@@ -1,14 +1,14 @@
-#include "engine/compiler.h"
+#include "engine/frontend/compiler.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 
-#include "engine/gemm.h"
-#include "engine/hardware.h"
+#include "engine/frontend/graph_program.h"
+#include "engine/hardware/hardware.h"
 #include "engine/hlo/cost_model.h"
-#include "engine/hlo/graph_program.h"
 #include "engine/hlo/host_memory.h"
+#include "engine/kernels/gemm.h"
 
 namespace tpuemu::engine {
 namespace {

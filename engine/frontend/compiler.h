@@ -1,6 +1,6 @@
 // The compiler: validates a Graph against a Slice and CompileOptions, lowers it to the HLO module
-// its jobs run (engine/hlo/from_graph.h) and prices and plans that module with the one cost model
-// (engine/hlo/cost_model.h), the same an `hlo` job is priced with.
+// its jobs run (engine/frontend/from_graph.h) and prices and plans that module with the one cost
+// model (engine/hlo/cost_model.h), the same an `hlo` job is priced with.
 //
 // Per op an OpPlan: the sum of its instructions' rows (each instruction carries its graph op in
 // metadata op_name), i.e. the MXU GEMM of a dot or convolution at MxuPasses(precision) bf16
@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/hardware.h"
-#include "engine/ir.h"
-#include "engine/numerics.h"
-#include "engine/timing.h"
+#include "engine/chip/timing.h"
+#include "engine/frontend/ir.h"
+#include "engine/hardware/hardware.h"
+#include "engine/hardware/numerics.h"
 
 namespace tpuemu::engine {
 
@@ -79,9 +79,9 @@ struct CompiledProgram {
   int64_t peak_hbm_bytes_per_tensorcore = 0;
   double hbm_capacity_bytes_per_tensorcore = 0;
   int peak_op_index = 0;  // where the peak is reached
-  // The graph lowered to HLO (engine/hlo/graph_program.h): what the plan prices and a job's steps
-  // run. Like the rest of the plan it depends on the structure only: constants and seeds are fed
-  // to it at each run.
+  // The graph lowered to HLO (engine/frontend/graph_program.h): what the plan prices and a job's
+  // steps run. Like the rest of the plan it depends on the structure only: constants and seeds are
+  // fed to it at each run.
   std::shared_ptr<const hlo::HloGraphProgram> lowered;
   // Upper bound of the host bytes one run of `lowered` holds at its peak: the evaluator's liveness
   // sweep over the module (engine/hlo/host_memory.h).

@@ -1,7 +1,7 @@
 // LowerGraph (from_graph.h): the emitter of entry instructions (onto a ModuleBuilder, builder.h),
 // the per-kind dispatch and the module. The composite ops' lowerings are in from_graph_ops.cpp;
 // each writes the HLO JAX would trace for the op, keeping the native kernels' order of operations.
-#include "engine/hlo/from_graph.h"
+#include "engine/frontend/from_graph.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 #include <numeric>
 #include <tuple>
 
-#include "engine/hlo/from_graph_internal.h"
+#include "engine/frontend/from_graph_internal.h"
 #include "engine/hlo/printer.h"
 
 namespace tpuemu::engine::hlo {

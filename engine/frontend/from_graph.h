@@ -23,11 +23,11 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/frontend/ir.h"
 #include "engine/hlo/array.h"
 #include "engine/hlo/module.h"
-#include "engine/ir.h"
-#include "engine/parallel.h"
-#include "engine/tensor.h"
+#include "engine/runtime/parallel.h"
+#include "engine/runtime/tensor.h"
 
 namespace tpuemu::engine::hlo {
 
@@ -54,7 +54,7 @@ Result<Shape> LoweredShape(const Op& op, const std::vector<const Op*>& inputs);
 // The element type a DType lowers to (f32, bf16, s32), and a native tensor as the argument the
 // lowered module's parameter takes (the same values, copied). With a parallel context the copy
 // runs in chunks on its threads and gives nullopt once its token stops it (a job's step copies
-// hundreds of MiB of weights: engine/hlo/graph_program.h).
+// hundreds of MiB of weights: engine/frontend/graph_program.h).
 PrimitiveType LoweredType(DType dtype);
 // The DType of an f32, bf16 or s32 element type; INTERNAL for any other (no op lowers to one).
 Result<DType> GraphDType(PrimitiveType type);

@@ -1,5 +1,5 @@
-// Internals of LowerGraph (engine/hlo/from_graph.h), shared by from_graph.cpp (the emitter, the
-// per-kind dispatch and the module) and from_graph_ops.cpp (the composite ops: dot, the
+// Internals of LowerGraph (engine/frontend/from_graph.h), shared by from_graph.cpp (the emitter,
+// the per-kind dispatch and the module) and from_graph_ops.cpp (the composite ops: dot, the
 // convolutions, gelu, softmax, reduce, broadcast, cross-entropy). Not for other callers.
 #pragma once
 
@@ -11,8 +11,8 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/frontend/from_graph.h"
 #include "engine/hlo/builder.h"
-#include "engine/hlo/from_graph.h"
 
 namespace tpuemu::engine::hlo::from_graph_internal {
 

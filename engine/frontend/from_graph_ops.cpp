@@ -1,18 +1,19 @@
 // The composite ops of LowerGraph (from_graph_internal.h), each as JAX traces it
 // (jnp.matmul/einsum, lax.conv_general_dilated and its transpose rules,
 // jax.nn.gelu(approximate=True), jax.nn.softmax, an optax-style cross-entropy), with the native
-// kernels' order of operations (engine/vector_math.cpp, tests/engine/reference/kernels.cpp) so the
-// stacks round alike.
+// kernels' order of operations (engine/kernels/vector_math.cpp, tests/engine/reference/kernels.cpp)
+// so the stacks round alike.
 #include <algorithm>
 #include <numeric>
 #include <set>
 
-#include "engine/hlo/from_graph_internal.h"
+#include "engine/frontend/from_graph_internal.h"
 
 namespace tpuemu::engine::hlo::from_graph_internal {
 namespace {
 
-// The constants of the tanh-approximate gelu, as float (engine/vector_math.cpp kGeluC/kGeluA).
+// The constants of the tanh-approximate gelu, as float (engine/kernels/vector_math.cpp
+// kGeluC/kGeluA).
 constexpr float kLowerGeluC = 0.7978845608028654f;  // sqrt(2/pi)
 constexpr float kLowerGeluA = 0.044715f;
 

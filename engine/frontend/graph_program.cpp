@@ -1,9 +1,9 @@
-#include "engine/hlo/graph_program.h"
+#include "engine/frontend/graph_program.h"
 
 #include <optional>
 
+#include "engine/frontend/init_cache.h"
 #include "engine/hlo/evaluator.h"
-#include "engine/init_cache.h"
 
 namespace tpuemu::engine::hlo {
 namespace {

@@ -17,10 +17,10 @@
 #include <string>
 
 #include "base/status.h"
-#include "engine/execute_options.h"
-#include "engine/hlo/from_graph.h"
+#include "engine/frontend/from_graph.h"
+#include "engine/hardware/numerics.h"
 #include "engine/hlo/module.h"
-#include "engine/numerics.h"
+#include "engine/runtime/execute_options.h"
 
 namespace tpuemu::engine::hlo {
 

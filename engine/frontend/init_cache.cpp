@@ -1,8 +1,8 @@
-#include "engine/init_cache.h"
+#include "engine/frontend/init_cache.h"
 
 #include <cstdio>
 
-#include "engine/init_values.h"
+#include "engine/frontend/init_values.h"
 
 namespace tpuemu::engine {
 namespace {

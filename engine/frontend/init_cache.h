@@ -21,9 +21,9 @@
 #include <unordered_map>
 
 #include "base/status.h"
-#include "engine/cancel.h"
-#include "engine/ir.h"
-#include "engine/tensor.h"
+#include "engine/frontend/ir.h"
+#include "engine/runtime/cancel.h"
+#include "engine/runtime/tensor.h"
 
 namespace tpuemu::engine {
 

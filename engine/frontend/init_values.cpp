@@ -1,4 +1,4 @@
-#include "engine/init_values.h"
+#include "engine/frontend/init_values.h"
 
 #include <cmath>
 #include <cstdint>

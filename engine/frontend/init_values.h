@@ -1,12 +1,13 @@
-// The values of an Init spec (engine/ir.h): a constant's or an unfed parameter's, deterministic
-// per seed on every machine (splitmix64, Box-Muller). The HLO path feeds them to a lowered graph
-// (engine/init_cache.h keeps them once per process); GET …/jobs/J/hlo returns them as params.
+// The values of an Init spec (engine/frontend/ir.h): a constant's or an unfed parameter's,
+// deterministic per seed on every machine (splitmix64, Box-Muller). The HLO path feeds them to a
+// lowered graph (engine/frontend/init_cache.h keeps them once per process); GET …/jobs/J/hlo
+// returns them as params.
 #pragma once
 
 #include "base/status.h"
-#include "engine/cancel.h"
-#include "engine/ir.h"
-#include "engine/tensor.h"
+#include "engine/frontend/ir.h"
+#include "engine/runtime/cancel.h"
+#include "engine/runtime/tensor.h"
 
 namespace tpuemu::engine {
 

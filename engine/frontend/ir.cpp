@@ -1,9 +1,9 @@
-#include "engine/ir.h"
+#include "engine/frontend/ir.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "engine/hlo/from_graph.h"
+#include "engine/frontend/from_graph.h"
 
 namespace tpuemu::engine {
 namespace {

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/tensor.h"
+#include "engine/runtime/tensor.h"
 
 namespace tpuemu::engine {
 
@@ -145,8 +145,8 @@ class Graph {
 
   // Appends op after checking its id (non-empty, unique), inputs (defined earlier, right count)
   // and what it means (CheckOp), and lowering it to HLO instruction by instruction under the
-  // verifier's shape rules, which give its dtype + shape (engine/hlo/from_graph.h LoweredShape).
-  // INVALID_ARGUMENT naming the op on error; the graph is unchanged then.
+  // verifier's shape rules, which give its dtype + shape (engine/frontend/from_graph.h
+  // LoweredShape). INVALID_ARGUMENT naming the op on error; the graph is unchanged then.
   Status Add(Op op);
   // INVALID_ARGUMENT unless id names an op; repeated names are kept once.
   Status AddOutput(const std::string& id);

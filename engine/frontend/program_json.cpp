@@ -1,4 +1,4 @@
-#include "engine/program_json.h"
+#include "engine/frontend/program_json.h"
 
 #include <set>
 

@@ -52,7 +52,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "engine/ir.h"
+#include "engine/frontend/ir.h"
 
 namespace tpuemu::engine {
 

@@ -1,9 +1,9 @@
-#include "engine/numerics.h"
+#include "engine/hardware/numerics.h"
 
 #include <cctype>
 #include <string>
 
-#include "engine/vector_clones.h"
+#include "base/vector_clones.h"
 
 namespace tpuemu::engine {
 
@@ -11,7 +11,7 @@ namespace tpuemu::engine {
 // vectorise them (they are branch-free after if-conversion); they run once per operand per
 // Matmul, O(m·k + k·n) next to the O(m·n·k) GEMM, yet at N = 1024 a scalar or SSE2 split costs
 // ~20% of a oneDNN bf16 pass. So each loop is also compiled for AVX2 and AVX-512
-// (engine/vector_clones.h): 3-4x faster than the SSE2 baseline here, on any x86-64.
+// (base/vector_clones.h): 3-4x faster than the SSE2 baseline here, on any x86-64.
 TPUEMU_VECTOR_CLONES void RoundToBf16(const float* x, float* out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = RoundToBf16(x[i]);
 }

@@ -7,8 +7,8 @@
 //   a NaN stays a (quiet) NaN with its sign.
 // - bf16 subnormals are FLUSHED TO ZERO (keeping the sign): an f32 input whose exponent field is
 //   0 converts to ±0. This matches x86's VCVTNEPS2BF16 / VDPBF16PS (DAZ + FTZ), so the Eigen and
-//   the oneDNN paths of engine/gemm.h agree; real TPUs are assumed to do the same (the reference
-//   leaves the subnormal case open).
+//   the oneDNN paths of engine/kernels/gemm.h agree; real TPUs are assumed to do the same (the
+//   reference leaves the subnormal case open).
 // - TruncToBf16 clears the low 16 bits, exactly as XLA's split does (a NaN whose payload sits
 //   only in the low bits therefore truncates to inf; quiet NaNs stay NaN).
 //

@@ -8,8 +8,8 @@
 // so tuples, get-tuple-element and loop state never copy tensor data.
 //
 // The float conversions here are XLA's CPU reference ones (Eigen's): round to nearest even,
-// subnormals kept, NaN kept quiet — unlike the MXU path (engine/numerics.h), which flushes bf16
-// subnormals as the TPU does. Value types; thread-compatible.
+// subnormals kept, NaN kept quiet — unlike the MXU path (engine/hardware/numerics.h), which flushes
+// bf16 subnormals as the TPU does. Value types; thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/buffer_cache.h"
 #include "engine/hlo/primitive_type.h"
 #include "engine/hlo/shape.h"
+#include "engine/runtime/buffer_cache.h"
 
 namespace tpuemu::engine::hlo {
 

@@ -1,5 +1,5 @@
 // Per-instruction compute on one device: MXU cycles for dot/convolution, VPU issue cycles for
-// the rest, ICI cycles for collectives (engine/timing.h).
+// the rest, ICI cycles for collectives (engine/chip/timing.h).
 #include <algorithm>
 #include <cmath>
 

@@ -1,5 +1,5 @@
-// Prices an HLO module on a TPU slice with the engine's timing model (engine/timing.h), without
-// running it (estimate) or with the execution counts of a run (evaluator.h).
+// Prices an HLO module on a TPU slice with the engine's timing model (engine/chip/timing.h),
+// without running it (estimate) or with the execution counts of a run (evaluator.h).
 //
 // Each device of the module (replica_count x num_partitions) is one JAX device: a chip's two
 // TensorCores on the megacore generations (v4, v5p), one TensorCore otherwise; the slice must
@@ -31,10 +31,10 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/hardware.h"
+#include "engine/chip/timing.h"
+#include "engine/hardware/hardware.h"
+#include "engine/hardware/numerics.h"
 #include "engine/hlo/module.h"
-#include "engine/numerics.h"
-#include "engine/timing.h"
 
 namespace tpuemu::engine::hlo {
 
@@ -43,9 +43,9 @@ struct CostOptions {
   TimingMode timing_mode = TimingMode::kTpu;
   Dataflow dataflow = Dataflow::kWeightStationary;  // TimingMode::kScaleSim's
   // TensorCores each instruction is split over; 0: a device's own (TensorCoresPerDevice). A
-  // graph job's module is one device on the cores the job asks for (engine/compiler.h). Above 1,
-  // a dot weighs splitting its contraction (partial products, then an all-reduce) against its
-  // rows, as XLA does, and takes the cheaper.
+  // graph job's module is one device on the cores the job asks for (engine/frontend/compiler.h).
+  // Above 1, a dot weighs splitting its contraction (partial products, then an all-reduce) against
+  // its rows, as XLA does, and takes the cheaper.
   int tensorcores = 0;
   bool allow_unsupported = false;
   // From a run (EvalResult::executions); empty: derive counts statically.

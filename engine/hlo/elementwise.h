@@ -4,16 +4,16 @@
 // INT_MIN / -1 give XLA's results (x / 0 = -1, x % 0 = x, INT_MIN / -1 = INT_MIN,
 // INT_MIN % -1 = 0); shifts by the bit width or more give 0 (or the sign fill); maximum/minimum
 // propagate NaN; compare type=TOTALORDER orders -NaN < -inf < -0 < +0 < inf < NaN.
-// exp, tanh and logistic use the engine's functions (engine/vector_math.h, Cephes' polynomials,
-// within 2 ulp), the ones the native graph's kernels use, so the two give the same bits; the
-// other transcendentals use the C library in f32 (within a few ulp of XLA CPU's polynomials).
-// Pure functions; thread-safe. Callers pass operands the verifier accepted.
+// exp, tanh and logistic use the engine's functions (engine/kernels/vector_math.h, Cephes'
+// polynomials, within 2 ulp), the ones the native graph's kernels use, so the two give the same
+// bits; the other transcendentals use the C library in f32 (within a few ulp of XLA CPU's
+// polynomials). Pure functions; thread-safe. Callers pass operands the verifier accepted.
 #pragma once
 
 #include "base/status.h"
 #include "engine/hlo/array.h"
 #include "engine/hlo/module.h"
-#include "engine/parallel.h"
+#include "engine/runtime/parallel.h"
 
 namespace tpuemu::engine::hlo {
 

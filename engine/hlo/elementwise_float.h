@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "engine/hlo/module.h"
-#include "engine/vector_math.h"
+#include "engine/kernels/vector_math.h"
 
 namespace tpuemu::engine::hlo::internal {
 

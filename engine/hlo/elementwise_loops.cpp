@@ -1,15 +1,15 @@
 // The whole-array elementwise kernels of the HLO evaluator (elementwise.h): float maps, compares,
 // selects, converts and row folds as loops with the opcode's switch outside, built -O3 with
-// AVX-512/AVX2 clones (engine/vector_clones.h, engine/CMakeLists.txt), each element computed by
+// AVX-512/AVX2 clones (base/vector_clones.h, engine/CMakeLists.txt), each element computed by
 // the one-element functions of elementwise_float.h, so every loop gives the scalar path's bits.
 #include <algorithm>
 #include <bit>
 #include <cmath>
 
+#include "base/vector_clones.h"
 #include "engine/hlo/elementwise.h"
 #include "engine/hlo/elementwise_float.h"
-#include "engine/vector_clones.h"
-#include "engine/vector_math.h"
+#include "engine/kernels/vector_math.h"
 
 namespace tpuemu::engine::hlo {
 

@@ -1,6 +1,6 @@
 // convolution on the MXU path: the input and kernel are brought to [batch, spatial..., feature]
 // and [window..., in, out], every output position's window is laid out as one row (im2col), and
-// each feature/batch group is one GEMM at the instruction's precision (engine/gemm.h).
+// each feature/batch group is one GEMM at the instruction's precision (engine/kernels/gemm.h).
 #include <algorithm>
 
 #include "engine/hlo/eval_internal.h"

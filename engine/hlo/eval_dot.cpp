@@ -1,10 +1,10 @@
 // dot on the MXU path: one batched GEMM [batch, M, K] x [batch, K, N] at the instruction's
-// precision (engine/gemm.h), each operand read in place (row-major or transposed) where its
+// precision (engine/kernels/gemm.h), each operand read in place (row-major or transposed) where its
 // layout allows; integer dots accumulate exactly.
 #include <algorithm>
 
-#include "engine/gemm.h"
 #include "engine/hlo/eval_internal.h"
+#include "engine/kernels/gemm.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {
@@ -123,7 +123,7 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, P
   const int64_t n = SizeOf(rhs, rfree);
   Array out = Array::Uninitialized(inst.shape.type, inst.shape.dims);  // every element written
   if (lhs.floating()) {
-    // One batched GEMM; an operand stored transposed is read in place (engine/gemm.h's
+    // One batched GEMM; an operand stored transposed is read in place (engine/kernels/gemm.h's
     // GemmOperand), so only an operand whose batch dims are not leading is copied.
     Array a_copy, b_copy;
     GemmProblem p;

@@ -82,7 +82,8 @@ Array DynamicUpdateSlice(const Array& x, const Array& update, const std::vector<
 Array Bitcast(const Array& x, const Shape& from, const Shape& to);
 
 // eval_dot.cpp / eval_conv.cpp: the MXU path. The GEMMs poll `cancel` (may be null) between
-// their tiles (engine/gemm.h): CANCELLED "HLO execution cancelled in <instruction>" once it is set.
+// their tiles (engine/kernels/gemm.h): CANCELLED "HLO execution cancelled in <instruction>" once it
+// is set.
 Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, Precision precision,
                   const ParallelContext& parallel = {});
 Result<Array> Convolution(const Instruction& inst, const Array& lhs, const Array& rhs,

@@ -6,7 +6,7 @@
 // conditional runs each branch for the devices that chose it); a collective whose group is not
 // fully present (devices diverged) is an error, as it would hang on a real TPU.
 //
-// Numerics: dot and convolution on the MXU path (engine/gemm.h) at the instruction's
+// Numerics: dot and convolution on the MXU path (engine/kernels/gemm.h) at the instruction's
 // operand_precision/algorithm, else options.precision; everything else with the CPU-reference
 // semantics of elementwise.h. Elided constants are filled from options.seed (docs/hlo.md).
 //
@@ -27,11 +27,11 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/hardware/numerics.h"
 #include "engine/hlo/array.h"
 #include "engine/hlo/limits.h"
 #include "engine/hlo/module.h"
-#include "engine/numerics.h"
-#include "engine/parallel.h"
+#include "engine/runtime/parallel.h"
 
 namespace tpuemu::engine::hlo {
 
@@ -44,7 +44,7 @@ struct EvalOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   // Where a dot's or convolution's GEMM tiles run (not owned; null: the calling thread), under
   // which fairness group, on at most max_threads threads (the caller included; 0 = the pool's
-  // threads + 1): a job asking for N cores passes N (engine/execute_options.h).
+  // threads + 1): a job asking for N cores passes N (engine/runtime/execute_options.h).
   Pool* pool = nullptr;
   std::string pool_group = "hlo";
   int max_threads = 0;

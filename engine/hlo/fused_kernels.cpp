@@ -7,15 +7,15 @@
 #include <unordered_map>
 
 #include "engine/hlo/parser.h"
-#include "engine/parallel.h"
-#include "engine/vector_math.h"
+#include "engine/kernels/vector_math.h"
+#include "engine/runtime/parallel.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {
 
-// The tanh-GELU and its gradient as engine/hlo/from_graph_ops.cpp's LowerGelu/LowerGeluGrad
-// write them, in GeluArray's and GeluGradArray's order (engine/vector_math.cpp). Parameter k is
-// the kernel's argument k. Both begin with t = tanh(c·(x + a·x·x·x)) and 1 + t.
+// The tanh-GELU and its gradient as engine/frontend/from_graph_ops.cpp's LowerGelu/LowerGeluGrad
+// write them, in GeluArray's and GeluGradArray's order (engine/kernels/vector_math.cpp). Parameter
+// k is the kernel's argument k. Both begin with t = tanh(c·(x + a·x·x·x)) and 1 + t.
 constexpr const char* kTanhPart = R"(
   a = f32[] constant(0.0447149985)
   ab = f32[4096]{0} broadcast(a), dimensions={}

@@ -1,11 +1,11 @@
 // Fused loops the engine has one compiled kernel for. A loop-fusion group (loop_fusion.h) whose
 // expression is exactly the tanh-GELU or its gradient as the graph lowering writes them
-// (engine/hlo/from_graph_ops.cpp, in engine/vector_math.h's order) runs engine/vector_math.h's
-// GeluArray / GeluGradArray: one pass with every intermediate in registers instead of one pass
-// per instruction over a block. The kernels compute each element by the same float operations in
-// the same order, so the bits are those of the instruction-by-instruction loop (tested in
-// tests/engine/hlo/loop_fusion_test.cpp); any other expression, even an algebraically equal one,
-// runs member by member.
+// (engine/frontend/from_graph_ops.cpp, in engine/kernels/vector_math.h's order) runs
+// engine/kernels/vector_math.h's GeluArray / GeluGradArray: one pass with every intermediate in
+// registers instead of one pass per instruction over a block. The kernels compute each element by
+// the same float operations in the same order, so the bits are those of the
+// instruction-by-instruction loop (tested in tests/engine/hlo/loop_fusion_test.cpp); any other
+// expression, even an algebraically equal one, runs member by member.
 //
 // The expressions are HLO text in fused_kernels.cpp, planned by PlanLoopFusion itself; a group
 // matches when its opcodes, wiring, scalar constants and single output are the template's.

@@ -9,7 +9,7 @@
 namespace tpuemu::engine::hlo {
 namespace {
 
-// GEMM operand planes (engine/gemm_operands.h) per operand element at `precision`: one for
+// GEMM operand planes (engine/kernels/gemm_operands.h) per operand element at `precision`: one for
 // DEFAULT (bf16-rounded) and F32 (a transposed copy), two for HIGH, three for HIGHEST, each
 // counted at 4 bytes (the f32 kernels' size; the bf16 ones take 2).
 int64_t PlaneBytesPerElement(Precision precision) {

@@ -24,8 +24,8 @@
 
 #include <cstdint>
 
+#include "engine/hardware/numerics.h"
 #include "engine/hlo/module.h"
-#include "engine/numerics.h"
 
 namespace tpuemu::engine::hlo {
 

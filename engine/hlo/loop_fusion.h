@@ -21,7 +21,7 @@
 #include "base/status.h"
 #include "engine/hlo/array.h"
 #include "engine/hlo/module.h"
-#include "engine/parallel.h"
+#include "engine/runtime/parallel.h"
 
 namespace tpuemu::engine::hlo::internal {
 

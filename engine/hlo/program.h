@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 #include "engine/hlo/cost_model.h"
 #include "engine/hlo/inputs.h"
 #include "engine/hlo/limits.h"
 #include "engine/hlo/module.h"
-#include "engine/pool.h"
+#include "engine/runtime/pool.h"
 
 namespace tpuemu::engine::hlo {
 

@@ -1,4 +1,4 @@
-#include "engine/gemm.h"
+#include "engine/kernels/gemm.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,10 +8,10 @@
 #include <thread>
 #include <vector>
 
-#include "engine/gemm_onednn.h"
-#include "engine/gemm_operands.h"
-#include "engine/gemm_pass.h"
-#include "engine/isa.h"
+#include "engine/kernels/gemm_onednn.h"
+#include "engine/kernels/gemm_operands.h"
+#include "engine/kernels/gemm_pass.h"
+#include "engine/kernels/isa.h"
 
 namespace tpuemu::engine {
 namespace {

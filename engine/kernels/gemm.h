@@ -1,4 +1,4 @@
-// Matmul kernels with TPU numerics (the rules and their sources: engine/numerics.h).
+// Matmul kernels with TPU numerics (the rules and their sources: engine/hardware/numerics.h).
 //
 // Every backend computes the same numbers up to f32 re-association of the accumulation: operands
 // are rounded (DEFAULT) or split (HIGH, HIGHEST) into bf16 values, a bf16·bf16 product is exact
@@ -29,8 +29,8 @@
 #include <string>
 #include <string_view>
 
-#include "engine/numerics.h"
-#include "engine/parallel.h"
+#include "engine/hardware/numerics.h"
+#include "engine/runtime/parallel.h"
 
 namespace tpuemu::engine {
 

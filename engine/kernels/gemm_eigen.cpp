@@ -1,6 +1,6 @@
-// Dispatch of eigen_gemm::Pass to the variant compiled for the CPU (engine/isa.h).
-#include "engine/gemm_pass.h"
-#include "engine/isa_kernels.h"
+// Dispatch of eigen_gemm::Pass to the variant compiled for the CPU (engine/kernels/isa.h).
+#include "engine/kernels/gemm_pass.h"
+#include "engine/kernels/isa_kernels.h"
 
 namespace tpuemu::engine::eigen_gemm {
 

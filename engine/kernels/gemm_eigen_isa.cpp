@@ -1,9 +1,10 @@
-// Eigen's f32 GEMM for one pass (engine/gemm_pass.h), compiled once per ISA (engine/isa.h).
-#include "engine/isa_variant.h"  // first: renames Eigen for this variant
+// Eigen's f32 GEMM for one pass (engine/kernels/gemm_pass.h), compiled once per ISA
+// (engine/kernels/isa.h).
+#include "engine/kernels/isa_variant.h"  // first: renames Eigen for this variant
 
 #include <Eigen/Core>
 
-#include "engine/isa_kernels.h"
+#include "engine/kernels/isa_kernels.h"
 
 namespace tpuemu::engine::TPUEMU_ISA_NAMESPACE {
 namespace {

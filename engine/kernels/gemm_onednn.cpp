@@ -1,4 +1,4 @@
-#include "engine/gemm_onednn.h"
+#include "engine/kernels/gemm_onednn.h"
 
 #ifdef TPUEMU_HAVE_ONEDNN
 

@@ -1,4 +1,4 @@
-#include "engine/gemm_operands.h"
+#include "engine/kernels/gemm_operands.h"
 
 #include <algorithm>
 #include <array>

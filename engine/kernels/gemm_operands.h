@@ -1,5 +1,5 @@
-// Operand preparation for engine/gemm.cpp (internal to the engine): the bf16 planes a GEMM's
-// passes read — RNE-rounded operands for DEFAULT, XLA's Split2 (hi, lo) for HIGH and Split3
+// Operand preparation for engine/kernels/gemm.cpp (internal to the engine): the bf16 planes a
+// GEMM's passes read — RNE-rounded operands for DEFAULT, XLA's Split2 (hi, lo) for HIGH and Split3
 // (hi, mid, lo) for HIGHEST, the raw f32 operand for F32 — as f32 values (Eigen, oneDNN f32) or
 // bf16 bits (oneDNN bf16). The planes keep the operand's layout, or transpose it on request; the
 // conversion runs in parallel chunks on the context and stops with its token. PrepareBlock rounds
@@ -13,8 +13,8 @@
 
 #include <cstdint>
 
-#include "engine/numerics.h"
-#include "engine/parallel.h"
+#include "engine/hardware/numerics.h"
+#include "engine/runtime/parallel.h"
 
 namespace tpuemu::engine {
 
@@ -44,7 +44,7 @@ bool PrepareOperand(const float* data, const OperandLayout& layout, bool bf16_va
 // slots [first_slot, first_slot + 3) as one dense matrix: `runs` runs of `len` values, run r
 // starting at data + r · stride, packed one after the other. Rounding a block on the core that
 // then reads it is what keeps a two-thread GEMM from reading half its operand out of the other
-// core's cache (engine/gemm.cpp).
+// core's cache (engine/kernels/gemm.cpp).
 void PrepareBlock(const float* data, int64_t runs, int64_t len, int64_t stride, Precision precision,
                   bool bf16_planes, int first_slot, OperandPlanes* out);
 

@@ -1,5 +1,5 @@
-// One GEMM pass on one tile: the unit engine/gemm.cpp hands to a backend (internal to the engine;
-// call engine/gemm.h instead).
+// One GEMM pass on one tile: the unit engine/kernels/gemm.cpp hands to a backend (internal to the
+// engine; call engine/kernels/gemm.h instead).
 //
 // For each of `batch` items: c[m x n] (row stride ldc) = a · b, or c += a · b when `accumulate`
 // (f32 accumulation either way). An operand's element (i, p) sits at data[i·ld + p], or at
@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "engine/isa.h"
+#include "engine/kernels/isa.h"
 
 namespace tpuemu::engine {
 
@@ -33,7 +33,7 @@ struct PassArgs {
 namespace eigen_gemm {
 
 // Eigen's f32 GEMM for the pass (float operands), compiled for `isa` (which the CPU must
-// support: engine/isa.h).
+// support: engine/kernels/isa.h).
 void Pass(const PassArgs& args, Isa isa = HostIsa());
 
 }  // namespace eigen_gemm

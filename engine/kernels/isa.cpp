@@ -1,4 +1,4 @@
-#include "engine/isa.h"
+#include "engine/kernels/isa.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -1,6 +1,6 @@
-// Included FIRST by the files compiled once per ISA (engine/isa.h): names the variant's namespace
-// and renames Eigen's, so that each variant's Eigen templates (same names, different code) stay
-// apart at link time instead of being merged into whichever copy the linker meets first.
+// Included FIRST by the files compiled once per ISA (engine/kernels/isa.h): names the variant's
+// namespace and renames Eigen's, so that each variant's Eigen templates (same names, different
+// code) stay apart at link time instead of being merged into whichever copy the linker meets first.
 // TPUEMU_ISA (baseline | avx2 | avx512) comes from engine/CMakeLists.txt.
 #pragma once
 

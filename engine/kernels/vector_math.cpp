@@ -1,10 +1,10 @@
-#include "engine/vector_math.h"
+#include "engine/kernels/vector_math.h"
 
 #include <bit>
 #include <cmath>
 #include <limits>
 
-#include "engine/vector_clones.h"
+#include "base/vector_clones.h"
 
 namespace tpuemu::engine {
 namespace {

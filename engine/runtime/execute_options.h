@@ -1,7 +1,7 @@
 // What a caller hands the engine to run a step on its share of the host: the stop (a cancel
 // flag, a deadline), the pool, the fairness group and the thread cap, and the feeds by pointer.
-// engine/hlo/graph_program.h runs a job's graph with them; ParallelContextOf turns them into the
-// context an op's chunks (and a job's SGD update) run under (engine/parallel.h).
+// engine/frontend/graph_program.h runs a job's graph with them; ParallelContextOf turns them into
+// the context an op's chunks (and a job's SGD update) run under (engine/runtime/parallel.h).
 #pragma once
 
 #include <atomic>
@@ -10,9 +10,9 @@
 #include <optional>
 #include <string>
 
-#include "engine/parallel.h"
-#include "engine/pool.h"
-#include "engine/tensor.h"
+#include "engine/runtime/parallel.h"
+#include "engine/runtime/pool.h"
+#include "engine/runtime/tensor.h"
 
 namespace tpuemu::engine {
 

@@ -1,4 +1,4 @@
-#include "engine/parallel.h"
+#include "engine/runtime/parallel.h"
 
 #include <algorithm>
 #include <atomic>

@@ -3,17 +3,18 @@
 // An op's work is cut into chunks; ParallelChunks hands them to up to Threads() threads (the
 // calling thread included) on the pool, under the job's fairness group, and stops handing them
 // out once the cancel token stops. Chunks are the cancellation points: each should take well under
-// 100 ms (kernels size them by work, e.g. engine/gemm.cpp's tiles, kElementwiseGrain elements).
-// Threading: a ParallelContext is a value borrowed for one Execute; the pool and the cancel flag
-// must outlive it. fn runs concurrently on several threads and must not throw.
+// 100 ms (kernels size them by work, e.g. engine/kernels/gemm.cpp's tiles, kElementwiseGrain
+// elements). Threading: a ParallelContext is a value borrowed for one Execute; the pool and the
+// cancel flag must outlive it. fn runs concurrently on several threads and must not throw.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
 
-#include "engine/cancel.h"
-#include "engine/pool.h"
+#include "base/ceil_div.h"
+#include "engine/runtime/cancel.h"
+#include "engine/runtime/pool.h"
 
 namespace tpuemu::engine {
 
@@ -30,9 +31,6 @@ struct ParallelContext {
 // Elementwise loops: chunks of this many elements (~0.1-1 ms each) keep a cancel within reach
 // and are big enough that hand-out costs nothing.
 inline constexpr int64_t kElementwiseGrain = int64_t{1} << 16;
-
-// ⌈a / b⌉ for a >= 0, b > 0: how many chunks (or tiles) of b cover a.
-inline constexpr int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Runs fn(begin, end) over [0, n) in consecutive chunks of `grain` elements (the last may be
 // shorter), in parallel when the context allows and n > grain. Returns true when every chunk ran,

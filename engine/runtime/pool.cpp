@@ -1,4 +1,4 @@
-#include "engine/pool.h"
+#include "engine/runtime/pool.h"
 
 #include <algorithm>
 #include <atomic>

@@ -6,14 +6,14 @@
 // ParallelFor(group, n, fn) runs fn(0..n-1) on the pool and returns when all n are done. The
 // calling thread runs shards itself while it waits, so calling it from a pool worker (a program's
 // task splitting a big dot) cannot deadlock even when every worker is busy.
-// GEMM threading: Matmul (engine/gemm.h) is single-threaded per call, so the pool is the only
-// source of parallelism and size = hardware threads does not oversubscribe the CPU.
-// Idle threads (workers out of tasks, a ParallelFor caller waiting for its helpers) poll for
-// 100 us before they sleep: a wake-up on a virtual machine takes as long as a small op.
-// Shutdown: the destructor stops accepting work, lets the workers finish every task already
-// queued, then joins them. Submit after that returns FAILED_PRECONDITION.
-// Tasks must not throw (an escaping exception terminates the process, as in std::thread).
-// Thread-safe: every member function may be called from any thread; state is guarded by mu_.
+// GEMM threading: Matmul (engine/kernels/gemm.h) is single-threaded per call, so the pool is the
+// only source of parallelism and size = hardware threads does not oversubscribe the CPU. Idle
+// threads (workers out of tasks, a ParallelFor caller waiting for its helpers) poll for 100 us
+// before they sleep: a wake-up on a virtual machine takes as long as a small op. Shutdown: the
+// destructor stops accepting work, lets the workers finish every task already queued, then joins
+// them. Submit after that returns FAILED_PRECONDITION. Tasks must not throw (an escaping exception
+// terminates the process, as in std::thread). Thread-safe: every member function may be called from
+// any thread; state is guarded by mu_.
 #pragma once
 
 #include <atomic>

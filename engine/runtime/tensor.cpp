@@ -1,6 +1,6 @@
-#include "engine/tensor.h"
+#include "engine/runtime/tensor.h"
 
-#include "engine/numerics.h"
+#include "engine/hardware/numerics.h"
 
 namespace tpuemu::engine {
 

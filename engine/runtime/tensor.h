@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/buffer_cache.h"
+#include "engine/runtime/buffer_cache.h"
 
 namespace tpuemu::engine {
 

@@ -1,6 +1,6 @@
 // The Cloud TPU catalog: which zones exist, which accelerator types each zone offers, which runtime
 // versions exist. Facts from docs/api-fidelity.md §7 (zones per generation) and §8
-// (versions); the hardware behind each type comes from engine/hardware.h.
+// (versions); the hardware behind each type comes from engine/hardware/hardware.h.
 #pragma once
 
 #include <string>
@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::service {
 
-// The engine's figures for one accelerator type (engine/hardware.h), for GET /_emulator/hardware.
+// The engine's figures for one accelerator type (engine/hardware/hardware.h), for GET
+// /_emulator/hardware.
 struct AcceleratorHardware {
   std::string type;        // "v4-8"
   std::string generation;  // "v4"

@@ -22,9 +22,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 #include "engine/hlo/cost_model.h"
-#include "engine/parallel.h"
+#include "engine/runtime/parallel.h"
 #include "service/jobs/job_records.h"
 #include "service/jobs/job_spec.h"
 

@@ -27,11 +27,11 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
+#include "engine/hardware/numerics.h"
 #include "engine/hlo/cost_model.h"
 #include "engine/hlo/limits.h"
 #include "engine/hlo/module.h"
-#include "engine/numerics.h"
 
 namespace tpuemu::service {
 

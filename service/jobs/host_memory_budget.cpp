@@ -9,7 +9,7 @@ namespace tpuemu::service {
 namespace {
 
 // A job's own tensors (its generated weights and data, its outputs) hold 4 bytes an element: f32
-// for every floating dtype, int32 labels (engine/tensor.h).
+// for every floating dtype, int32 labels (engine/runtime/tensor.h).
 int64_t TensorBytes(const engine::Shape& shape) { return 4 * shape.NumElements(); }
 
 }  // namespace

@@ -15,16 +15,17 @@
 #include <cstdint>
 #include <mutex>
 
-#include "engine/compiler.h"
-#include "engine/ir.h"
+#include "engine/frontend/compiler.h"
+#include "engine/frontend/ir.h"
 
 namespace tpuemu::service {
 
 // What the daemon may hold beyond the budget with `engine_threads` pool threads (README "Host
 // memory"): per-process caches that no job's plan counts — freed buffers kept for reuse (512 MiB,
-// engine/buffer_cache.h), materialised parameter inits (256 MiB, engine/init_cache.h), the GEMM
-// operand planes each thread keeps (256 MiB each, engine/gemm_operands.cpp) — plus 64 MiB for
-// oneDNN's primitives and the allocator's slack.
+// engine/runtime/buffer_cache.h), materialised parameter inits (256 MiB,
+// engine/frontend/init_cache.h), the GEMM operand planes each thread keeps (256 MiB each,
+// engine/kernels/gemm_operands.cpp) — plus 64 MiB for oneDNN's primitives and the allocator's
+// slack.
 constexpr int64_t HostMemoryOverheadBytes(int engine_threads) {
   return (int64_t{512 + 256 + 64} + int64_t{256} * engine_threads) << 20;
 }

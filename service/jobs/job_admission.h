@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "base/status.h"
-#include "engine/compile_cache.h"
+#include "engine/frontend/compile_cache.h"
 #include "service/jobs/job_compile.h"
 #include "service/jobs/job_spec.h"
 #include "service/nodes/node.h"

@@ -25,7 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "engine/pool.h"
+#include "engine/runtime/pool.h"
 #include "service/jobs/active_job.h"
 #include "service/jobs/job.h"
 #include "service/jobs/job_outcome.h"

@@ -14,8 +14,8 @@
 
 #include "base/status.h"
 #include "db/job_program_repository.h"
-#include "engine/compile_cache.h"
-#include "engine/hardware.h"
+#include "engine/frontend/compile_cache.h"
+#include "engine/hardware/hardware.h"
 #include "service/jobs/job_spec.h"
 #include "service/workloads/workloads.h"
 

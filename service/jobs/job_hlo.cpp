@@ -4,8 +4,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/hlo/from_graph.h"
-#include "engine/init_values.h"
+#include "engine/frontend/from_graph.h"
+#include "engine/frontend/init_values.h"
 #include "service/jobs/hlo_job_spec.h"
 #include "service/workloads/workloads.h"
 

@@ -9,7 +9,7 @@
 //
 // An hlo job gives its own module and params back. A workload or program job gives its step —
 // the graph one data-parallel shard runs, forward and backward — lowered to HLO
-// (engine/hlo/from_graph.h); the SGD update between steps and the all-reduce of a multi-core
+// (engine/frontend/from_graph.h); the SGD update between steps and the all-reduce of a multi-core
 // job are not in it. Its values (the workload's weights and first shard's data, a program's
 // init specs) are included when they total at most kMaxInlineHloValues elements, so a 1-step hlo
 // job of that module computes the step's outputs again; larger jobs get the text alone (an hlo

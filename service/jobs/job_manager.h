@@ -38,8 +38,8 @@
 
 #include "base/status.h"
 #include "db/store.h"
-#include "engine/compile_cache.h"
-#include "engine/pool.h"
+#include "engine/frontend/compile_cache.h"
+#include "engine/runtime/pool.h"
 #include "service/common/scheduler.h"
 #include "service/jobs/job.h"
 #include "service/jobs/job_admission.h"  // CheckJobHostBytes: Submit's per-job limit

@@ -3,8 +3,8 @@
 // manager. All borrowed; the manager outlives the parts.
 #pragma once
 
-#include "engine/compile_cache.h"
-#include "engine/pool.h"
+#include "engine/frontend/compile_cache.h"
+#include "engine/runtime/pool.h"
 #include "service/common/scheduler.h"
 #include "service/jobs/job_board.h"
 #include "service/jobs/job_records.h"

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/job_repository.h"
-#include "engine/tensor.h"
+#include "engine/runtime/tensor.h"
 #include "service/jobs/job_compile.h"
 
 namespace tpuemu::service {

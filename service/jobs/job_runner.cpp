@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 #include "service/common/clock.h"
 #include "service/jobs/hlo_job_runner.h"
 #include "service/jobs/job_compile.h"

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "engine/compiler.h"
-#include "engine/program_json.h"
+#include "engine/frontend/compiler.h"
+#include "engine/frontend/program_json.h"
 
 namespace tpuemu::service {
 namespace {

@@ -7,7 +7,7 @@
 //              | {"cnn": {"batch": 16, "channels": 8, "steps": 10, "learningRate": 0.1}}
 //              | {"transformer": {"layers": 2, "dModel": 32, "heads": 4, "seqLen": 16,
 //                                 "batch": 8, "steps": 10, "learningRate": 0.05}},
-//    "program": {...engine/program_json.h...},
+//    "program": {...engine/frontend/program_json.h...},
 //    "hlo": {"text": "HloModule ...", "params": {"0": [1, 2]}, "distinctPerDevice": false,
 //            "estimateOnly": false, "allowUnsupported": false},   (hlo_job_spec.h)
 //    "precision": "DEFAULT", "cores": 1, "steps": 1, "seed": 0, "timeoutSeconds": 0,
@@ -33,9 +33,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "engine/ir.h"
-#include "engine/numerics.h"
-#include "engine/tensor.h"
+#include "engine/frontend/ir.h"
+#include "engine/hardware/numerics.h"
+#include "engine/runtime/tensor.h"
 #include "service/jobs/hlo_job_spec.h"
 
 namespace tpuemu::service {

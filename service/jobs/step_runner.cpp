@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/hlo/graph_program.h"
-#include "engine/timing.h"
+#include "engine/chip/timing.h"
+#include "engine/frontend/graph_program.h"
 
 namespace tpuemu::service {
 

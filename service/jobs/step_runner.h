@@ -1,9 +1,10 @@
 // StepRunner: one training or inference step of a job — every shard of a data-parallel step on
 // the HLO evaluator (the module the compiler lowered the workload's graph to, once per structure:
-// CompiledProgram::lowered, engine/hlo/graph_program.h; shards side by side on the job's threads),
-// the SGD update (on the threads too), and the step's metrics row (emulated cycles including the
-// gradient all-reduce, emulated seconds, flops, MXU utilization, the loss averaged over the shards,
-// host time). JobManager's run calls it once per step; tests call it to train a workload.
+// CompiledProgram::lowered, engine/frontend/graph_program.h; shards side by side on the job's
+// threads), the SGD update (on the threads too), and the step's metrics row (emulated cycles
+// including the gradient all-reduce, emulated seconds, flops, MXU utilization, the loss averaged
+// over the shards, host time). JobManager's run calls it once per step; tests call it to train a
+// workload.
 //
 // Ownership: the compiled program (the step's module and price) and the workload are borrowed and
 // must outlive the runner; the workload is updated by every step (its weights). Not thread-safe:
@@ -17,9 +18,9 @@
 
 #include "base/status.h"
 #include "db/job_repository.h"
-#include "engine/compiler.h"
-#include "engine/execute_options.h"
-#include "engine/hardware.h"
+#include "engine/frontend/compiler.h"
+#include "engine/hardware/hardware.h"
+#include "engine/runtime/execute_options.h"
 #include "service/workloads/workloads.h"
 
 namespace tpuemu::service {

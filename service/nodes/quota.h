@@ -31,7 +31,7 @@
 #include "db/node_repository.h"
 #include "db/queued_resource_repository.h"
 #include "db/store.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 #include "service/catalog/catalog.h"
 
 namespace tpuemu::service {

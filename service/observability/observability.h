@@ -14,8 +14,8 @@
 #include <functional>
 
 #include "db/store.h"
-#include "engine/compile_cache.h"
-#include "engine/pool.h"
+#include "engine/frontend/compile_cache.h"
+#include "engine/runtime/pool.h"
 #include "service/jobs/job_manager.h"
 #include "service/nodes/node_manager.h"
 #include "service/observability/event_log.h"

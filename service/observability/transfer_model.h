@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "engine/ir.h"
+#include "engine/frontend/ir.h"
 
 namespace tpuemu::service {
 

@@ -5,7 +5,7 @@
 #include <unordered_set>
 
 #include "db/job_repository.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 #include "service/common/clock.h"
 
 namespace tpuemu::service {

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 #include "service/nodes/node.h"
 
 namespace tpuemu::service {

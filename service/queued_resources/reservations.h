@@ -23,7 +23,7 @@
 #include "db/queued_resource_repository.h"
 #include "db/reservation_repository.h"
 #include "db/store.h"
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 #include "service/catalog/catalog.h"
 #include "service/common/write_batcher.h"
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/tensor.h"
+#include "engine/runtime/tensor.h"
 
 namespace tpuemu::service::workload_data {
 

@@ -28,11 +28,11 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/cancel.h"
-#include "engine/execute_options.h"
-#include "engine/ir.h"
-#include "engine/parallel.h"
-#include "engine/tensor.h"
+#include "engine/frontend/ir.h"
+#include "engine/runtime/cancel.h"
+#include "engine/runtime/execute_options.h"
+#include "engine/runtime/parallel.h"
+#include "engine/runtime/tensor.h"
 #include "service/jobs/job_spec.h"
 
 namespace tpuemu::service {

@@ -1,5 +1,5 @@
-# Fails unless every weak (merge-able) symbol that the per-ISA objects of engine/gemm_eigen_isa.cpp
-# define lives in that variant's renamed Eigen namespace (engine/isa_variant.h): a weak symbol
+# Fails unless every weak (merge-able) symbol that the per-ISA objects of engine/kernels/gemm_eigen_isa.cpp
+# define lives in that variant's renamed Eigen namespace (engine/kernels/isa_variant.h): a weak symbol
 # shared by two variants would let the linker keep the AVX-512 copy for the baseline caller.
 # Usage: cmake -DNM=<nm> -DOBJECTS=<a.o;b.o;...> -P check_isa_symbols.cmake
 foreach(object IN LISTS OBJECTS)

@@ -1,20 +1,20 @@
-// Fuzzes the engine's JSON program format: bytes -> ParseProgram (engine/program_json.h) ->
-// Compile on a small slice -> a job's step on the HLO evaluator (engine/hlo/graph_program.h:
-// lowering, loop fusion, fused kernels, buffer reuse), with every tensor capped at a few thousand
-// elements so an input cannot ask for big work. Properties checked besides "no crash, no leak,
-// no UB": a parsed graph survives ProgramToJson -> ParseProgram, a valid one lowers to HLO
-// (Compile does), its run succeeds or fails with a Status (never throws), and a run that
-// succeeds returns every graph output with the graph's shape and dtype.
+// Fuzzes the engine's JSON program format: bytes -> ParseProgram (engine/frontend/program_json.h)
+// -> Compile on a small slice -> a job's step on the HLO evaluator
+// (engine/frontend/graph_program.h: lowering, loop fusion, fused kernels, buffer reuse), with every
+// tensor capped at a few thousand elements so an input cannot ask for big work. Properties checked
+// besides "no crash, no leak, no UB": a parsed graph survives ProgramToJson -> ParseProgram, a
+// valid one lowers to HLO (Compile does), its run succeeds or fails with a Status (never throws),
+// and a run that succeeds returns every graph output with the graph's shape and dtype.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
-#include "engine/compiler.h"
-#include "engine/hardware.h"
-#include "engine/hlo/graph_program.h"
-#include "engine/program_json.h"
+#include "engine/frontend/compiler.h"
+#include "engine/frontend/graph_program.h"
+#include "engine/frontend/program_json.h"
+#include "engine/hardware/hardware.h"
 
 using namespace tpuemu;          // NOLINT: a fuzz target's one job
 using namespace tpuemu::engine;  // NOLINT

@@ -1,5 +1,5 @@
 // Job spec presets for the submit form: one per built-in workload (service/jobs/job_spec.h), a
-// small engine program (engine/program_json.h) and an XLA HLO module (its text goes in the form's
+// small engine program (engine/frontend/program_json.h) and an XLA HLO module (its text goes in the form's
 // HLO box: hlo_input.js). The person edits the JSON before submitting.
 export const kPresets = {
   matmul: {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 #include "tests/cli/child_process.h"
 
 namespace tpuemu::cli {

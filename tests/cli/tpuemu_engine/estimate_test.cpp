@@ -8,8 +8,8 @@
 #include <sstream>
 #include <string>
 
-#include "engine/hardware.h"
-#include "engine/timing.h"
+#include "engine/chip/timing.h"
+#include "engine/hardware/hardware.h"
 #include "tests/cli/tpuemu_engine/engine_cli.h"
 
 namespace tpuemu::cli {
@@ -49,7 +49,7 @@ TEST(EngineEstimate, ScaleSimOnABareArrayEqualsScaleSimGemm) {
 TEST(EngineEstimate, TpuTimingOnABareArrayEqualsTpuMxuGemm) {
   const nlohmann::json j = RunJson("estimate --gemm 256,256,256 --array 128x128 --clock-hz 2e9");
   ASSERT_TRUE(j.is_object());
-  EXPECT_EQ(j["cycles"].get<int64_t>(), 1406);  // tests/engine/timing_test.cpp, by hand
+  EXPECT_EQ(j["cycles"].get<int64_t>(), 1406);  // tests/engine/chip/timing_test.cpp, by hand
   EXPECT_DOUBLE_EQ(j["seconds"].get<double>(), 1406 / 2e9);
 }
 

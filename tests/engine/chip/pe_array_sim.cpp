@@ -1,4 +1,4 @@
-#include "tests/engine/pe_array_sim.h"
+#include "tests/engine/chip/pe_array_sim.h"
 
 #include <array>
 

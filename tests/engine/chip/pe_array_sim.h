@@ -1,7 +1,7 @@
 // A cycle-stepped simulator of an R x C systolic array, for tests only (never linked into the
 // engine). It really moves operands through a grid of processing elements one cycle at a time and
-// really computes the product, so a test can hold the closed forms of engine/timing.h to it cycle
-// for cycle AND check the array's output against a plain matmul.
+// really computes the product, so a test can hold the closed forms of engine/chip/timing.h to it
+// cycle for cycle AND check the array's output against a plain matmul.
 //
 // Conventions (cycle 0 is the first cycle of the first weight load; all registers update at the
 // clock edge, so within a cycle every PE reads the values its neighbours held at the end of the
@@ -32,7 +32,7 @@
 #include <ostream>
 #include <vector>
 
-#include "engine/timing.h"
+#include "engine/chip/timing.h"
 
 namespace tpuemu::engine::sim {
 

@@ -1,4 +1,4 @@
-#include "engine/timing.h"
+#include "engine/chip/timing.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <random>
 #include <string>
 
-#include "engine/hardware.h"
-#include "tests/engine/pe_array_sim.h"
+#include "engine/hardware/hardware.h"
+#include "tests/engine/chip/pe_array_sim.h"
 
 namespace tpuemu::engine {
 namespace {

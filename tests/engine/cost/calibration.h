@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "engine/cost/efficiency.h"
+#include "engine/chip/efficiency.h"
 #include "tests/engine/cost/published_runs.h"
 
 namespace tpuemu::engine::cost {

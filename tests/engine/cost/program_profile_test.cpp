@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/cost/compare.h"
-#include "engine/program_json.h"
+#include "engine/frontend/program_json.h"
 
 namespace tpuemu::engine::cost {
 namespace {

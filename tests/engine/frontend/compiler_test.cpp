@@ -1,11 +1,11 @@
-#include "engine/compiler.h"
+#include "engine/frontend/compiler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/gemm.h"
+#include "engine/frontend/graph_program.h"
 #include "engine/hlo/cost_model.h"
-#include "engine/hlo/graph_program.h"
+#include "engine/kernels/gemm.h"
 
 namespace tpuemu::engine {
 namespace {

@@ -1,5 +1,5 @@
-// LowerGraph (engine/hlo/from_graph.h): every OpKind lowered, parsed, verified and run on the HLO
-// evaluator against the retired native executor (tests/engine/reference/, kept as this test's
+// LowerGraph (engine/frontend/from_graph.h): every OpKind lowered, parsed, verified and run on the
+// HLO evaluator against the retired native executor (tests/engine/reference/, kept as this test's
 // oracle: its kernels were written op by op against hand-computed values) on the same random
 // inputs at the same precision.
 //
@@ -13,8 +13,8 @@
 //   -ffp-contract=off, and the gelu formulas are written in GeluArray/GeluGradArray's order of
 //   operations), reduce max, dot without batch dims (every transpose; a rank-2 rhs shared across
 //   the lhs batch, which natively folds into M) and conv2d forward (VALID, SAME stride 2, explicit
-//   pads, 1x1) at DEFAULT and HIGHEST: both stacks run the same GEMM (engine/gemm.h) over the same
-//   K order.
+//   pads, 1x1) at DEFAULT and HIGHEST: both stacks run the same GEMM (engine/kernels/gemm.h) over
+//   the same K order.
 //
 // WITHIN A TOLERANCE, and why (what the next step must close):
 //   - softmax (7.7e-8), cross-entropy loss (8.7e-8) and grad (6.0e-8): natively the sums of exp
@@ -36,7 +36,7 @@
 // convert f32->bf16 flushes subnormals natively (TPU) but keeps them in the evaluator (XLA CPU);
 // an empty batch gives cross-entropy 0 natively, NaN in HLO; out-of-range labels are an error
 // natively and an all-zero one-hot in HLO.
-#include "engine/hlo/from_graph.h"
+#include "engine/frontend/from_graph.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -48,11 +48,11 @@
 #include <map>
 #include <random>
 
-#include "engine/compiler.h"
-#include "engine/hardware.h"
+#include "engine/frontend/compiler.h"
+#include "engine/frontend/init_values.h"
+#include "engine/hardware/hardware.h"
 #include "engine/hlo/evaluator.h"
 #include "engine/hlo/parser.h"
-#include "engine/init_values.h"
 #include "tests/engine/reference/executor.h"
 
 namespace tpuemu::engine::hlo {
@@ -396,8 +396,8 @@ TEST(FromGraphTest, DotWithoutBatchIsExactAtDefaultAndHighest) {
   ExpectAgree(b);
 }
 
-// Natively one batched GEMM (engine/gemm.h, batch > 1); the evaluator runs one GEMM per batch
-// item (and a shared lhs as one wider GEMM). Exact on the Eigen and oneDNN-f32 backends; the
+// Natively one batched GEMM (engine/kernels/gemm.h, batch > 1); the evaluator runs one GEMM per
+// batch item (and a shared lhs as one wider GEMM). Exact on the Eigen and oneDNN-f32 backends; the
 // oneDNN bf16 primitive's batched kernel sums the bf16 products in another order than its
 // single-matrix one, 1-2 ulp apart.
 TEST(FromGraphTest, BatchedDotAndSharedLhsWithinUlps) {

@@ -1,11 +1,11 @@
-#include "engine/init_cache.h"
+#include "engine/frontend/init_cache.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 
-#include "engine/init_values.h"
+#include "engine/frontend/init_values.h"
 
 namespace tpuemu::engine {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/ir.h"
+#include "engine/frontend/ir.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

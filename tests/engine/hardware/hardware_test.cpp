@@ -1,4 +1,4 @@
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 
 #include <gtest/gtest.h>
 

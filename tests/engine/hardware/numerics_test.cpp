@@ -1,4 +1,4 @@
-#include "engine/numerics.h"
+#include "engine/hardware/numerics.h"
 
 #include <gtest/gtest.h>
 

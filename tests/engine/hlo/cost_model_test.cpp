@@ -281,7 +281,7 @@ TEST(HloCostModel, DevicesMustFitTheSlice) {
 }
 
 TEST(HloCostModel, TensorCoresGivenSplitRowsOrTheContraction) {
-  // A graph job's one-device module on the cores it asks for (engine/compiler.h).
+  // A graph job's one-device module on the cores it asks for (engine/frontend/compiler.h).
   CostOptions four;
   four.tensorcores = 4;
   const ModuleCost rows = MustPrice(DotModule("bf16", ""), "v4-8", four);

@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "engine/vector_math.h"
+#include "engine/kernels/vector_math.h"
 #include "tests/engine/hlo/hlo_test_util.h"
 
 namespace tpuemu::engine::hlo {
@@ -48,7 +48,7 @@ TEST(HloElementwise, Bf16ArithmeticRoundsAfterEveryOp) {
 }
 
 // One elementwise family: exp, tanh and logistic are the native kernels' functions
-// (engine/vector_math.h), bit for bit, element by element and over whole arrays.
+// (engine/kernels/vector_math.h), bit for bit, element by element and over whole arrays.
 TEST(HloElementwise, ExpTanhAndLogisticAreTheEnginesOwn) {
   std::vector<float> xs = {0.0f,
                            -0.0f,

@@ -3,7 +3,7 @@
 // concatenate, pad (interior and negative), iota.
 #include <gtest/gtest.h>
 
-#include "engine/pool.h"
+#include "engine/runtime/pool.h"
 #include "tests/engine/hlo/hlo_test_util.h"
 
 namespace tpuemu::engine::hlo {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "engine/pool.h"
+#include "engine/runtime/pool.h"
 #include "tests/engine/hlo/hlo_test_util.h"
 
 namespace tpuemu::engine::hlo {

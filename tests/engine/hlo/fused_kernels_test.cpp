@@ -9,9 +9,9 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/hlo/from_graph.h"
+#include "engine/frontend/from_graph.h"
 #include "engine/hlo/parser.h"
-#include "engine/pool.h"
+#include "engine/runtime/pool.h"
 #include "tests/engine/hlo/hlo_test_util.h"
 
 namespace tpuemu::engine::hlo {

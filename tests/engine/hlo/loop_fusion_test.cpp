@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "engine/hlo/parser.h"
-#include "engine/pool.h"
+#include "engine/runtime/pool.h"
 #include "tests/engine/hlo/hlo_test_util.h"
 
 namespace tpuemu::engine::hlo {

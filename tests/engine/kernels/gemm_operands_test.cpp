@@ -1,6 +1,6 @@
-// The planes a GEMM's passes read (engine/gemm_operands.h): a transposed operand's, and one
+// The planes a GEMM's passes read (engine/kernels/gemm_operands.h): a transposed operand's, and one
 // tile's block, against the planes of the plain operand.
-#include "engine/gemm_operands.h"
+#include "engine/kernels/gemm_operands.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/numerics.h"
-#include "engine/parallel.h"
-#include "tests/engine/gemm_test_matrices.h"
+#include "engine/hardware/numerics.h"
+#include "engine/runtime/parallel.h"
+#include "tests/engine/kernels/gemm_test_matrices.h"
 
 namespace tpuemu::engine {
 namespace {

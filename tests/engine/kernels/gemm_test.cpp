@@ -1,4 +1,4 @@
-#include "engine/gemm.h"
+#include "engine/kernels/gemm.h"
 
 #include <gtest/gtest.h>
 
@@ -11,12 +11,12 @@
 #include <thread>
 #include <vector>
 
-#include "engine/gemm_onednn.h"
-#include "engine/gemm_pass.h"
-#include "engine/isa.h"
-#include "engine/numerics.h"
-#include "engine/pool.h"
-#include "tests/engine/gemm_test_matrices.h"
+#include "engine/hardware/numerics.h"
+#include "engine/kernels/gemm_onednn.h"
+#include "engine/kernels/gemm_pass.h"
+#include "engine/kernels/isa.h"
+#include "engine/runtime/pool.h"
+#include "tests/engine/kernels/gemm_test_matrices.h"
 
 namespace tpuemu::engine {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/vector_math.h"
+#include "engine/kernels/vector_math.h"
 
 #include <gtest/gtest.h>
 

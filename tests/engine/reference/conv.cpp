@@ -4,7 +4,7 @@
 #include <cstring>
 #include <functional>
 
-#include "engine/gemm.h"
+#include "engine/kernels/gemm.h"
 #include "tests/engine/reference/kernels.h"
 
 namespace tpuemu::engine::reference {

@@ -1,6 +1,6 @@
 // Vector-unit kernels that do arithmetic: elementwise unary/binary ops, activation gradients,
 // softmax and reductions. Each runs as contiguous inner loops (vectorised per ISA,
-// engine/vector_clones.h) over chunks of ~kElementwiseGrain elements handed out by
+// base/vector_clones.h) over chunks of ~kElementwiseGrain elements handed out by
 // ParallelChunks: the chunks use the op's share of the pool and are its cancellation points.
 // `out` may be the buffer of an input of the same shape (the executor reuses a dying input's
 // buffer): every loop reads element i before writing element i and nothing after it.
@@ -8,8 +8,8 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/vector_clones.h"
-#include "engine/vector_math.h"
+#include "base/vector_clones.h"
+#include "engine/kernels/vector_math.h"
 #include "tests/engine/reference/kernels.h"
 #include "tests/engine/reference/strided.h"
 

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "engine/init_cache.h"
+#include "engine/frontend/init_cache.h"
 #include "tests/engine/reference/kernels.h"
 
 namespace tpuemu::engine::reference {

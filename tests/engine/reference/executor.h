@@ -34,11 +34,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/compiler.h"
-#include "engine/execute_options.h"
-#include "engine/parallel.h"
-#include "engine/pool.h"
-#include "engine/tensor.h"
+#include "engine/frontend/compiler.h"
+#include "engine/runtime/execute_options.h"
+#include "engine/runtime/parallel.h"
+#include "engine/runtime/pool.h"
+#include "engine/runtime/tensor.h"
 
 namespace tpuemu::engine::reference {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "engine/compile_cache.h"
+#include "engine/frontend/compile_cache.h"
 #include "tests/support/wait_for.h"
 
 namespace tpuemu::engine::reference {

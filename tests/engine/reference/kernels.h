@@ -1,13 +1,14 @@
 // Op kernels: the real values of each IR op on host tensors, with TPU numerics.
 //
-// MXU ops (dot, conv2d, conv2d_backprop_*; matmul_kernels.cpp, conv.cpp) go through engine/gemm.h's
-// RunGemm at the program's precision: operands rounded/split to bf16 there, f32 accumulation.
-// Vector ops (kernels.cpp) compute in f32 (reductions accumulate in double, closer to the TPU's
-// tree reduction than a serial f32 sum). A result whose dtype is bf16 is rounded to bf16 at the
-// end. Every kernel assumes Graph::Add validated shapes; `out` arrives allocated with the op's
-// dtype and shape. Errors: INVALID_ARGUMENT only for data-dependent problems, e.g. a label out of
-// range; CANCELLED / DEADLINE_EXCEEDED ("execution cancelled in op 'x'") when ctx.parallel.cancel
-// stops a long kernel, which checks it between GEMM tiles, image chunks and elementwise chunks
+// MXU ops (dot, conv2d, conv2d_backprop_*; matmul_kernels.cpp, conv.cpp) go through
+// engine/kernels/gemm.h's RunGemm at the program's precision: operands rounded/split to bf16 there,
+// f32 accumulation. Vector ops (kernels.cpp) compute in f32 (reductions accumulate in double,
+// closer to the TPU's tree reduction than a serial f32 sum). A result whose dtype is bf16 is
+// rounded to bf16 at the end. Every kernel assumes Graph::Add validated shapes; `out` arrives
+// allocated with the op's dtype and shape. Errors: INVALID_ARGUMENT only for data-dependent
+// problems, e.g. a label out of range; CANCELLED / DEADLINE_EXCEEDED ("execution cancelled in op
+// 'x'") when ctx.parallel.cancel stops a long kernel, which checks it between GEMM tiles, image
+// chunks and elementwise chunks
 // (`out` then holds partial values). Kernels are stateless; big ones are split over
 // ctx.parallel's pool, up to its thread cap.
 #pragma once
@@ -15,11 +16,11 @@
 #include <vector>
 
 #include "base/status.h"
-#include "engine/init_values.h"
-#include "engine/ir.h"
-#include "engine/numerics.h"
-#include "engine/parallel.h"
-#include "engine/tensor.h"
+#include "engine/frontend/init_values.h"
+#include "engine/frontend/ir.h"
+#include "engine/hardware/numerics.h"
+#include "engine/runtime/parallel.h"
+#include "engine/runtime/tensor.h"
 
 namespace tpuemu::engine::reference {
 

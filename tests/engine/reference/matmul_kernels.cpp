@@ -1,6 +1,6 @@
 // dot: batched matmul on RunGemm. Operands are read in place: a transposed operand is a strided
 // view for the GEMM, never a copy.
-#include "engine/gemm.h"
+#include "engine/kernels/gemm.h"
 #include "tests/engine/reference/kernels.h"
 
 namespace tpuemu::engine::reference {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/tensor.h"
+#include "engine/runtime/tensor.h"
 
 namespace tpuemu::engine::reference {
 

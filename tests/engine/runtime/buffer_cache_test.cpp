@@ -1,4 +1,4 @@
-#include "engine/buffer_cache.h"
+#include "engine/runtime/buffer_cache.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Cancellation inside long ops: a cancel flag set (or a deadline passing) while one huge matmul
-// or conv of a job's graph runs (lowered to HLO, engine/hlo/graph_program.h, as jobs run it) ends
-// the run within a fraction of a second, not at the instruction's end.
-// The bound asserted here (2 s, 5 s under a sanitizer) is generous on purpose — it proves that the
-// kernels check, not how fast this machine is; each test prints the latency it measured.
+// or conv of a job's graph runs (lowered to HLO, engine/frontend/graph_program.h, as jobs run it)
+// ends the run within a fraction of a second, not at the instruction's end. The bound asserted here
+// (2 s, 5 s under a sanitizer) is generous on purpose — it proves that the kernels check, not how
+// fast this machine is; each test prints the latency it measured.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,9 +12,9 @@
 #include <random>
 #include <thread>
 
-#include "engine/hlo/from_graph.h"
-#include "engine/hlo/graph_program.h"
-#include "engine/pool.h"
+#include "engine/frontend/from_graph.h"
+#include "engine/frontend/graph_program.h"
+#include "engine/runtime/pool.h"
 #include "tests/support/sanitizers.h"
 #include "tests/support/wait_for.h"
 
@@ -78,10 +78,10 @@ struct BigConv {
 };
 
 // Copies the feeds in as a step does (hlo::ArgumentOf, chunked on the pool) and returns how long
-// that took. The copies also warm the pages the run's copies will reuse (engine/buffer_cache.h),
-// as a job's later steps find them. A stop timed from the run's start must land past its copies,
-// and their time varies from 10 ms to seconds (a sanitizer, a loaded CI machine): the waits below
-// are this figure plus a margin, not a constant.
+// that took. The copies also warm the pages the run's copies will reuse
+// (engine/runtime/buffer_cache.h), as a job's later steps find them. A stop timed from the run's
+// start must land past its copies, and their time varies from 10 ms to seconds (a sanitizer, a
+// loaded CI machine): the waits below are this figure plus a margin, not a constant.
 std::chrono::duration<double> ArgumentCopyTime(const std::map<std::string, Tensor>& feeds,
                                                Pool* pool) {
   ParallelContext parallel;

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/hlo/graph_program.h"
+#include "engine/frontend/graph_program.h"
 #include "engine/hlo/host_memory.h"
 #include "service/jobs/job_compile.h"
 #include "service/jobs/job_manager.h"

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/compile_cache.h"
-#include "engine/pool.h"
+#include "engine/frontend/compile_cache.h"
+#include "engine/runtime/pool.h"
 #include "service/jobs/job_spec.h"
 #include "service/workloads/workloads.h"
 #include "tests/support/wait_for.h"

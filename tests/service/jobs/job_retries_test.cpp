@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "engine/compile_cache.h"
-#include "engine/pool.h"
+#include "engine/frontend/compile_cache.h"
+#include "engine/runtime/pool.h"
 #include "service/jobs/job_log_lines.h"
 #include "service/jobs/job_manager.h"
 #include "service/jobs/job_spec.h"

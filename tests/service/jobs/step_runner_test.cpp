@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/compiler.h"
-#include "engine/pool.h"
-#include "engine/timing.h"
+#include "engine/chip/timing.h"
+#include "engine/frontend/compiler.h"
+#include "engine/runtime/pool.h"
 #include "service/jobs/job_spec.h"
 
 namespace tpuemu::service {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/hardware.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::service {
 namespace {

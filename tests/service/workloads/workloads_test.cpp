@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "engine/compiler.h"
-#include "engine/hlo/graph_program.h"
+#include "engine/frontend/compiler.h"
+#include "engine/frontend/graph_program.h"
 #include "service/jobs/job_spec.h"
 #include "service/jobs/step_runner.h"
 #include "service/workloads/workloads.h"

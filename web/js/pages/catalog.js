@@ -12,7 +12,7 @@ export default {
     const note = h('p', {class: 'muted small'});
     mount(root, h('h1', {}, 'Catalog'),
           h('p', {class: 'muted'}, 'Accelerator types per zone and the hardware the emulator models for each ',
-            '(figures from engine/hardware.cpp; peak TFLOPS is derived from TensorCores × MXUs × MXU size² × clock).'),
+            '(figures from engine/hardware/hardware.cpp; peak TFLOPS is derived from TensorCores × MXUs × MXU size² × clock).'),
           errors,
           h('section', {class: 'card', 'aria-labelledby': 'catalog-title'},
             h('div', {class: 'title-row'}, h('h2', {id: 'catalog-title'}, 'Accelerator types'),
