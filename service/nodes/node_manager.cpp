@@ -473,8 +473,12 @@ void NodeManager::CompleteTransition(const std::string& node_name) {
 
 std::optional<int64_t> NodeManager::WriteBacklog() const {
   if (options_.max_write_lag_ms <= 0) return std::nullopt;
-  const int64_t lag_ms = std::max(writes_.batcher().QueueDelayMs(/*urgent=*/true),
-                                  writes_.batcher().QueueDelayMs(/*urgent=*/false));
+  // The transition lag: how long a due transition has waited for its commit. Queued client writes
+  // are not counted: each one holds a writer thread (--writer-threads) until it commits, so they
+  // are a closed loop that cannot outgrow the store, and while they wait for a busy batch no
+  // transition is late (due ones go first). Counting them answered 429 to a create flood the store
+  // kept up with (issue 44).
+  const int64_t lag_ms = writes_.batcher().QueueDelayMs(/*urgent=*/true);
   if (lag_ms <= options_.max_write_lag_ms) return std::nullopt;
   // Long enough for the backlog to drain at the rate it builds up.
   return std::max<int64_t>(100, 2 * lag_ms);

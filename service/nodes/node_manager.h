@@ -71,9 +71,9 @@ struct NodeManagerOptions {
   // Other replicas write the same store (PostgreSQL): reads check the cache against the stored
   // row (the write path's quota is told the same through WritePathOptions::shared_store).
   bool shared_store = false;
-  // Admission (WriteBacklog): a client write is pushed back once the batcher's due transitions or
-  // queued writes have waited longer than this, so transitions keep their delay (within about
-  // 100 ms) instead of falling seconds behind. 0 = never push back.
+  // Admission (WriteBacklog): a client write is pushed back once a due transition has waited
+  // longer than this for its commit (the transition lag), so transitions keep their delay (within
+  // about 100 ms) instead of falling seconds behind. 0 = never push back.
   int64_t max_write_lag_ms = 0;  // tpuemud's --max-write-lag-ms: 50; 0 here (tests, tools)
 };
 
@@ -159,7 +159,7 @@ class NodeManager {
                      const FaultEventFn& fault = nullptr);
 
   // Whether a client's write (of a node, a queued resource) should be refused for now: the store
-  // is behind, i.e. a due transition or a queued write waited longer than max_write_lag_ms.
+  // is behind, i.e. a due transition has waited longer than max_write_lag_ms for its commit.
   // Returns the delay to suggest (ms), or nullopt when the write may go on.
   std::optional<int64_t> WriteBacklog() const;
   // TensorCores held in `zone`'s general capacity (all projects; see TensorCoreQuota).
