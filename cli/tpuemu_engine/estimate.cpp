@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/tpuemu_engine/report_table.h"
+#include "engine/chip/chip_model.h"
 #include "engine/chip/timing.h"
 #include "engine/frontend/compiler.h"
 #include "engine/frontend/program_json.h"
@@ -340,9 +341,13 @@ Result<std::string> Estimate(const EstimateOptions& o) {
       if (o.format == "json") return report.dump(2) + "\n";
       return RenderTable(report);
     }
+    // The one chip model (engine/chip/chip_model.h): the fold model at the calibrated
+    // efficiencies, as a job's HLO cost model prices the same dot.
     const engine::OpCost cost =
-        engine::DotCost(spec, work->batch, work->shape, precision->passes,
-                        precision->bytes_per_element, cores, *mode, dataflow);
+        engine::OnChip(spec,
+                       engine::DotCost(spec, work->batch, work->shape, precision->passes,
+                                       precision->bytes_per_element, cores, *mode, dataflow),
+                       cores, *mode);
     report["accelerator_type"] = type;
     report["generation"] = std::string(spec.name);
     report["tensorcores"] = cores;

@@ -254,25 +254,15 @@ OpCost VectorCost(const ChipSpec& spec, int64_t elements, double ops_per_element
   const int64_t used = std::min<int64_t>(tensorcores, elements);
   cost.tensorcores_used = static_cast<int>(used);
   const int64_t per_tc = CeilDiv(elements, used);
-  cost.compute_cycles = static_cast<int64_t>(std::ceil(
-      static_cast<double>(CeilDiv(per_tc, kVpuElementsPerCycle)) * std::max(ops_per_element, 0.0)));
+  cost.compute_cycles =
+      static_cast<int64_t>(std::ceil(static_cast<double>(per_tc) * std::max(ops_per_element, 0.0) /
+                                     static_cast<double>(kVpuElementsPerCycle)));
   cost.flops = static_cast<double>(elements) * std::max(ops_per_element, 0.0);
   cost.hbm_bytes = std::max(hbm_bytes, 0.0);
   cost.memory_cycles = SecondsToCycles(
       cost.hbm_bytes / static_cast<double>(used) / BandwidthPerTensorCore(spec), spec.clock_hz);
   Finish(spec, tensorcores, cost);
   return cost;
-}
-
-int64_t AllReduceCycles(const ChipSpec& spec, double bytes, int participants) {
-  if (participants <= 1 || bytes <= 0) return 0;
-  const int per_chip = std::min(participants, spec.tensorcores_per_chip);
-  const int chips = static_cast<int>(CeilDiv(participants, spec.tensorcores_per_chip));
-  auto ring_bytes = [bytes](int p) { return 2.0 * (p - 1) / p * bytes; };
-  double seconds = 0;
-  if (per_chip > 1) seconds += ring_bytes(per_chip) / spec.hbm_bandwidth_bytes_per_s;
-  if (chips > 1) seconds += ring_bytes(chips) / spec.ici_link_bandwidth_bytes_per_s;
-  return SecondsToCycles(seconds, spec.clock_hz);
 }
 
 const char* BoundName(int64_t compute_cycles, int64_t memory_cycles, int64_t collective_cycles) {
@@ -283,18 +273,6 @@ const char* BoundName(int64_t compute_cycles, int64_t memory_cycles, int64_t col
 double PeakFlopsPerCycle(const ChipSpec& spec, int tensorcores) {
   return 2.0 * spec.mxus_per_tensorcore * spec.mxu_dim * spec.mxu_dim *
          spec.macs_per_cell_per_cycle * tensorcores;
-}
-
-std::string_view SplitKindName(SplitKind split) {
-  switch (split) {
-    case SplitKind::kNone:
-      return "none";
-    case SplitKind::kRows:
-      return "rows";
-    case SplitKind::kContraction:
-      return "contraction";
-  }
-  return "?";
 }
 
 }  // namespace tpuemu::engine

@@ -42,7 +42,6 @@ enum class SplitKind {
   kRows,         // data-parallel over batch items / output rows: no reduction
   kContraction,  // over K: each TensorCore computes a partial product, then an all-reduce
 };
-std::string_view SplitKindName(SplitKind split);
 
 // "ws" / "os" / "is" and "tpu" / "scalesim", as the CLI and the JSON options spell them.
 std::string_view DataflowName(Dataflow dataflow);
@@ -134,7 +133,7 @@ double PeakFlopsPerCycle(const ChipSpec& spec, int tensorcores);
 //  * Work is split data-parallel over TensorCores: whole batch items when batch >= tensorcores,
 //    otherwise each batch item's M rows over ⌊tensorcores / batch⌋ TensorCores (each reads all of
 //    its RHS). A data-parallel split needs no reduction, so collective_cycles is 0 here; a caller
-//    that splits K adds AllReduceCycles itself.
+//    that splits K adds an all-reduce itself (chip_model.h CollectiveCycles).
 //  * On a TensorCore the folds (× passes) are spread over its MXUs; the busiest MXU sets the time.
 //    With fewer folds than MXUs, the stream dimension T is split over the idle MXUs instead.
 //  * mode kTpu uses TpuMxuCycles; kScaleSim uses ScaleSimCycles with `dataflow` (ws, os or is).
@@ -153,18 +152,10 @@ inline constexpr double kVpuOpsReduce = 2.0;          // lane op + cross-lane (X
 inline constexpr int64_t kVpuElementsPerCycle = 8 * 128;
 
 // A vector-unit op over `elements` elements, split evenly over `tensorcores`:
-// compute = ⌈⌈elements / tc⌉ / 1024⌉ · ops_per_element cycles; memory = hbm_bytes spread evenly
-// over the TensorCores at their share of the chip's HBM bandwidth; cycles = max of the two
-// (roofline).
+// compute = ⌈⌈elements / tc⌉ · ops_per_element / 1024⌉ cycles (chip_model.h VectorCycles); memory =
+// hbm_bytes spread evenly over the TensorCores at their share of the chip's HBM bandwidth; cycles =
+// max of the two (roofline).
 OpCost VectorCost(const ChipSpec& spec, int64_t elements, double ops_per_element, double hbm_bytes,
                   int tensorcores);
-
-// Ring all-reduce of `bytes` (the full buffer each participant holds) over `participants`
-// TensorCores, in cycles at the chip clock; 0 for one participant or no bytes.
-// TensorCores on one chip share its HBM, so the on-chip stage moves 2(p−1)/p · bytes at the chip's
-// HBM bandwidth; chips (even on one host) talk over ICI, and the across-chip stage is a
-// unidirectional ring moving 2(p−1)/p · bytes over one link (ici_link_bandwidth_bytes_per_s).
-// Participants are packed onto chips tensorcores_per_chip at a time. Latency per hop is ignored.
-int64_t AllReduceCycles(const ChipSpec& spec, double bytes, int participants);
 
 }  // namespace tpuemu::engine

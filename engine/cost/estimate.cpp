@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/chip/host_link.h"
+#include "engine/chip/chip_model.h"
 #include "engine/chip/ici.h"
 #include "engine/cost/number_text.h"
 #include "engine/hardware/hardware.h"
@@ -47,27 +47,34 @@ struct OpTime {
   enum { kMxu, kHbm, kVector } bound = kMxu;
 };
 
+// The op's per-chip share priced by the one chip model (engine/chip/chip_model.h), as the HLO
+// cost model prices an instruction: an op of an HLO module on one chip at share 1 costs the
+// cycles of its row in the module's job (tests/engine/cost/one_chip_model_test.cpp).
 OpTime TimeOp(const ProfileOp& op, const ChipSpec& spec, double share, double batch_share, int tp,
               const Efficiency& eff) {
-  double mxu = 0;
+  const int tc = spec.tensorcores_per_chip;
+  ChipCycles c;
   if (op.unit == OpUnit::kMxu && op.gemm.m > 0 && op.gemm.n > 0 && op.gemm.k > 0) {
     int64_t gemm_batch = 1;
     GemmShape g;
     ShardGemm(op, batch_share, tp, &gemm_batch, &g);
-    const OpCost c =
-        DotCost(spec, gemm_batch, g, 1, 2, spec.tensorcores_per_chip, TimingMode::kTpu);
-    mxu = static_cast<double>(c.compute_cycles) / spec.clock_hz / eff.mxu;
+    const OpCost dot = DotCost(spec, gemm_batch, g, op.passes, 2, tc, TimingMode::kTpu);
+    c.mxu = MxuCycles(dot.compute_cycles, TimingMode::kTpu, eff);
   } else if (op.mxu_flops > 0) {
-    mxu = op.mxu_flops * share / (spec.PeakBf16Flops() * eff.mxu);
+    c.mxu = static_cast<int64_t>(
+        std::ceil(op.mxu_flops * share / (spec.PeakBf16Flops() * eff.mxu) * spec.clock_hz));
   }
-  const double vpu_rate =
-      static_cast<double>(spec.tensorcores_per_chip) * kVpuElementsPerCycle * spec.clock_hz;
-  const double vector = op.vpu_ops * share / vpu_rate;
-  const double hbm = op.hbm_bytes * share / (spec.hbm_bandwidth_bytes_per_s * eff.hbm);
+  c.vector = VectorCycles(op.vpu_ops * share, tc);
+  c.memory = HbmCycles(spec, op.hbm_bytes * share, tc, eff);
+  if (op.unit == OpUnit::kAttention) {  // flash attention: the MXUs and the VPU overlap
+    c.mxu = std::max(c.mxu, c.vector);
+    c.vector = 0;
+  }
   OpTime t;
-  t.seconds = mxu;
-  if (hbm > t.seconds) t = {hbm, OpTime::kHbm};
-  if (vector > t.seconds) t = {vector, OpTime::kVector};
+  t.seconds = static_cast<double>(c.Total()) / spec.clock_hz;
+  t.bound = c.memory > c.Compute() ? OpTime::kHbm
+            : c.vector > c.mxu     ? OpTime::kVector
+                                   : OpTime::kMxu;
   return t;
 }
 
@@ -223,17 +230,17 @@ Estimate EstimatePlan(const StepProfile& p, const AcceleratorType& type, Plan pl
       cp > 1 ? 3 * AllGatherSeconds(spec, context_mesh->tp,
                                     p.cp_allgather_bytes_per_layer * micro_share * cp, eff)
              : 0;
-  const double host_rate = HostLinkBytesPerSecond(type.generation) * eff.host;
   const double offloaded_per_layer =
       (p.host_offload_bytes_per_layer + p.host_offload_bytes_per_layer_tp / tp) * micro_share;
-  const double layer_host = 2 * offloaded_per_layer / host_rate;  // out and back
+  const double layer_host = 2 * HostLinkSeconds(type.generation, offloaded_per_layer, eff);
   const double layers = layered ? p.layers : 0;
   const double layer_overlapped = std::max({layer_compute, layer_comm, layer_host});
   const double layer_pass = layer_overlapped + tp_comm + a2a_comm + cp_comm;
   // Optimizer-state offload: the moments come in for the update and go back, once per step.
   const double optimizer_bytes =
       (layers * (p.layer.optimizer + p.experts.optimizer) + p.other.optimizer) / shards;
-  const double optimizer_host = plan.offload_optimizer ? 2 * optimizer_bytes / host_rate : 0;
+  const double optimizer_host =
+      plan.offload_optimizer ? 2 * HostLinkSeconds(type.generation, optimizer_bytes, eff) : 0;
   e.step_seconds =
       micro * layers * layer_pass + std::max(other_compute, other_comm * micro) + optimizer_host;
   e.collective_seconds =

@@ -173,6 +173,7 @@ Result<ProgramFigures> FiguresFromHloModule(const hlo::Module& module, int64_t b
                        .hbm_bytes = row.hbm_bytes * scale,
                        .gemm_batch = row.gemm_batch * row.count,
                        .gemm = row.gemm,
+                       .passes = std::max(row.passes, 1),
                        .carries_batch = carries};
     // The devices' rows side by side: one GEMM of `devices` times the rows.
     if (carries) in.gemm.m *= module.devices();

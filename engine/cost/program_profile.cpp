@@ -39,7 +39,8 @@ StepProfile ProfileFromFigures(const ProgramFigures& f) {
                  .vpu_ops = in.vpu_ops,
                  .hbm_bytes = in.hbm_bytes,
                  .gemm_batch = in.gemm_batch,
-                 .gemm = in.gemm};
+                 .gemm = in.gemm,
+                 .passes = std::max(in.passes, 1)};
     op.batch_dim = !in.carries_batch ? GemmDim::kNone
                    : in.batch_dim != GemmDim::kNone
                        ? in.batch_dim

@@ -35,6 +35,7 @@ struct InstructionCost {
   double hbm_bytes = 0;    // operands read + result written
   int64_t gemm_batch = 1;  // on_mxu: its GEMM, when known, for the MXU fold model
   GemmShape gemm;
+  int passes = 1;             // on_mxu: bf16 MXU passes
   bool carries_batch = true;  // its work scales with the batch (false: weights-only work)
   // on_mxu: the GEMM dimension the batch lies along; kNone: guessed from the shapes.
   GemmDim batch_dim = GemmDim::kNone;

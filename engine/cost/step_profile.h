@@ -48,6 +48,7 @@ struct ProfileOp {
   // tensor parallelism split. An empty gemm prices mxu_flops at the calibrated efficiency only.
   int64_t gemm_batch = 1;
   GemmShape gemm;
+  int passes = 1;  // bf16 MXU passes (3 or 6 for an f32 dot of an HLO module)
   GemmDim batch_dim = GemmDim::kM;
   GemmDim tp_dim = GemmDim::kNone;
 };

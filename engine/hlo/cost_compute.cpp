@@ -1,5 +1,6 @@
 // Per-instruction compute on one device: MXU cycles for dot/convolution, VPU issue cycles for
-// the rest, ICI cycles for collectives (engine/chip/timing.h).
+// the rest, collective cycles on the slice's torus, all from the chip model
+// (engine/chip/chip_model.h).
 #include <algorithm>
 #include <cmath>
 
@@ -45,6 +46,7 @@ ComputeCost Mxu(const PriceContext& ctx, int64_t batch, GemmShape gemm, int pass
   const Dataflow dataflow = ctx.options.dataflow;
   const OpCost rows = DotCost(ctx.spec, batch, gemm, passes, 2, tc, mode, dataflow);
   ComputeCost out = FromOpCost(rows, "mxu");
+  out.compute_cycles = MxuCycles(rows.compute_cycles, mode);
   out.mxu_flops = rows.flops;
   out.passes = passes;
   out.folds = rows.folds;
@@ -56,10 +58,12 @@ ComputeCost Mxu(const PriceContext& ctx, int64_t batch, GemmShape gemm, int pass
   GemmShape part = gemm;
   part.k = (gemm.k + tc - 1) / tc;
   const OpCost k_split = DotCost(ctx.spec, batch, part, passes, 2, 1, mode, dataflow);
+  const int64_t k_split_cycles = MxuCycles(k_split.compute_cycles, mode);
   const double result_bytes = static_cast<double>(batch) * gemm.m * gemm.n * 4.0;
-  const int64_t all_reduce = AllReduceCycles(ctx.spec, result_bytes, tc);
-  if (k_split.compute_cycles + all_reduce >= rows.compute_cycles) return out;
-  out.compute_cycles = k_split.compute_cycles;
+  const int64_t all_reduce =
+      TensorCoreCollectiveCycles(ctx.type, engine::Collective::kAllReduce, tc, result_bytes);
+  if (k_split_cycles + all_reduce >= out.compute_cycles) return out;
+  out.compute_cycles = k_split_cycles;
   out.collective_cycles = all_reduce;
   out.folds = k_split.folds * tc;
   out.split = SplitKind::kContraction;
@@ -124,32 +128,31 @@ ComputeCost PriceCollective(const PriceContext& ctx, const Computation& comp,
   double bytes = 0;
   for (size_t i = 0; i < inst.operands.size(); ++i) bytes += OperandShape(comp, inst, i).ByteSize();
   const double result_bytes = inst.shape.ByteSize();
-  const ChipSpec& s = ctx.spec;
   const int participants = group * ctx.tensorcores;
-  auto link_cycles = [&](double b) {
-    return static_cast<int64_t>(std::ceil(b / s.ici_link_bandwidth_bytes_per_s * s.clock_hz));
+  auto collective = [&](engine::Collective kind, double b) {
+    return TensorCoreCollectiveCycles(ctx.type, kind, participants, b);
   };
   switch (inst.opcode) {
     case Opcode::kAllReduce:
     case Opcode::kAllReduceStart:
-      out.collective_cycles = AllReduceCycles(s, bytes, participants);
+      out.collective_cycles = collective(engine::Collective::kAllReduce, bytes);
       out.flops = static_cast<double>(Elements(inst.shape)) * (group - 1);
       break;
     case Opcode::kAllGather:
     case Opcode::kAllGatherStart:
-      // A ring all-gather is the second half of a ring all-reduce of the gathered buffer.
-      out.collective_cycles = AllReduceCycles(s, result_bytes, participants) / 2;
+      out.collective_cycles = collective(engine::Collective::kAllGather, result_bytes);
       break;
     case Opcode::kReduceScatter:
-      out.collective_cycles = AllReduceCycles(s, bytes, participants) / 2;
+      out.collective_cycles = collective(engine::Collective::kReduceScatter, bytes);
       out.flops = static_cast<double>(Elements(inst.shape)) * (group - 1);
       break;
     case Opcode::kAllToAll:
-      out.collective_cycles = group > 1 ? link_cycles(bytes * (group - 1) / group) : 0;
+      out.collective_cycles = collective(engine::Collective::kAllToAll, bytes);
       break;
     default:  // collective-permute(-start), collective-broadcast: one hop
-      out.collective_cycles =
-          group > 1 || !inst.a().source_target_pairs.empty() ? link_cycles(bytes) : 0;
+      out.collective_cycles = group > 1 || !inst.a().source_target_pairs.empty()
+                                  ? collective(engine::Collective::kPermute, bytes)
+                                  : 0;
   }
   return out;
 }

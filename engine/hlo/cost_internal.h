@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/chip/chip_model.h"
 #include "engine/hlo/cost_model.h"
 
 namespace tpuemu::engine::hlo::internal {
@@ -14,7 +15,8 @@ namespace tpuemu::engine::hlo::internal {
 struct PriceContext {
   const Module& module;
   const ChipSpec& spec;
-  int tensorcores;  // per device (CostOptions::tensorcores when given)
+  const AcceleratorType& type;  // the slice's: its torus for collectives
+  int tensorcores;              // per device (CostOptions::tensorcores when given)
   const CostOptions& options;
 };
 
@@ -45,7 +47,6 @@ bool IsControlFlow(Opcode opcode);  // while, conditional, call, async-start wit
 std::vector<bool> FusedProducers(const Module& module, const Computation& comp);
 // HBM bytes instruction `index` reads and writes under the fusion decision `fused`.
 double Traffic(const Computation& comp, int index, const std::vector<bool>& fused);
-int64_t MemoryCycles(const ChipSpec& spec, double bytes, int tensorcores);
 
 // Trip count of a while loop instruction of `caller` (known_trip_count, else the
 // induction-variable pattern); -1 when unknown.

@@ -105,7 +105,7 @@ class Pricer {
     row.compute_cycles = c.compute_cycles;
     row.collective_cycles = c.collective_cycles;
     row.hbm_bytes = Traffic(comp, i, fused);
-    row.memory_cycles = MemoryCycles(ctx_.spec, row.hbm_bytes, ctx_.tensorcores);
+    row.memory_cycles = HbmCycles(ctx_.spec, row.hbm_bytes, ctx_.tensorcores);
     row.cycles = std::max(row.compute_cycles, row.memory_cycles) + row.collective_cycles;
     row.flops = c.flops;
     row.mxu_flops = c.mxu_flops;
@@ -170,7 +170,7 @@ Result<ModuleCost> PriceModule(const Module& module, const Slice& slice,
   out.devices = static_cast<int>(module.devices());
   out.tensorcores_per_device = tcs;
   out.clock_hz = spec.clock_hz;
-  const internal::PriceContext ctx{module, spec, tcs, options};
+  const internal::PriceContext ctx{module, spec, slice.type(), tcs, options};
   internal::Pricer pricer(ctx, out);
   if (options.executions.empty()) {
     pricer.Visit(module.entry, 1, true);

@@ -1,16 +1,18 @@
-// Prices an HLO module on a TPU slice with the engine's timing model (engine/chip/timing.h),
-// without running it (estimate) or with the execution counts of a run (evaluator.h).
+// Prices an HLO module on a TPU slice with the one chip model (engine/chip/chip_model.h), without
+// running it (estimate) or with the execution counts of a run (evaluator.h).
 //
 // Each device of the module (replica_count x num_partitions) is one JAX device: a chip's two
 // TensorCores on the megacore generations (v4, v5p), one TensorCore otherwise; the slice must
 // have enough of them. Per instruction, on one device:
-//  * dot and convolution: the MXUs (DotCost) at MxuPasses of the instruction's operand_precision
-//    or algorithm, else options.precision (bf16 and integer operands: one pass);
-//  * collectives: ICI over the group (all-reduce a ring, AllReduceCycles; all-gather and
-//    reduce-scatter half of it; all-to-all and collective-permute one link), plus HBM;
+//  * dot and convolution: the MXUs (DotCost, at Efficiency::mxu: MxuCycles) at MxuPasses of the
+//    instruction's operand_precision or algorithm, else options.precision (bf16 and integer
+//    operands: one pass);
+//  * collectives: CollectiveCycles over the group's chips on the slice's torus (ICI) and its
+//    TensorCores on a chip (through HBM), plus HBM;
 //  * everything else: the vector units (VectorCost: 1 op per element, 4 for divide/power/
 //    remainder, 8 for transcendentals, 2 per reduced element);
-//  * HBM traffic is charged at fusion boundaries: a fusion of an after-optimizations dump reads
+//  * HBM traffic (HbmCycles, at Efficiency::hbm) is charged at fusion boundaries: a fusion of an
+//  after-optimizations dump reads
 //    its operands and writes its result once and its body adds only compute; in a module without
 //    fusions an elementwise producer whose users all fuse (elementwise ops, reduce, dot,
 //    convolution) is neither written nor re-read;

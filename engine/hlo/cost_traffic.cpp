@@ -85,11 +85,4 @@ double Traffic(const Computation& comp, int index, const std::vector<bool>& fuse
   return bytes;
 }
 
-int64_t MemoryCycles(const ChipSpec& spec, double bytes, int tensorcores) {
-  if (bytes <= 0) return 0;
-  const double bandwidth =
-      spec.hbm_bandwidth_bytes_per_s / spec.tensorcores_per_chip * std::max(tensorcores, 1);
-  return static_cast<int64_t>(std::ceil(bytes / bandwidth * spec.clock_hz));
-}
-
 }  // namespace tpuemu::engine::hlo::internal

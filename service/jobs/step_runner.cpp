@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/chip/timing.h"
+#include "engine/chip/chip_model.h"
 #include "engine/frontend/graph_program.h"
 
 namespace tpuemu::service {
@@ -30,10 +30,10 @@ StepRunner::StepRunner(const engine::CompiledProgram& program, Workload& workloa
       parallel_(engine::ParallelContextOf(exec_)),
       clock_hz_(slice.spec().clock_hz),
       peak_flops_per_tensorcore_cycle_(slice.spec().PeakBf16FlopsPerTensorCore() / clock_hz_),
-      allreduce_cycles_(
-          workload.shards() > 1
-              ? engine::AllReduceCycles(slice.spec(), workload.GradientBytes(), workload.shards())
-              : 0) {}
+      allreduce_cycles_(workload.shards() > 1 ? engine::TensorCoreCollectiveCycles(
+                                                    slice.type(), engine::Collective::kAllReduce,
+                                                    workload.shards(), workload.GradientBytes())
+                                              : 0) {}
 
 Result<db::JobStepRow> StepRunner::Run(int64_t step) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -76,6 +76,10 @@ Result<std::vector<MetricsArena>> MetricsReportBuilder::Collect(
       return program.status();
     }
     const int64_t start_ns = job.start_time ? ParseRfc3339Ns(*job.start_time).value_or(0) : 0;
+    engine::Generation generation = kTransferFallback;
+    if (Result<Node> node = nodes_.Get({job.project, job.zone, job.node_id}); node.ok()) {
+      generation = node->type.generation;
+    }
     std::optional<bool> hit;
     double compile_seconds = 0;
     int64_t compile_end_ns = start_ns;
@@ -110,8 +114,8 @@ Result<std::vector<MetricsArena>> MetricsReportBuilder::Collect(
       ++c.mark_step;
       c.execute.samples.push_back({t, s.emulated_seconds * 1e9});
       if (to_device_bytes >= 0) {
-        c.to_device.samples.push_back({t, TransferSeconds(to_device_bytes) * 1e9});
-        c.from_device.samples.push_back({t, TransferSeconds(from_device_bytes) * 1e9});
+        c.to_device.samples.push_back({t, TransferSeconds(generation, to_device_bytes) * 1e9});
+        c.from_device.samples.push_back({t, TransferSeconds(generation, from_device_bytes) * 1e9});
         c.inbound.samples.push_back({t, static_cast<double>(to_device_bytes)});
         c.outbound.samples.push_back({t, static_cast<double>(from_device_bytes)});
       }

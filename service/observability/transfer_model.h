@@ -4,19 +4,22 @@
 // of the program each step (SGD updates weights host-side), then reads every output back. So per
 // step: to device = the device bytes (bf16 = 2 bytes/element) of all parameters x shards, from
 // device = the bytes of all outputs x shards.
-// How fast: kHostLinkBytesPerSecond, an assumption rather than a published per-generation figure:
-// one PCIe 3.0 x16 link between the host and the TPU (985 MB/s per lane x 16 = 15.75 GB/s
-// theoretical), with all of a step's bytes serialised over it (an upper bound on the time).
-// Pure functions: thread-safe.
+// How fast: the chip model's host link (engine/chip/chip_model.h HostLinkSeconds: the
+// generation's link at Efficiency::host, the one offloading in `estimate` and `compare` uses),
+// with all of a step's bytes serialised over one chip's link (an upper bound on the time). A job
+// whose node is gone is timed on kTransferFallback's link. Pure functions: thread-safe.
 #pragma once
 
 #include <cstdint>
 
+#include "engine/chip/chip_model.h"
 #include "engine/frontend/ir.h"
+#include "engine/hardware/hardware.h"
 
 namespace tpuemu::service {
 
-inline constexpr double kHostLinkBytesPerSecond = 15.75e9;
+// The generation whose (typical, host_link.h) link times a job whose node is unknown.
+inline constexpr engine::Generation kTransferFallback = engine::Generation::kV5e;
 
 struct StepTransferBytes {
   int64_t to_device = 0;
@@ -24,8 +27,8 @@ struct StepTransferBytes {
 };
 
 StepTransferBytes TransferBytesPerStep(const engine::Graph& graph, int shards);
-inline double TransferSeconds(int64_t bytes) {
-  return static_cast<double>(bytes) / kHostLinkBytesPerSecond;
+inline double TransferSeconds(engine::Generation generation, int64_t bytes) {
+  return engine::HostLinkSeconds(generation, static_cast<double>(bytes));
 }
 
 }  // namespace tpuemu::service

@@ -1,4 +1,5 @@
 #include "engine/chip/timing.h"
+#include "engine/chip/chip_model.h"
 
 #include <gtest/gtest.h>
 
@@ -289,18 +290,24 @@ TEST(VectorCost, RooflineOfVpuAndHbm) {
   EXPECT_EQ(VectorCost(V4(), 1 << 20, 1, 0, 8).compute_cycles, 128);
 }
 
-TEST(AllReduceCycles, ZeroForOneParticipantAndGrowsWithBytes) {
-  EXPECT_EQ(AllReduceCycles(V4(), 1e9, 1), 0);
-  EXPECT_EQ(AllReduceCycles(V4(), 0, 8), 0);
-  const int64_t small = AllReduceCycles(V4(), 1e6, 8);
-  const int64_t big = AllReduceCycles(V4(), 1e8, 8);
+// The chip model's collective (chip_model.h), which replaced timing.h's one-link ring.
+TEST(TensorCoreCollectiveCycles, ZeroForOneParticipantAndGrowsWithBytes) {
+  const AcceleratorType v4 = *FindAcceleratorType("v4-32");
+  const auto all_reduce = [&](double bytes, int participants) {
+    return TensorCoreCollectiveCycles(v4, Collective::kAllReduce, participants, bytes);
+  };
+  EXPECT_EQ(all_reduce(1e9, 1), 0);
+  EXPECT_EQ(all_reduce(0, 8), 0);
+  const int64_t small = all_reduce(1e6, 8);
+  const int64_t big = all_reduce(1e8, 8);
   EXPECT_GT(small, 0);
   EXPECT_GT(big, 50 * small);
-  // Two TensorCores of one chip share HBM: 2·(1/2)·bytes at 1.2 TB/s.
-  EXPECT_EQ(AllReduceCycles(V4(), 1.2e9, 2),
-            static_cast<int64_t>(std::ceil(1.2e9 / 1200e9 * V4().clock_hz)));
-  // Across chips the ICI ring is the slow part.
-  EXPECT_GT(AllReduceCycles(V4(), 1e8, 8), 10 * AllReduceCycles(V4(), 1e8, 2));
+  // Two TensorCores of one chip share HBM: 2·(1/2)·bytes at 1.2 TB/s times Efficiency::hbm.
+  EXPECT_EQ(
+      all_reduce(1.2e9, 2),
+      static_cast<int64_t>(std::ceil(1.2e9 / (1200e9 * kDefaultEfficiency.hbm) * V4().clock_hz)));
+  // Across chips ICI is the slow part.
+  EXPECT_GT(all_reduce(1e8, 8), 5 * all_reduce(1e8, 2));
 }
 
 TEST(Names, ParseAndPrintRoundTrip) {

@@ -2,6 +2,7 @@
 // traffic, trip counts and branches decide counts, collectives go over ICI, unsupported
 // instructions are errors or zero-priced warnings, and HBM peaks are checked against capacity.
 #include "engine/hlo/cost_model.h"
+#include "engine/chip/chip_model.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -48,7 +49,7 @@ TEST(HloCostModel, DotRowsAreTheTimingModelsDotCost) {
   ASSERT_NE(d, nullptr);
   const ChipSpec& spec = Spec(Generation::kV5e);
   const OpCost want = DotCost(spec, 1, {256, 1024, 512}, 6, 2, 1);
-  EXPECT_EQ(d->compute_cycles, want.compute_cycles);
+  EXPECT_EQ(d->compute_cycles, MxuCycles(want.compute_cycles, TimingMode::kTpu));
   EXPECT_EQ(d->passes, 6);
   EXPECT_EQ(d->unit, "mxu");
   EXPECT_DOUBLE_EQ(d->flops, 2.0 * 256 * 1024 * 512);
@@ -99,7 +100,7 @@ TEST(HloCostModel, MegacoreDevicesAreChips) {
   const ModuleCost c = MustPrice(DotModule("f32", ""), "v4-8");
   EXPECT_EQ(c.tensorcores_per_device, 2);
   const OpCost want = DotCost(Spec(Generation::kV4), 1, {256, 1024, 512}, 1, 2, 2);
-  EXPECT_EQ(Row(c, "d")->compute_cycles, want.compute_cycles);
+  EXPECT_EQ(Row(c, "d")->compute_cycles, MxuCycles(want.compute_cycles, TimingMode::kTpu));
 }
 
 constexpr const char* kChain = R"(HloModule m
@@ -237,14 +238,20 @@ ENTRY e {
   g = f32[4096,1024] all-gather(r), replica_groups={{0,1,2,3}}, dimensions={0}
   ROOT p = f32[4096,1024] collective-permute(g), source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
 })");
+  // Four devices of v4: four chips of two TensorCores, over the slice's torus (chip_model.h).
+  const AcceleratorType v4 = *FindAcceleratorType("v4-8");
   const ChipSpec& spec = Spec(Generation::kV4);
   const double mb4 = 4.0 * 1024 * 1024;
-  EXPECT_EQ(Row(c, "r")->collective_cycles, AllReduceCycles(spec, mb4, 8));
+  EXPECT_EQ(Row(c, "r")->collective_cycles,
+            TensorCoreCollectiveCycles(v4, Collective::kAllReduce, 8, mb4));
   EXPECT_EQ(Row(c, "r")->unit, "ici");
-  EXPECT_EQ(Row(c, "g")->collective_cycles, AllReduceCycles(spec, 4 * mb4, 8) / 2);
+  EXPECT_EQ(Row(c, "g")->collective_cycles,
+            TensorCoreCollectiveCycles(v4, Collective::kAllGather, 8, 4 * mb4));
   EXPECT_EQ(Row(c, "p")->collective_cycles,
-            static_cast<int64_t>(
-                std::ceil(4 * mb4 / spec.ici_link_bandwidth_bytes_per_s * spec.clock_hz)));
+            static_cast<int64_t>(std::ceil(
+                (4 * mb4 / (spec.ici_link_bandwidth_bytes_per_s * kDefaultEfficiency.ici) +
+                 kDefaultEfficiency.ici_hop_seconds) *
+                spec.clock_hz)));
   EXPECT_EQ(Row(c, "p")->bound, "collective");
 }
 
@@ -290,7 +297,8 @@ TEST(HloCostModel, TensorCoresGivenSplitRowsOrTheContraction) {
   EXPECT_EQ(rows.tensorcores_per_device, 4);
   EXPECT_EQ(d->split, SplitKind::kRows);
   EXPECT_EQ(d->compute_cycles,
-            DotCost(Spec(Generation::kV4), 1, {256, 1024, 512}, 1, 2, 4).compute_cycles);
+            MxuCycles(DotCost(Spec(Generation::kV4), 1, {256, 1024, 512}, 1, 2, 4).compute_cycles,
+                      TimingMode::kTpu));
   EXPECT_EQ(d->collective_cycles, 0);
 
   // A weight gradient: K (the batch) long, M·N small: partial products, then an all-reduce.
@@ -304,9 +312,12 @@ ENTRY e {
   const InstructionCost* dw = Row(grad, "dw");
   ASSERT_NE(dw, nullptr);
   EXPECT_EQ(dw->split, SplitKind::kContraction);
-  EXPECT_EQ(dw->collective_cycles, AllReduceCycles(Spec(Generation::kV4), 128.0 * 128 * 4, 4));
+  EXPECT_EQ(dw->collective_cycles,
+            TensorCoreCollectiveCycles(*FindAcceleratorType("v4-8"), Collective::kAllReduce, 4,
+                                       128.0 * 128 * 4));
   EXPECT_LT(dw->compute_cycles + dw->collective_cycles,
-            DotCost(Spec(Generation::kV4), 1, {128, 128, 65536}, 1, 2, 4).compute_cycles);
+            MxuCycles(DotCost(Spec(Generation::kV4), 1, {128, 128, 65536}, 1, 2, 4).compute_cycles,
+                      TimingMode::kTpu));
 
   four.tensorcores = 9;
   EXPECT_THAT(PriceModule(testing::MustParse(DotModule("bf16", "")), MustSlice("v4-8"), four)

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/chip/timing.h"
+#include "engine/chip/chip_model.h"
 #include "engine/frontend/compiler.h"
 #include "engine/runtime/pool.h"
 #include "service/jobs/job_spec.h"
@@ -105,7 +105,8 @@ TEST(StepRunnerTest, StepRowAddsTheAllReduceAndCountsEveryShard) {
   auto program = *engine::Compile(w.graph(), slice, {});
   auto runner = RunnerFor(*program, w, slice, 2);
   ASSERT_NE(runner, nullptr);
-  const int64_t allreduce = engine::AllReduceCycles(slice.spec(), w.GradientBytes(), 2);
+  const int64_t allreduce = engine::TensorCoreCollectiveCycles(
+      slice.type(), engine::Collective::kAllReduce, 2, w.GradientBytes());
   EXPECT_GT(allreduce, 0);
   EXPECT_EQ(runner->allreduce_cycles(), allreduce);
   Result<db::JobStepRow> row = runner->Run(0);

@@ -9,6 +9,8 @@
 #include "service/catalog/catalog.h"
 #include "service/observability/transfer_model.h"
 
+#include "engine/chip/host_link.h"
+
 namespace tpuemu::service {
 namespace {
 
@@ -61,8 +63,9 @@ TEST(ParseRfc3339NsTest, UtcAndOffsets) {
 
 TEST_F(MetricsReportBuilderTest, StepsBecomeExecuteAndTransferSamplesOnTheHostTimeline) {
   db::JobRow job = JobRowOf("a");
-  // 15.75 MB each way per step: 1 ms over the modelled host link.
-  const auto bytes = static_cast<int64_t>(kHostLinkBytesPerSecond / 1000);
+  // 1 ms each way per step over the chip model's host link (its node is gone: the fallback's).
+  const auto bytes = static_cast<int64_t>(engine::cost::HostLinkBytesPerSecond(kTransferFallback) *
+                                          engine::kDefaultEfficiency.host / 1000);
   db::JobProgramRow program{job.name, false, 0.25, 1767225601000000000, 1, 1 << 20, bytes, bytes};
   Store(job, 4, &program);
   Result<std::string> report = builder_.ForJob(job.name);
