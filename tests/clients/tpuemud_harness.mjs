@@ -4,7 +4,8 @@
 // StartTpuemud(binary, extraArgs, env) spawns tpuemud with --port 0 --db :memory: plus extraArgs,
 // resolves with {port, Stop, stderr} once stdout shows "tpuemud ready on port N", and rejects (with
 // tpuemud's stderr) if it exits first or is not ready within kReadyTimeoutMs. Stop() sends SIGTERM
-// and resolves on exit. (The dashboard test's harness re-exports it.)
+// and resolves on exit. Worker sandboxes are off unless extraArgs ask for them
+// (--worker-sandboxes auto). (The dashboard test's harness re-exports it.)
 // StartRecorder(upstream_port) forwards every request to 127.0.0.1:upstream_port unchanged (host
 // header rewritten) and appends {method, url, body, status, response} to `recorded`, which the
 // caller owns and may clear between tests; requests are recorded in arrival order.
@@ -16,8 +17,9 @@ const kReadyTimeoutMs = 20000;
 
 export function StartTpuemud(binary, extraArgs = [], env = {}) {
   if (!binary) return Promise.reject(new Error('set TPUEMUD to the tpuemud binary'));
+  const sandboxes = extraArgs.includes('--worker-sandboxes') ? [] : ['--worker-sandboxes', 'off'];
   const daemon = spawn(binary, ['--port', '0', '--db', ':memory:', '--log-level', 'warn',
-    '--worker-sandboxes', 'off', ...extraArgs],
+    ...sandboxes, ...extraArgs],
                        {stdio: ['ignore', 'pipe', 'pipe'], env: {...process.env, ...env}});
   let stderr = '';
   daemon.stderr.on('data', (d) => { stderr += d; });

@@ -1,10 +1,13 @@
 // The Workers panel of a TPU VM's page (GET .../nodes/{n}/workers, an emulator extension): per
 // worker its id, hostname, address, state (with the error), the commands to SSH in (with copy
-// buttons) and its startup script's state, exit code and output
-// (GET .../workers/{w}/startupScriptOutput?offset=K, fetched as it grows; every second while a
-// script runs). Workers of a tpuemud without sandboxes show as NOT_SANDBOXED with the reason.
+// buttons), an SSH button that opens a terminal into it in the page (../terminal.js; enabled while
+// the worker is RUNNING; one terminal at a time, in a panel below the table) and its startup
+// script's state, exit code and output (GET .../workers/{w}/startupScriptOutput?offset=K, fetched
+// as it grows; every second while a script runs). Workers of a tpuemud without sandboxes show as
+// NOT_SANDBOXED with the reason.
 import * as api from '../api.js';
 import {emptyRow, formatBytes, h, mount} from '../dom.js';
+import {openTerminal} from '../terminal.js';
 
 const kTone = {RUNNING: 'ok', BOOTING: 'pending', STOPPED: 'off', FAILED: 'bad', NOT_SANDBOXED: 'off',
                NONE: 'off', EXITED: 'ok', KILLED: 'bad'};
@@ -57,10 +60,62 @@ function startupCell(w) {
   return stateBadge(s.state, s.state === 'RUNNING' ? 'busy' : kTone[s.state]);
 }
 
+// The panel below the workers table that holds the one open terminal: "SSH: <hostname>", its
+// state, a Close button and the terminal itself. show(worker) opens one (closing any other).
+function terminalPanel(zone, node) {
+  const title = h('h3', {id: 'terminal-title'});
+  const status = h('span', {class: 'badge badge-off', id: 'terminal-status', role: 'status', 'aria-live': 'polite'});
+  const screen = h('div', {class: 'terminal-screen', id: 'terminal-screen'});
+  const closeButton = h('button', {type: 'button', class: 'secondary small', 'aria-label': 'Close the terminal'},
+                        'Close');
+  const element = h('div', {class: 'terminal-panel', id: 'terminal', role: 'region', hidden: true,
+                            'aria-labelledby': 'terminal-title'},
+                    h('div', {class: 'terminal-bar'}, title, status, closeButton), screen);
+  let session = null;
+  let opener = null;  // the SSH button that opened it: focus goes back there on Close
+
+  function close() {
+    session?.close();
+    session = null;
+    element.hidden = true;
+  }
+  closeButton.addEventListener('click', () => {
+    close();
+    document.querySelector(`#workers tr[data-worker="${opener}"] button.ssh`)?.focus();
+  });
+
+  function show(w) {
+    close();
+    opener = w.workerId;
+    mount(title, `SSH: ${w.hostname || `worker ${w.workerId}`}`);
+    element.hidden = false;
+    element.dataset.worker = w.workerId;
+    session = openTerminal(screen, {
+      zone, node, worker: w.workerId,
+      onStatus: (text, tone) => {
+        status.className = `badge badge-${tone}`;
+        status.textContent = text;
+      },
+    });
+  }
+
+  return {element, show, close};
+}
+
+function sshButton(w, terminal) {
+  const running = w.state === 'RUNNING';
+  const name = w.hostname || `worker ${w.workerId}`;
+  return h('button', {type: 'button', class: 'small ssh', disabled: !running,
+                      title: running ? `Open a terminal on ${name} in this page` : `${name} is not running`,
+                      'aria-label': `SSH into ${name} in the browser`,
+                      onclick: () => terminal.show(w)}, 'SSH');
+}
+
 export function workersPanel(zone, node) {
   const body = h('tbody');
   const outputs = h('div', {class: 'startup-outputs'});
   const note = h('p', {class: 'muted small'});
+  const terminal = terminalPanel(zone, node);
   const element = h('section', {class: 'card', id: 'workers', 'aria-labelledby': 'vm-workers-title'},
                     h('h2', {id: 'vm-workers-title'}, 'Workers'),
                     h('div', {class: 'scroll'},
@@ -68,7 +123,7 @@ export function workersPanel(zone, node) {
                         h('thead', {}, h('tr', {}, ['Worker', 'Hostname', 'Address', 'State', 'SSH',
                                                      'Startup script'].map((t) => h('th', {}, t)))),
                         body)),
-                    note, outputs);
+                    terminal.element, note, outputs);
   // worker id -> {bytes, text, details, pre}: output kept across refreshes (and <details> open).
   const logs = new Map();
   let timer = null;
@@ -115,6 +170,7 @@ export function workersPanel(zone, node) {
       const sandboxed = w.state !== 'NOT_SANDBOXED';
       const ssh = sandboxed
         ? h('div', {class: 'cmds'},
+            sshButton(w, terminal),
             command(`gcloud compute tpus tpu-vm ssh ${node} --zone ${gcloudZone} --worker=${w.workerId}`,
                     `the gcloud command for worker ${w.workerId}`),
             w.sshCommand ? command(w.sshCommand, `the ssh command for worker ${w.workerId}`) : null)
@@ -145,6 +201,7 @@ export function workersPanel(zone, node) {
   function dispose() {
     disposed = true;
     clearTimeout(timer);
+    terminal.close();  // leaving the page ends the login
   }
 
   return {element, refresh, dispose};
