@@ -32,7 +32,8 @@ int RunEngineCli(int argc, const char* const* argv, std::ostream& out, std::ostr
   estimate->add_option("--gemm", o.gemm, "GEMM M,N,K ([MxK]·[KxN])");
   estimate->add_option("--conv", o.conv, "NHWC conv H,W,C,FH,FW,FILTERS[,STRIDE]");
   estimate->add_option("--program", o.program, "JSON program file");
-  estimate->add_option("--hlo", h.hlo, "XLA HLO text module (docs/hlo.md)");
+  estimate->add_option("--hlo", h.hlo,
+                       "XLA HLO text or StableHLO module (docs/hlo.md, docs/stablehlo.md)");
   estimate->add_option("--batch", o.batch, "batch size (default 1)");
   estimate->add_option("--padding", o.padding, "conv padding: same|valid (default valid)");
   estimate->add_option(
@@ -50,7 +51,9 @@ int RunEngineCli(int argc, const char* const* argv, std::ostream& out, std::ostr
   HloOptions r;
   CLI::App* run = app.add_subcommand(
       "run", "Execute an HLO module with TPU numerics on the emulated devices and price the run");
-  run->add_option("--hlo", r.hlo, "XLA HLO text module (docs/hlo.md)")->required();
+  run->add_option("--hlo", r.hlo,
+                  "XLA HLO text or StableHLO module (docs/hlo.md, docs/stablehlo.md)")
+      ->required();
   run->add_option("--accelerator-type", r.accelerator_type,
                   std::string("TPU type (default ") + kDefaultAcceleratorType + ")");
   run->add_option("--precision", r.precision,
@@ -91,8 +94,11 @@ int RunEngineCli(int argc, const char* const* argv, std::ostream& out, std::ostr
     text = Estimate(o);
   }
   if (!text.ok()) {
-    err << "tpuemu-engine " << (comparing ? "compare" : is_run ? "run" : "estimate") << ": "
-        << text.status().message() << "\n";
+    err << "tpuemu-engine "
+        << (comparing ? "compare"
+            : is_run  ? "run"
+                      : "estimate")
+        << ": " << text.status().message() << "\n";
     return 2;
   }
   out << *text;

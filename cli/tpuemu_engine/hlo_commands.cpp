@@ -11,6 +11,7 @@
 #include "cli/tpuemu_engine/report_table.h"
 #include "engine/hlo/npy.h"
 #include "engine/hlo/program.h"
+#include "engine/stablehlo/import.h"
 
 namespace tpuemu::cli {
 namespace {
@@ -165,7 +166,10 @@ Result<std::string> EstimateHloCommand(const HloOptions& o) {
   options.cost.precision = setup->precision;
   options.cost.timing_mode = setup->timing;
   options.cost.allow_unsupported = o.allow_unsupported;
-  auto cost = hlo::EstimateHlo(*text, setup->slice, options);
+  // HLO text or StableHLO (docs/stablehlo.md): the dialect is told by the text's first word.
+  auto module = engine::stablehlo::ParseAnyModule(*text, options.limits);
+  if (!module.ok()) return Flag("--hlo", module.status());
+  auto cost = hlo::PriceModule(*module, setup->slice, options.cost);
   if (!cost.ok()) return Flag("--hlo", cost.status());
   Report r;
   r["mode"] = "estimate";
@@ -190,7 +194,9 @@ Result<std::string> RunHloCommand(const HloOptions& o) {
     if (!value.ok()) return value.status();
     options.inputs.values[value->first] = std::move(value->second);
   }
-  auto run = hlo::RunHlo(*text, setup->slice, options);
+  auto module = engine::stablehlo::ParseAnyModule(*text, options.limits);
+  if (!module.ok()) return Flag("--hlo", module.status());
+  auto run = hlo::RunModule(*module, setup->slice, options);
   if (!run.ok()) return Flag("--hlo", run.status());
   if (!o.output_dir.empty()) TPUEMU_RETURN_IF_ERROR(WriteOutputs(o.output_dir, run->outputs));
   Report r;

@@ -9,6 +9,7 @@
 #include "engine/cost/program_profile.h"
 #include "engine/frontend/program_json.h"
 #include "engine/hlo/parser.h"
+#include "engine/stablehlo/import.h"
 
 namespace tpuemu::engine::cost {
 namespace {
@@ -73,7 +74,7 @@ Result<StepProfile> HloProfile(const json& body) {
     if (!it->is_boolean()) return Bad("hlo.allowUnsupported", "must be true or false");
     allow = it->get<bool>();
   }
-  Result<hlo::Module> module = hlo::ParseModule(hlo["text"].get_ref<const std::string&>());
+  Result<hlo::Module> module = stablehlo::ParseAnyModule(hlo["text"].get_ref<const std::string&>());
   if (!module.ok()) return Status::InvalidArgument("hlo: " + module.status().message());
   Result<ProgramFigures> figures = FiguresFromHloModule(*module, *batch, allow);
   if (!figures.ok()) return Status::InvalidArgument("hlo: " + figures.status().message());

@@ -17,18 +17,45 @@ Result<int> ModuleBuilder::Add(Instruction inst) {
                                      " is not an instruction added before it");
     }
   }
-  TPUEMU_RETURN_IF_ERROR(CheckInstruction(module_, entry_.instructions, inst));
+  Computation& c = current();
+  TPUEMU_RETURN_IF_ERROR(CheckInstruction(module_, c.instructions, inst));
   const int position = size();
   if (inst.opcode == Opcode::kParameter) {
     const auto n = static_cast<size_t>(inst.index);
-    if (inst.index < 0 || (n < entry_.parameters.size() && entry_.parameters[n] >= 0)) {
+    if (inst.index < 0 || (n < c.parameters.size() && c.parameters[n] >= 0)) {
       return Status::InvalidArgument(inst.Describe() + ": parameter number " +
                                      std::to_string(inst.index) + " is taken or negative");
     }
-    if (n >= entry_.parameters.size()) entry_.parameters.resize(n + 1, -1);
-    entry_.parameters[n] = position;
+    if (n >= c.parameters.size()) c.parameters.resize(n + 1, -1);
+    c.parameters[n] = position;
   }
-  entry_.instructions.push_back(std::move(inst));
+  c.instructions.push_back(std::move(inst));
+  return position;
+}
+
+void ModuleBuilder::BeginComputation(std::string name) {
+  Computation c;
+  c.name = std::move(name);
+  open_.push_back(std::move(c));
+}
+
+Result<int> ModuleBuilder::EndComputation(int root) {
+  if (open_.empty()) return Status::InvalidArgument("EndComputation without BeginComputation");
+  Computation c = std::move(open_.back());
+  open_.pop_back();
+  if (root < 0 || root >= static_cast<int>(c.instructions.size())) {
+    return Status::InvalidArgument("computation " + c.name + ": root " + std::to_string(root) +
+                                   " is not one of its instructions");
+  }
+  for (size_t n = 0; n < c.parameters.size(); ++n) {
+    if (c.parameters[n] < 0) {
+      return Status::InvalidArgument("computation " + c.name + " has no parameter " +
+                                     std::to_string(n));
+    }
+  }
+  c.root = root;
+  const int position = static_cast<int>(module_.computations.size());
+  module_.computations.push_back(std::move(c));
   return position;
 }
 
@@ -60,19 +87,31 @@ int ModuleBuilder::Reducer(bool max, PrimitiveType type) {
 }
 
 Result<Module> ModuleBuilder::Finish(const std::vector<int>& outputs, std::string root_name) {
-  for (size_t n = 0; n < entry_.parameters.size(); ++n) {
-    if (entry_.parameters[n] < 0) {
-      return Status::InvalidArgument("the entry has no parameter " + std::to_string(n));
-    }
-  }
+  if (!open_.empty())
+    return Status::InvalidArgument("computation " + open_.back().name + " is open");
   Instruction root;
   root.name = std::move(root_name);
   root.opcode = Opcode::kTuple;
   root.operands = outputs;
   Result<int> position = Add(std::move(root));
   if (!position.ok()) return position.status();
+  return FinishWithRoot(*position);
+}
+
+Result<Module> ModuleBuilder::FinishWithRoot(int root) {
+  if (!open_.empty())
+    return Status::InvalidArgument("computation " + open_.back().name + " is open");
+  for (size_t n = 0; n < entry_.parameters.size(); ++n) {
+    if (entry_.parameters[n] < 0) {
+      return Status::InvalidArgument("the entry has no parameter " + std::to_string(n));
+    }
+  }
+  if (root < 0 || root >= size()) {
+    return Status::InvalidArgument("the entry's root " + std::to_string(root) +
+                                   " is not one of its instructions");
+  }
   Module module = std::move(module_);
-  entry_.root = *position;
+  entry_.root = root;
   module.entry = static_cast<int>(module.computations.size());
   for (const Computation& c : module.computations) {
     module.instruction_count += static_cast<int64_t>(c.instructions.size());

@@ -4,8 +4,10 @@
 // one set of shape rules the parsed modules get, and learns of a mistake at the instruction that
 // made it.
 //
-// The module has one entry computation, built by Add, and the scalar computations its reduces
-// apply (Reducer), defined before it. Finish closes the entry with a ROOT tuple and returns the
+// The module has one entry computation, built by Add, and the computations its instructions
+// call: the scalar ones its reduces apply (Reducer), and any other a front end writes between
+// BeginComputation and EndComputation (a StableHLO function or region: engine/stablehlo/),
+// all defined before it. Finish closes the entry with a ROOT tuple and returns the
 // module verified, as ParseModule would; PrintModule (printer.h) gives its text. The builder is
 // spent after Finish.
 //
@@ -33,13 +35,21 @@ class ModuleBuilder {
   // reshape, convert), as in the text. A parameter's number is inst.index.
   Result<int> Add(Instruction inst);
   const Instruction& at(int position) const {
-    return entry_.instructions[static_cast<size_t>(position)];
+    return current().instructions[static_cast<size_t>(position)];
   }
   // Names must be unique in the module; the caller picks them (and may rename one it added).
   void Rename(int position, std::string name) {
-    entry_.instructions[static_cast<size_t>(position)].name = std::move(name);
+    current().instructions[static_cast<size_t>(position)].name = std::move(name);
   }
-  int size() const { return static_cast<int>(entry_.instructions.size()); }
+  int size() const { return static_cast<int>(current().instructions.size()); }
+
+  // Opens a computation named `name` that Add, at, Rename and size then work on, until
+  // EndComputation closes it with `root` as its ROOT and returns its position in
+  // Module::computations (for Instruction::called). Computations nest: a computation opened
+  // while another is open is closed first and defined before it. Errors: INVALID_ARGUMENT when
+  // none is open, `root` is out of range or a parameter number is missing.
+  void BeginComputation(std::string name);
+  Result<int> EndComputation(int root);
 
   // The computation "<add|max>.<type>" taking two `type` scalars and returning their sum or
   // maximum: a reduce's to_apply, made once per kind and type. Its position in
@@ -49,10 +59,16 @@ class ModuleBuilder {
   // Appends ROOT tuple(outputs) named `root_name` and returns the verified module: the reducers,
   // then the entry, named "main".
   Result<Module> Finish(const std::vector<int>& outputs, std::string root_name = "tuple");
+  // The same with the entry's ROOT `root` itself (an array result needs no tuple).
+  Result<Module> FinishWithRoot(int root);
 
  private:
+  Computation& current() { return open_.empty() ? entry_ : open_.back(); }
+  const Computation& current() const { return open_.empty() ? entry_ : open_.back(); }
+
   Module module_;  // the reducers so far; the entry joins them in Finish
   Computation entry_;
+  std::vector<Computation> open_;  // BeginComputation's, innermost last
   std::map<std::pair<bool, PrimitiveType>, int> reducers_;
 };
 

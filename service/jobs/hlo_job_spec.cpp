@@ -7,7 +7,7 @@
 
 #include "engine/hlo/cost_model.h"
 #include "engine/hlo/evaluator.h"
-#include "engine/hlo/parser.h"
+#include "engine/stablehlo/import.h"
 
 namespace tpuemu::service {
 namespace {
@@ -102,7 +102,7 @@ Result<std::shared_ptr<const HloJobSpec>> ParseHloJobSpec(const json& body, int6
   }
   auto text = body.find("text");
   if (text == body.end() || !text->is_string() || text->get_ref<const std::string&>().empty()) {
-    return Bad("hlo.text", "must be the module's HLO text");
+    return Bad("hlo.text", "must be the module's HLO text or StableHLO");
   }
   auto spec = std::make_shared<HloJobSpec>();
   spec->text = text->get<std::string>();
@@ -121,7 +121,8 @@ Result<std::shared_ptr<const HloJobSpec>> ParseHloJobSpec(const json& body, int6
   spec->limits.max_text_bytes = limits.max_text_bytes;
   spec->limits.max_instructions = limits.max_instructions;
   spec->limits.max_tensor_elements = limits.max_tensor_elements;
-  Result<hlo::Module> module = hlo::ParseModule(spec->text, spec->limits);
+  // HLO text or StableHLO (docs/stablehlo.md), told apart by the text's first word.
+  Result<hlo::Module> module = engine::stablehlo::ParseAnyModule(spec->text, spec->limits);
   if (!module.ok()) return Bad("hlo.text:", module.status().message());
   if (module->replica_count > kMaxDevices || module->num_partitions > kMaxDevices ||
       module->devices() > kMaxDevices) {
