@@ -12,6 +12,7 @@
 #include "engine/hlo/npy.h"
 #include "engine/hlo/parser.h"
 #include "engine/hlo/program.h"
+#include "engine/stablehlo/import.h"
 #include "tests/cli/tpuemu_engine/engine_cli.h"
 
 namespace tpuemu::cli {
@@ -129,6 +130,39 @@ TEST(EngineHlo, RunOnFourDevicesWithValuesAndNpyParameters) {
                                          " --params " + dir.path() + " --format json");
   ASSERT_EQ(from_files.exit_code, 0) << from_files.err;
   EXPECT_EQ(nlohmann::json::parse(from_files.out)["outputs"], j["outputs"]);
+}
+
+// StableHLO as JAX prints it (docs/stablehlo.md): the same flag, outputs as .npy files, equal to
+// the engine's run of the lowered module; a syntax error names its line and column.
+TEST(EngineHlo, RunTakesStableHloAndWritesNpy) {
+  TempDir dir;
+  const std::string mlir = Data("../../stablehlo/testdata/jax_mlp.mlir");
+  const RunResult r = RunEngine("run --hlo " + mlir +
+                                " --seed 3 --accelerator-type v5litepod-1"
+                                " --output-dir " +
+                                dir.path() + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["module"], "jit_mlp");
+  ASSERT_EQ(j["outputs"].size(), 1u);
+  EXPECT_EQ(j["outputs"][0]["shape"], "f32[8,4]");
+  auto module = engine::stablehlo::ParseAnyModule(ReadAll(mlir));
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  engine::hlo::RunOptions options;
+  options.inputs.seed = 3;
+  auto want = engine::hlo::RunModule(
+      *module, engine::Slice(*engine::FindAcceleratorType("v5litepod-1")), options);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  const engine::hlo::Array& expected = *want->outputs[0].array;
+  auto got = engine::hlo::ReadNpy(ReadAll(dir.path() + "/out_0.npy"), expected.shape(), "out");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->f, expected.f);
+  const std::string bad = dir.File("bad.mlir",
+                                   "module {\n  func.func @main() {\n    %0 = stablehlo.constant "
+                                   "dense<1.0 : tensor<f32>\n  }\n}\n");
+  const RunResult e = RunEngine("estimate --hlo " + bad);
+  EXPECT_NE(e.exit_code, 0);
+  EXPECT_THAT(e.err, HasSubstr("StableHLO text line 3, column"));
 }
 
 TEST(EngineHlo, UnsupportedInstructionsNeedAllowUnsupported) {
