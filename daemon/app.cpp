@@ -15,6 +15,7 @@
 #include "api/router.h"
 #include "api/routes.h"
 #include "api/static_files.h"
+#include "api/terminal_session.h"
 #include "api/worker_api.h"
 #include "api/worker_threads.h"
 #include "db/change_payloads.h"
@@ -53,6 +54,7 @@ struct App::Graph {
   std::unique_ptr<service::Observability> obs;
   std::unique_ptr<service::RetentionPruner> pruner;
   std::unique_ptr<api::WorkerThreads> writers;
+  std::unique_ptr<api::TerminalBudget> terminals;
   api::Router router;
   std::unique_ptr<api::StaticFiles> web;
   api::AsyncHandlerFn handler;  // auth (when on) around the router
@@ -335,7 +337,9 @@ Status App::Build() {
                                              },
                                          .replicas = g.replicas.get()});
   api::RegisterNodeRoutes(g.router, *g.nodes, *g.maintenance, *g.writers, g.workers.get());
-  api::RegisterWorkerRoutes(g.router, *g.nodes, *g.workers);
+  g.terminals = std::make_unique<api::TerminalBudget>(options_.max_terminals,
+                                                      options_.max_terminals_per_worker);
+  api::RegisterWorkerRoutes(g.router, *g.nodes, *g.workers, *g.writers, *g.terminals);
   api::RegisterComputeRoutes(g.router, *g.projects, *g.writers);
   api::RegisterQueuedResourceRoutes(g.router, *g.queued_resources, *g.maintenance, *g.reservations,
                                     *g.writers);
@@ -357,6 +361,7 @@ Status App::Build() {
   if (!options_.web_dir.empty()) {
     g.web = std::make_unique<api::StaticFiles>(options_.web_dir);
     if (!options_.chartjs_dir.empty()) g.web->Mount("/vendor/chart.js/", options_.chartjs_dir);
+    if (!options_.xterm_dir.empty()) g.web->Mount("/vendor/xterm/", options_.xterm_dir);
     g.router.SetFallback([web = g.web.get()](const api::HttpRequest& req, const api::PathParams&) {
       return web->Serve(req);
     });

@@ -18,9 +18,9 @@ ENTRY %main (x: f32[8,16], w: f32[16,4]) -> f32[8,4] {
 
 export function hloInput() {
   const text = h('textarea', {id: 'job-hlo', name: 'hlo', rows: 10, spellcheck: 'false', class: 'code',
-                              placeholder: 'HloModule …  (paste the text JAX or XLA_FLAGS=--xla_dump_hlo_as_text prints)'});
+                              placeholder: 'HloModule … or module @jit_f … (HLO text, or the StableHLO jax.jit(f).lower(x).as_text() prints)'});
   const status = h('span', {id: 'job-hlo-status', class: 'hint', 'aria-live': 'polite'});
-  const file = h('input', {id: 'job-hlo-file', name: 'hloFile', type: 'file', accept: '.hlo,.txt,text/plain'});
+  const file = h('input', {id: 'job-hlo-file', name: 'hloFile', type: 'file', accept: '.hlo,.mlir,.txt,text/plain'});
   file.addEventListener('change', async () => {
     const chosen = file.files && file.files[0];
     if (!chosen) return;

@@ -73,7 +73,7 @@ function form(params, onSubmit) {
                                value: params.capacityFactor || '', placeholder: 'dropless', size: 8});
   const remat = select({id: 'compare-remat', name: 'remat'},
                        [{value: '', label: 'Auto (offloads when that fits)'}, ...kRematPolicies], params.remat || '');
-  const hlo = h('input', {id: 'compare-hlo', type: 'file', accept: '.hlo,.txt'});
+  const hlo = h('input', {id: 'compare-hlo', type: 'file', accept: '.hlo,.mlir,.txt'});
   return h('form', {id: 'compare-form', 'aria-labelledby': 'compare-form-title', onsubmit: async (event) => {
     event.preventDefault();
     const next = {};
