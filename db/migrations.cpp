@@ -390,6 +390,12 @@ CREATE TABLE project_metadata (
   items_json  TEXT NOT NULL              -- [{"key", "value"}], in the order set
 ) WITHOUT ROWID;
 )sql";
+// v10: a node's next queued job (JobRepository::NextQueuedOnNode, each claim) from an index of the
+// queued jobs alone; jobs_by_node made every claim walk the node's whole job history (issue 44).
+constexpr std::string_view kV10 = R"sql(
+CREATE INDEX jobs_queued_on_node ON jobs (project, zone, node_id, priority DESC, seq)
+  WHERE state = 'QUEUED';
+)sql";
 constexpr std::array kMigrations = {
     Migration{1, kV1},
     Migration{2, kV2},
@@ -400,6 +406,7 @@ constexpr std::array kMigrations = {
     Migration{7, kV7},
     Migration{8, kV8},
     Migration{9, kV9},
+    Migration{10, kV10},
 };
 
 Result<int> UserVersion(sqlite3* db) {

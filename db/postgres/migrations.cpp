@@ -438,10 +438,15 @@ CREATE TABLE project_metadata (
   items_json  TEXT NOT NULL
 );
 )sql";
+// v10: a node's next queued job from an index of the queued jobs alone (db/migrations.cpp, v10).
+constexpr std::string_view kV10 = R"sql(
+CREATE INDEX jobs_queued_on_node ON jobs (project, zone, node_id, priority DESC, seq)
+  WHERE state = 'QUEUED';
+)sql";
 
 constexpr std::array kMigrations = {
     Migration{1, kV1}, Migration{2, kV2}, Migration{3, kV3}, Migration{4, kV4}, Migration{5, kV5},
-    Migration{6, kV6}, Migration{7, kV7}, Migration{8, kV8}, Migration{9, kV9},
+    Migration{6, kV6}, Migration{7, kV7}, Migration{8, kV8}, Migration{9, kV9}, Migration{10, kV10},
 };
 
 }  // namespace

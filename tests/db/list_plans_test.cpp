@@ -81,6 +81,16 @@ TEST_F(ListPlansTest, AnUnindexedFilterWouldFail) {
   EXPECT_EQ(plan[0].rfind("SCAN nodes", 0), 0u) << plan[0];
 }
 
+// Each claim asks for its node's next queued job (JobRepository::NextQueuedOnNode): the partial
+// index of queued jobs answers it, not a walk of every job the node ever ran (issue 44).
+TEST_F(ListPlansTest, NextQueuedJobOnANodeReadsTheQueuedIndex) {
+  const std::vector<std::string> plan = Plan(
+      " FROM jobs WHERE project = ?1 AND zone = ?2 AND node_id = ?3 AND state = 'QUEUED' "
+      "ORDER BY priority DESC, seq LIMIT 1");
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_NE(plan[0].find("USING INDEX jobs_queued_on_node"), std::string::npos) << plan[0];
+}
+
 TEST_F(ListPlansTest, CountersEqualAScanAfterInsertsUpdatesAndDeletes) {
   NodeRepository nodes(*store_);
   StatsRepository stats(*store_);
