@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -196,6 +197,13 @@ Result<AuthPolicy> AuthPolicy::Parse(std::string_view json_text) {
       return Status::InvalidArgument(where +
                                      ".projects must be a non-empty array of project ids or \"*\"");
     }
+    if (auto user = entry.find("user"); user != entry.end()) {
+      if (!user->is_string() || user->get_ref<const std::string&>().empty() ||
+          user->get_ref<const std::string&>().size() > 256) {
+        return Status::InvalidArgument(where + ".user must be a name or e-mail, 1..256 characters");
+      }
+      grant.user = user->get<std::string>();
+    }
     for (const json& p : *projects) {
       if (!p.is_string() || p.get_ref<const std::string&>().empty()) {
         return Status::InvalidArgument(where + ".projects must hold non-empty strings");
@@ -232,6 +240,50 @@ std::optional<std::string> BearerToken(std::string_view value) {
   return std::string(value);
 }
 
+// base64url without padding (RFC 4648 §5) to bytes; nullopt for any other character.
+std::optional<std::string> Base64UrlDecode(std::string_view text) {
+  std::string out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (char c : text) {
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '-'             ? 62
+            : c == '_'             ? 63
+                                   : -1;
+    if (v < 0) return std::nullopt;
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out.push_back(static_cast<char>((bits >> count) & 0xff));
+    }
+  }
+  return out;
+}
+
+// The request's bearer token: the Authorization header's, or — for a WebSocket, whose browser
+// API cannot set headers — a "bearer.<base64url token>" item of Sec-WebSocket-Protocol (as
+// Kubernetes' API server takes it). nullopt when there is none or it is malformed.
+std::optional<std::string> RequestToken(const HttpRequest& request) {
+  if (std::optional<std::string> header = request.Header("authorization")) {
+    return BearerToken(*header);
+  }
+  std::optional<std::string> protocols = request.Header("sec-websocket-protocol");
+  if (!protocols || !request.Header("upgrade")) return std::nullopt;
+  std::string_view rest = *protocols;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.rfind("bearer.", 0) == 0) return Base64UrlDecode(item.substr(7));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return std::nullopt;
+}
+
 // The hardware catalog (/_emulator/hardware) and the TPU comparison computed from it
 // (GET /_emulator/compare) belong to no project and tell nothing about anyone's resources, like
 // acceleratorTypes: any valid token may read them.
@@ -244,8 +296,7 @@ bool IsSharedCatalogRead(const HttpRequest& request, const ApiPath& path) {
 }  // namespace
 
 bool AuthPolicy::GrantsEveryProject(const HttpRequest& request) const {
-  std::optional<std::string> header = request.Header("authorization");
-  std::optional<std::string> token = header ? BearerToken(*header) : std::nullopt;
+  std::optional<std::string> token = RequestToken(request);
   if (!token) return false;
   auto found = tokens_.find(*token);
   return found != tokens_.end() && found->second.projects.count("*") > 0;
@@ -259,9 +310,7 @@ Status AuthPolicy::Check(const HttpRequest& request) const {
   ApiPath path = SplitPath(request);
   if (path.api == Api::kNone) return Status::Ok();
 
-  std::optional<std::string> header = request.Header("authorization");
-  if (!header) return Status::Unauthenticated(kMissing);
-  std::optional<std::string> token = BearerToken(*header);
+  std::optional<std::string> token = RequestToken(request);
   if (!token) return Status::Unauthenticated(kMissing);
   auto found = tokens_.find(*token);
   if (found == tokens_.end()) return Status::Unauthenticated(kInvalid);
@@ -277,10 +326,19 @@ Status AuthPolicy::Check(const HttpRequest& request) const {
     return Denied(request, path,
                   "a path without a project needs a token granted every project (\"*\").");
   }
-  if (!IsRead(request.method) && grant.role != AuthRole::kEditor) {
+  // A terminal (a WebSocket upgrade) is a login: an editor's, as every write.
+  const bool write = !IsRead(request.method) || request.Header("upgrade").has_value();
+  if (write && grant.role != AuthRole::kEditor) {
     return Denied(request, path, "the token's role is viewer (read-only).");
   }
   return Status::Ok();
+}
+
+std::string AuthPolicy::UserOf(const HttpRequest& request) const {
+  std::optional<std::string> token = RequestToken(request);
+  if (!token) return "";
+  auto found = tokens_.find(*token);
+  return found == tokens_.end() ? "" : found->second.user;
 }
 
 HttpResponse AuthErrorResponse(const Status& status) {
@@ -298,6 +356,11 @@ AsyncHandlerFn RequireAuth(const AuthPolicy& policy, AsyncHandlerFn inner) {
   return [&policy, inner = std::move(inner)](const HttpRequest& request, Responder respond) {
     Status s = policy.Check(request);
     if (!s.ok()) return respond(AuthErrorResponse(s));
+    if (request.Header("upgrade")) {  // a terminal logs its token's person in
+      HttpRequest named = request;
+      named.principal = policy.UserOf(request);
+      return inner(named, std::move(respond));
+    }
     if (!AuthPolicy::IsProtected(request) && !policy.GrantsEveryProject(request)) {
       HttpRequest narrowed = request;
       narrowed.sees_every_project = false;

@@ -1,10 +1,16 @@
 // Bearer-token auth (tpuemud --auth-tokens FILE), off unless a token file is given.
 //
 // Token file (JSON):
-//   {"tokens": [{"token": "t1", "projects": ["p1", "p2"], "role": "editor"},
+//   {"tokens": [{"token": "t1", "projects": ["p1", "p2"], "role": "editor",
+//                "user": "alice@example.com"},
 //               {"token": "ro", "projects": ["*"], "role": "viewer"}]}
 // `projects` lists project ids; "*" grants every project. `role` is "viewer" (GET/HEAD only) or
-// "editor" (every method). Tokens must be unique, 1..4096 printable non-space characters.
+// "editor" (every method). Tokens must be unique, 1..4096 printable non-space characters. `user`
+// (optional) is the person signed in with it: the dashboard's terminal logs them into a worker as
+// a user of that name (service/workers/console_terminal.h, ConsoleUserName).
+// A WebSocket (the terminal) may carry its token as a Sec-WebSocket-Protocol item
+// "bearer.<base64url of the token>", since a browser cannot set its headers; opening one is a
+// write (an editor's).
 //
 // Which requests need a token (every route that reads or changes anyone's resources):
 //   - the TPU API and its siblings: first segment an API version ("v1", "v2", "v2alpha1", ...);
@@ -58,6 +64,7 @@ enum class AuthRole { kViewer, kEditor };
 struct AuthGrant {
   std::set<std::string> projects;  // "*" = every project
   AuthRole role = AuthRole::kViewer;
+  std::string user;  // the person signed in with the token; "" when not given
 };
 
 class AuthPolicy {
@@ -72,6 +79,8 @@ class AuthPolicy {
   static bool IsProtected(const HttpRequest& request);
   // OK, or UNAUTHENTICATED / PERMISSION_DENIED with Google's wording. Open paths are always OK.
   Status Check(const HttpRequest& request) const;
+  // The `user` of the request's token; "" when none is given.
+  std::string UserOf(const HttpRequest& request) const;
   // Whether `request` carries a bearer token granted every project ("*"), whatever its role.
   bool GrantsEveryProject(const HttpRequest& request) const;
 

@@ -14,6 +14,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "api/connection_takeover.h"
 #include "api/google_error.h"
 
 namespace tpuemu::api::http_internal {
@@ -209,11 +210,13 @@ void Session::OnReadBody(beast::error_code ec, std::size_t) {
 void Session::OnRequest() {
   BeastRequest message = parser_->release();
   parser_.reset();
+  // Nothing is read after an upgrade request: its handler may take the connection over.
+  const bool upgrade = message.count(http::field::upgrade) > 0;
   bool keep_alive = message.keep_alive();
   HttpRequest request = ToHttpRequest(std::move(message), remote_address_);
   uint64_t seq = next_seq_++;
   in_flight_[seq] = InFlight{request.method, request.target, Clock::now(), keep_alive, {}};
-  if (!keep_alive) state_ = State::kAnswering;
+  if (!keep_alive || upgrade) state_ = State::kAnswering;
 
   auto reply = std::make_shared<Reply>(shared_from_this(), seq);
   try {
@@ -224,7 +227,7 @@ void Session::OnRequest() {
     reply->Complete(ErrorResponse(Status::Internal("Internal error.")));
   }
   reply.reset();
-  if (keep_alive) DoRead();
+  if (keep_alive && !upgrade) DoRead();
 }
 
 //------------------------------------------------------------------------------
@@ -269,6 +272,7 @@ void Session::DoWrite() {
   if (write_state_ != WriteState::kIdle) return;
   auto it = in_flight_.find(write_seq_);
   if (it == in_flight_.end() || !it->second.response) return;
+  if (it->second.response->takeover) return HandOver(std::move(it->second.response->takeover));
   // While stopping, the last outstanding response tells the client to go away.
   bool keep_alive = it->second.keep_alive && !(core_->stopping && in_flight_.size() == 1);
   out_ = ToBeastResponse(std::move(*it->second.response), keep_alive);
@@ -276,6 +280,16 @@ void Session::DoWrite() {
   stream_.expires_after(core_->options.write_timeout);  // a pending read keeps its own deadline
   http::async_write(stream_, *out_,
                     beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+}
+
+// The socket goes to `takeover` with what was read past the request; this session ends
+// without touching it (no shutdown, no close).
+void Session::HandOver(std::shared_ptr<ConnectionTakeover> takeover) {
+  state_ = State::kClosed;
+  CancelIdleTimer();
+  in_flight_.clear();
+  stream_.expires_never();
+  takeover->Start(stream_.release_socket(), std::move(buffer_));
 }
 
 void Session::OnWrite(beast::error_code ec, std::size_t) {

@@ -102,6 +102,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnResponse(uint64_t seq, HttpResponse response);
   void RespondAndClose(int http_status, const Status& status);
   void DoWrite();
+  void HandOver(std::shared_ptr<ConnectionTakeover> takeover);
   void OnWrite(boost::beast::error_code ec, std::size_t bytes);
   void DoWriteContinue();
   void OnWriteContinue(boost::beast::error_code ec, std::size_t bytes);

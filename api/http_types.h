@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ struct HttpRequest {
   // unless auth is on and the request carries no token granted every project ("*"). Set by
   // RequireAuth (api/auth.h); it only ever narrows what a handler shows.
   bool sees_every_project = true;
+  // On an upgrade request (the terminal's WebSocket), with auth on: the `user` of its token
+  // (api/auth.h); "" otherwise.
+  std::string principal;
 
   // First value of a query parameter; nullopt when absent.
   std::optional<std::string> Query(std::string_view key) const;
@@ -35,12 +39,19 @@ struct HttpRequest {
   std::optional<std::string> Header(std::string_view lower_name) const;
 };
 
+// A response that takes the connection over instead of being written: a WebSocket's handshake
+// (api/connection_takeover.h has the interface; Beast and Asio stay out of this header).
+class ConnectionTakeover;
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
   std::string route;  // matched route pattern for logs/metrics (not sent); "" when none matched
+  // Set: the server writes nothing and hands the connection to it (after every earlier response
+  // of the connection is written; an upgrade request is the last one read from it).
+  std::shared_ptr<ConnectionTakeover> takeover;
 };
 
 HttpResponse JsonResponse(int status, const nlohmann::json& body);

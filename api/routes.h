@@ -26,6 +26,8 @@
 
 namespace tpuemu::api {
 
+class TerminalBudget;  // api/terminal_session.h
+
 // Wraps a client write's handler (nodes, queued resources): while the store is behind
 // (NodeManager::WriteBacklog), it answers 429 RESOURCE_EXHAUSTED with google.rpc.RetryInfo
 // instead of adding to the backlog the node transitions wait behind.
@@ -85,9 +87,12 @@ struct EmulatorHooks {
 void RegisterEmulatorRoutes(Router& router, EmulatorHooks hooks);
 // TPU VM workers (emulator extension): GET …/nodes/{node}/workers (each worker's address,
 // state, SSH command, startup script) and GET …/nodes/{node}/workers/{worker}/startupScriptOutput
-// ?offset=K (text/plain, the output of its last boot), under /v2 and /v2alpha1.
+// ?offset=K (text/plain, the output of its last boot), and GET …/workers/{worker}/terminal, a
+// WebSocket into the worker (api/terminal_session.h; opened on `threads`, bounded by
+// `terminals`), under /v2 and /v2alpha1.
 void RegisterWorkerRoutes(Router& router, service::NodeManager& nodes,
-                          service::WorkerManager& workers);
+                          service::WorkerManager& workers, WorkerThreads& threads,
+                          TerminalBudget& terminals);
 // What gcloud's `tpu-vm ssh` asks of Compute Engine (api/routes_compute.cpp), under
 // /compute/{v1,beta,alpha}: GET projects/{project}, POST projects/{project}/
 // setCommonInstanceMetadata, GET and POST :wait of projects/{project}/global/operations/{op}.

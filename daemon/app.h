@@ -100,7 +100,11 @@ struct AppOptions {
   std::optional<api::AuthPolicy> auth;  // set: API requests need a bearer token
   std::string web_dir;                  // the dashboard served at /; empty = none
   std::string chartjs_dir;              // served at /vendor/chart.js/ when web_dir is set
-  bool log_requests = true;             // one spdlog line per answered request
+  std::string xterm_dir;                // served at /vendor/xterm/ when web_dir is set
+  // The dashboard's terminals into workers open at once (api/terminal_session.h).
+  int max_terminals = 32;
+  int max_terminals_per_worker = 4;
+  bool log_requests = true;  // one spdlog line per answered request
   WorkerSettings workers;
 };
 

@@ -312,6 +312,19 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "Chart.js files served at /vendor/chart.js/ (Debian's libjs-chart.js)")
       ->envname("TPUEMU_CHARTJS_DIR")
       ->capture_default_str();
+  app.add_option("--xterm-dir", f.xterm_dir,
+                 "xterm.js files served at /vendor/xterm/ (Debian's libjs-xterm): the "
+                 "dashboard's terminal into a worker")
+      ->envname("TPUEMU_XTERM_DIR")
+      ->capture_default_str();
+  app.add_option("--max-terminals", f.max_terminals,
+                 "Terminals into workers (the dashboard's SSH) open at once, in all")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  app.add_option("--max-terminals-per-worker", f.max_terminals_per_worker,
+                 "Terminals open at once into one worker")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
 }
 
 std::string DbPath(const Flags& flags) {
@@ -373,6 +386,9 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
   }
   o.web_dir = flags.web_dir.empty() ? DefaultWebDir() : flags.web_dir;
   o.chartjs_dir = flags.chartjs_dir;
+  o.xterm_dir = flags.xterm_dir;
+  o.max_terminals = flags.max_terminals;
+  o.max_terminals_per_worker = flags.max_terminals_per_worker;
   o.workers.mode = flags.worker_sandboxes;
   // Absolute, so that a relative --data-dir (scripts/run's "data") still gives sandboxes, whose
   // helper runs from another working directory.

@@ -74,6 +74,9 @@ struct Flags {
   int64_t worker_disk_budget_bytes = 0;     // 0: none (boot disks are sparse)
   std::string web_dir;                      // default: DefaultWebDir()
   std::string chartjs_dir = "/usr/share/javascript/chart.js";
+  std::string xterm_dir = "/usr/share/javascript/xterm";
+  int max_terminals = 32;
+  int max_terminals_per_worker = 4;
 };
 
 // Registers every flag on `cli`, writing into `flags`.

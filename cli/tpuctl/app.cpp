@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/tpuctl/tpu_info.h"
+
 namespace tpuemu::cli {
 
 using nlohmann::json;
@@ -140,6 +142,7 @@ int RunTpuctl(int argc, const char* const* argv, std::ostream& out, std::ostream
   AddCatalogCommands(*tpu_vm, ctx);  // gcloud has them under tpu-vm too
   AddSshCommands(*tpu_vm, *tpus->get_subcommand("queued-resources"), ctx);
   AddJobsCommands(app, ctx);
+  AddTpuInfoCommand(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,8 @@
 #include "service/workers/worker_files.h"
 
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -130,12 +132,68 @@ Result<std::vector<sandbox::Bind>> WriteWorkerFiles(const sandbox::Support& supp
   }
   TPUEMU_RETURN_IF_ERROR(WriteFile(paths.config + "/startup-script", script, 0755));
 
-  return std::vector<sandbox::Bind>{
+  std::vector<sandbox::Bind> binds = {
       {paths.config, kInside, true},
       {paths.config + "/hosts", "/etc/hosts", true},
       {paths.config + "/hostname", "/etc/hostname", true},
       {paths.config + "/profile.sh", "/etc/profile.d/tpuemu-tpu.sh", true},
   };
+  // tpuctl, and as tpu-info, where pip puts tools (found again at each boot: scripts/run builds
+  // tpuctl after tpuemud starts).
+  if (const std::string tpuctl = FindTpuctl(); !tpuctl.empty()) {
+    binds.push_back({tpuctl, "/usr/local/bin/tpuctl", true});
+    binds.push_back({tpuctl, "/usr/local/bin/tpu-info", true});
+  }
+  return binds;
+}
+
+std::string FindTpuctl() {
+  std::vector<std::string> candidates;
+  char exe[PATH_MAX];
+  if (const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1); n > 0) {
+    const std::string self(exe, static_cast<size_t>(n));
+    const std::string dir = self.substr(0, self.rfind('/') + 1);
+    candidates.push_back(dir + "tpuctl");            // installed side by side
+    candidates.push_back(dir + "../cli/tpuctl");     // build/daemon/tpuemud
+    candidates.push_back(dir + "../../cli/tpuctl");  // build/tests/<folder>/<test>
+  }
+  candidates.push_back("/usr/local/bin/tpuctl");
+  candidates.push_back("/usr/bin/tpuctl");
+  for (const std::string& c : candidates) {
+    if (access(c.c_str(), X_OK) == 0) {
+      std::error_code ec;
+      const std::filesystem::path canonical = std::filesystem::canonical(c, ec);
+      if (!ec) return canonical.string();
+    }
+  }
+  return "";
+}
+
+sandbox::TpuDevices TpuDevicesOf(const Node& node) {
+  sandbox::TpuDevices devices;
+  devices.chips = node.type.workers > 0 ? node.type.chips / node.type.workers : 0;
+  switch (node.type.generation) {
+    case engine::Generation::kV2:
+    case engine::Generation::kV3:
+      devices.device_id = "0x0027";
+      break;
+    case engine::Generation::kV4:
+      devices.device_id = "0x005e";
+      break;
+    case engine::Generation::kV5p:
+      devices.device_id = "0x0062";
+      devices.vfio = true;
+      break;
+    case engine::Generation::kV5e:
+      devices.device_id = "0x0063";
+      devices.vfio = true;
+      break;
+    case engine::Generation::kV6e:
+      devices.device_id = "0x006f";
+      devices.vfio = true;
+      break;
+  }
+  return devices;
 }
 
 Result<std::string> HostPublicKey(const WorkerPaths& paths) {

@@ -2,8 +2,8 @@
 // (`<worker dir>/config`, bound read-only at /etc/tpuemu inside): sshd's configuration and host
 // key, /etc/hosts (metadata.google.internal and every worker of the node), /etc/hostname, the
 // login environment (/etc/profile.d/tpuemu-tpu.sh) and the startup script (the account agent is
-// account_agent.h). Not thread-safe per worker folder: one caller at a time (WorkerManager runs a
-// node's work in order).
+// account_agent.h); and tpuctl, as tpuctl and tpu-info, in /usr/local/bin. Not thread-safe per
+// worker folder: one caller at a time (WorkerManager runs a node's work in order).
 #pragma once
 
 #include <map>
@@ -30,6 +30,17 @@ WorkerPaths PathsOf(const std::string& workers_dir, const Node& node, int worker
 Result<std::vector<sandbox::Bind>> WriteWorkerFiles(const sandbox::Support& support,
                                                     const WorkerPaths& paths, const Node& node,
                                                     int worker, const GuestContext& context);
+
+// The chips of one worker's host as its software finds them (sandbox/tpu_devices.h): the node's
+// chips per host, its generation's PCI device id (torch_xla's _TPU_PCI_DEVICE_IDS: 0x0027 v2/v3,
+// 0x005e v4, 0x0062 v5p, 0x0063 v5e, 0x006f v6e) and device nodes (/dev/accel* up to v4, VFIO
+// from v5e on).
+sandbox::TpuDevices TpuDevicesOf(const Node& node);
+
+// The tpuctl binary workers get as /usr/local/bin/tpuctl and tpu-info: beside the running
+// program, in the build tree's cli/ (tpuemud or a test binary of the build), or in /usr/local/bin
+// or /usr/bin; "" when there is none.
+std::string FindTpuctl();
 
 // The worker's SSH host public key ("ssh-ed25519 AAAA…"); NOT_FOUND before its first boot.
 Result<std::string> HostPublicKey(const WorkerPaths& paths);

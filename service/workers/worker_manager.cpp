@@ -300,6 +300,7 @@ void WorkerManager::BootWorker(const std::shared_ptr<NodeWorkers>& nw, const Nod
   spec.pids_limit = options_.pids_limit;
   spec.disk_bytes = options_.disk_bytes;
   spec.host_free_floor_bytes = options_.disk_floor_bytes;
+  spec.tpu = TpuDevicesOf(node);
   {
     std::lock_guard lock(mu_);
     if (nw->network) spec.network_pid = nw->network->slice->pid();

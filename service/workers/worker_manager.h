@@ -169,6 +169,21 @@ class WorkerManager {
   // Sandboxed workers running now (benchmarks, /metrics).
   int RunningWorkers() const;
 
+  // Where the console's SSH-in-browser logs in (service/workers/console_terminal.h).
+  struct ConsoleLogin {
+    std::string ip;        // the worker's external address
+    uint16_t port = 22;    // its SSH port
+    std::string host_key;  // "ssh-ed25519 AAAA…", for known_hosts
+  };
+  // Makes `user` a user of node `node_name`'s workers with `public_key` ("ssh-ed25519 AAAA…")
+  // until `expire_unix_ms`, as the google-ssh key the Cloud console adds for its SSH-in-browser
+  // (worker_console.cpp): kept here, not written to the node's metadata, expiring as such keys
+  // do, and applied to worker `worker`'s accounts before this returns. FAILED_PRECONDITION when
+  // that worker does not run; INVALID_ARGUMENT for a user name the agent would refuse.
+  Result<ConsoleLogin> AddConsoleKey(const std::string& node_name, int worker,
+                                     const std::string& user, const std::string& public_key,
+                                     int64_t expire_unix_ms);
+
  private:
   enum class WorkerState { kOff, kBooting, kRunning, kFailed };
   struct Worker {
@@ -210,6 +225,8 @@ class WorkerManager {
     bool keys_sync_queued = false;
     int64_t keys_expire_ms = 0;
     std::string reported_rejections;
+    // The console's keys (AddConsoleKey): {expiry unix ms, ssh-keys line}; guarded by mu_.
+    std::vector<std::pair<int64_t, std::string>> console_keys;
   };
 
   // Gives back the host's capacity `node` held (none: nothing happens).

@@ -45,6 +45,12 @@ Status WorkerManager::SyncAccounts(const std::shared_ptr<NodeWorkers>& nw, const
     }
   }
   ParseSshKeys(value(md, "ssh-keys"), now, accounts);
+  std::string console;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [expiry, line] : nw->console_keys) console += line + "\n";
+  }
+  ParseSshKeys(console, now, accounts);
   auto [command, input] = AccountAgentCommand(accounts.keys);
   std::string rejected;
   for (const std::string& r : accounts.rejected) rejected += r + "\n";

@@ -33,6 +33,35 @@ HttpRequest Req(std::string method, std::string target, std::string token = "") 
 
 StatusCode CodeOf(const AuthPolicy& p, const HttpRequest& r) { return p.Check(r).code(); }
 
+// A WebSocket (the dashboard's terminal) carries its token as a subprotocol item
+// "bearer.<base64url>", is a write (an editor's), and names the token's user.
+TEST(AuthPolicyCheck, TakesAWebSocketsTokenFromItsSubprotocols) {
+  Result<AuthPolicy> p = AuthPolicy::Parse(R"({"tokens": [
+      {"token": "ed/+1", "projects": ["p1"], "role": "editor", "user": "alice@example.com"},
+      {"token": "ro-p1", "projects": ["p1"], "role": "viewer"}]})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto ws = [](const std::string& protocols) {
+    HttpRequest r = MakeRequest("GET", "/v2/projects/p1/locations/z/nodes/n/workers/0/terminal");
+    r.headers["upgrade"] = "websocket";
+    if (!protocols.empty()) r.headers["sec-websocket-protocol"] = protocols;
+    return r;
+  };
+  // base64url("ed/+1") = "ZWQvKzE", base64url("ro-p1") = "cm8tcDE".
+  EXPECT_EQ(CodeOf(*p, ws("tpuemu.terminal.v1, bearer.ZWQvKzE")), StatusCode::kOk);
+  EXPECT_EQ(p->UserOf(ws("tpuemu.terminal.v1, bearer.ZWQvKzE")), "alice@example.com");
+  EXPECT_EQ(CodeOf(*p, ws("tpuemu.terminal.v1")), StatusCode::kUnauthenticated);
+  EXPECT_EQ(CodeOf(*p, ws("bearer.bm9wZQ")), StatusCode::kUnauthenticated);  // "nope"
+  EXPECT_EQ(CodeOf(*p, ws("bearer.!!")), StatusCode::kUnauthenticated);
+  EXPECT_EQ(CodeOf(*p, ws("bearer.cm8tcDE")), StatusCode::kPermissionDenied);  // a viewer
+  // The subprotocol counts only on an upgrade: a plain GET must use the header.
+  HttpRequest plain = ws("bearer.ZWQvKzE");
+  plain.headers.erase("upgrade");
+  EXPECT_EQ(CodeOf(*p, plain), StatusCode::kUnauthenticated);
+  EXPECT_FALSE(AuthPolicy::Parse(R"({"tokens": [{"token": "t", "projects": ["p"],
+      "role": "viewer", "user": 7}]})")
+                   .ok());
+}
+
 TEST(AuthPolicyParse, RejectsMalformedFilesNamingTheField) {
   struct Case {
     const char* text;

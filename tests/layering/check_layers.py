@@ -52,6 +52,8 @@ BEAST_ALLOWED = {
     "api/http_session.cpp",
     "api/http_message.h",
     "api/http_message.cpp",
+    "api/connection_takeover.h",  # a response that takes the socket over (a WebSocket)
+    "api/terminal_session.cpp",  # the dashboard's terminal: Beast's WebSocket
     "cli/tpuctl/http_client.cpp",
 }
 
