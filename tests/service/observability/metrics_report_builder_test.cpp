@@ -84,7 +84,8 @@ TEST_F(MetricsReportBuilderTest, StepsBecomeExecuteAndTransferSamplesOnTheHostTi
                          "  Accumulator: 004ms000.000us\n"),
             std::string::npos)
       << *report;
-  EXPECT_NE(report->find("Metric: InboundData\n  TotalSamples: 4\n  Accumulator: 60.08MB\n"),
+  // 4 x 12.75 MB (1.5e10 B/s x Efficiency::host for a millisecond) = 48.64 MiB.
+  EXPECT_NE(report->find("Metric: InboundData\n  TotalSamples: 4\n  Accumulator: 48.64MB\n"),
             std::string::npos)
       << *report;
   EXPECT_NE(report->find("Metric: CompileTime\n  TotalSamples: 1\n  Accumulator: 250ms000.000us\n"),
