@@ -245,6 +245,7 @@ Status App::Build() {
   g.jobs = std::make_unique<service::JobManager>(*g.store, *g.nodes, g.scheduler, *g.pool,
                                                  g.compile_cache, options_.jobs);
   g.jobs->SetReplica(g.replicas->id(), shared);
+  g.jobs->SetWriteBatcher(&g.writes->batcher());
   g.nodes->SetStateObserver(
       [jobs = g.jobs.get()](const service::Node& node, service::NodeState previous) {
         jobs->OnNodeStateChanged(node, previous);

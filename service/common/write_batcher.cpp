@@ -5,6 +5,9 @@
 namespace tpuemu::service {
 namespace {
 
+// The batcher whose thread this is (null on every other thread): Run() from there cannot wait.
+thread_local const WriteBatcher* running_batcher = nullptr;
+
 Status Exec(db::Txn& txn, std::string_view sql) {
   Result<db::Statement*> stmt = txn.Prepare(sql);
   if (!stmt.ok()) return stmt.status();
@@ -19,6 +22,11 @@ WriteBatcher::WriteBatcher(db::Store& store, int max_batch)
 WriteBatcher::~WriteBatcher() { Stop(); }
 
 Status WriteBatcher::Run(Body body, std::function<void()> on_commit) {
+  if (running_batcher == this) {
+    Status s = store_.Transaction(body);
+    if (s.ok() && on_commit) on_commit();
+    return s;
+  }
   auto done = std::make_shared<std::promise<Status>>();
   std::future<Status> result = done->get_future();
   Submit(std::move(body), std::move(on_commit),
@@ -60,6 +68,7 @@ void WriteBatcher::Stop() {
 }
 
 void WriteBatcher::Loop() {
+  running_batcher = this;
   std::unique_lock lock(mu_);
   while (true) {
     cv_.wait(lock, [this] { return stopping_ || !queue_.empty() || !urgent_.empty(); });

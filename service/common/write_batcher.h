@@ -40,7 +40,9 @@ class WriteBatcher {
 
   // Runs `body` in a shared transaction and returns its Status once the transaction committed; if
   // the commit itself fails, every body of that batch gets the failure (UNAVAILABLE/INTERNAL).
-  // After Stop(): UNAVAILABLE without running the body.
+  // After Stop(): UNAVAILABLE without running the body. Called on the batcher thread itself (an
+  // `on_commit` observer that writes, after its batch committed), it runs `body` in a transaction
+  // of its own at once instead of waiting on itself.
   // `on_commit`, if given, runs on the batcher thread after the commit when the body succeeded, in
   // the same order as the bodies: observers see state changes in commit order. It must not call
   // Run() (that would wait on itself).

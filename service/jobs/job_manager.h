@@ -68,6 +68,8 @@ class JobManager {
   // Where every job state change writes its event, in the change's transaction (borrowed; null =
   // none). Set before Recover() and the first Submit().
   void SetEventSink(EventSink* sink) { records_.SetEventSink(sink); }
+  // The nodes' group commit, which the jobs' writes share (JobRecords::SetWriteBatcher).
+  void SetWriteBatcher(WriteBatcher* batcher) { records_.SetWriteBatcher(batcher); }
 
   // Jobs.
   // The node's checks (READY, else FAILED_PRECONDITION; cores, an hlo job's devices), the job's

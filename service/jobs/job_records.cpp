@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "service/common/clock.h"
+#include "service/common/write_batcher.h"
 #include "service/jobs/job_event.h"
 #include "service/jobs/job_log_lines.h"
 #include "service/nodes/node_rows.h"
@@ -31,6 +32,13 @@ Result<Job> JobOf(Result<db::JobRow> row) {
 }  // namespace
 
 Result<Job> JobRecords::Get(const std::string& name) const { return JobOf(jobs_.Get(name)); }
+
+Status JobRecords::Write(const std::function<Status(db::Txn&)>& body) {
+  // Shared commits: a tiny job is five writes (submit, claim, compile, step, end), and on a SQLite
+  // file each commit of its own appended its pages to the WAL (bench_jobs, issue 44).
+  if (batcher_ != nullptr) return batcher_->Run(body);
+  return store_.Transaction(body);
+}
 
 Result<Job> JobRecords::Get(db::Txn& txn, const std::string& name) const {
   return JobOf(jobs_.Get(txn, name));
@@ -61,7 +69,7 @@ Status JobRecords::Update(db::Txn& txn, const Job& job, const std::string& line)
 Result<Job> JobRecords::InsertOrReplay(Job job, bool* inserted) {
   *inserted = false;
   PendingEvents events(event_sink_);
-  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+  Status s = Write([&](db::Txn& txn) -> Status {
     if (job.request_id) {
       Result<db::JobRow> existing =
           jobs_.GetByRequestId(txn, job.project, job.zone, job.node_id, *job.request_id);
@@ -94,7 +102,7 @@ Result<Job> JobRecords::InsertOrReplay(Job job, bool* inserted) {
 }
 
 Status JobRecords::AppendLine(const std::string& name, const std::string& line) {
-  return store_.Transaction([&](db::Txn& txn) { return jobs_.AppendLog(txn, name, line); });
+  return Write([&](db::Txn& txn) { return jobs_.AppendLog(txn, name, line); });
 }
 
 Result<Job> JobRecords::RequeueInterrupted(const std::string& name, bool* requeued) {
@@ -115,7 +123,7 @@ Result<Job> JobRecords::RequeueRunning(const std::string& name,
   *requeued = false;
   Job job;
   PendingEvents events(event_sink_);
-  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+  Status s = Write([&](db::Txn& txn) -> Status {
     Result<Job> current = Get(txn, name);
     if (!current.ok()) return current.status();
     job = std::move(current).value();
@@ -140,7 +148,7 @@ Result<Job> JobRecords::Claim(const std::string& name, ClaimResult* result) {
   *result = ClaimResult::kGone;
   Job job;
   PendingEvents events(event_sink_);
-  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+  Status s = Write([&](db::Txn& txn) -> Status {
     *result = ClaimResult::kGone;
     Result<db::JobRow> locked = jobs_.LockQueued(txn, name);
     if (!locked.ok()) {
@@ -231,7 +239,7 @@ Result<std::vector<Job>> JobRecords::Adopt(bool include_own, std::vector<JobStat
 }
 
 Status JobRecords::RecordCompile(const std::string& name, const CompiledJob& compiled) {
-  return store_.Transaction([&](db::Txn& txn) -> Status {
+  return Write([&](db::Txn& txn) -> Status {
     TPUEMU_RETURN_IF_ERROR(programs_.Put(txn, compiled.record));
     Result<Job> job = Get(txn, name);
     if (!job.ok()) return job.status();
@@ -241,7 +249,7 @@ Status JobRecords::RecordCompile(const std::string& name, const CompiledJob& com
 }
 
 Status JobRecords::RecordStep(const std::string& name, const db::JobStepRow& step) {
-  return store_.Transaction([&](db::Txn& txn) -> Status {
+  return Write([&](db::Txn& txn) -> Status {
     // Only the state and owner: a step must not read the job's spec (an HLO module) each time.
     Result<std::pair<std::string, std::optional<std::string>>> job = jobs_.StateAndOwner(txn, name);
     if (!job.ok()) return job.status();
@@ -285,7 +293,7 @@ Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& 
                                      std::optional<JobState>* previous, bool any_replica) {
   Job job;
   PendingEvents events(event_sink_);
-  Status s = store_.Transaction([&](db::Txn& txn) -> Status {
+  Status s = Write([&](db::Txn& txn) -> Status {
     return MarkTerminal(txn, events, name, outcome, result, any_replica, &job, previous);
   });
   if (!s.ok()) {

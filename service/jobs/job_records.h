@@ -30,6 +30,8 @@
 
 namespace tpuemu::service {
 
+class WriteBatcher;  // service/common/write_batcher.h
+
 // What a claim of a queued job found (JobRecords::Claim).
 enum class ClaimResult {
   kStarted,  // QUEUED -> RUNNING, by this replica
@@ -56,6 +58,9 @@ class JobRecords {
 
   // Where state changes write their events (borrowed; null = none). Set before the first write.
   void SetEventSink(EventSink* sink) { event_sink_ = sink; }
+  // The group commit a job's own writes share with the others' (submit, claim, compile, steps,
+  // end; borrowed; null = a transaction each). Set before the first write.
+  void SetWriteBatcher(WriteBatcher* batcher) { batcher_ = batcher; }
 
   Result<Job> Get(const std::string& name) const;
   // Up to `limit` jobs matching `filter` with seq > after_seq, by seq.
@@ -114,9 +119,12 @@ class JobRecords {
   // re-queued; *requeued is false when it was not RUNNING.
   Result<Job> RequeueRunning(const std::string& name,
                              const std::function<std::string(const Job&)>& line_of, bool* requeued);
+  // `body` in the batcher's shared transaction when there is one, else in one of its own.
+  Status Write(const std::function<Status(db::Txn&)>& body);
 
   db::Store& store_;
   EventSink* event_sink_ = nullptr;
+  WriteBatcher* batcher_ = nullptr;
   db::JobRepository jobs_;
   db::JobProgramRepository programs_;
   db::NodeRepository nodes_;
