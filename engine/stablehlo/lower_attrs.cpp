@@ -78,6 +78,18 @@ Result<std::vector<int64_t>> IntsOf(const Op& op, std::string_view name, bool re
   return v;
 }
 
+Result<std::vector<int64_t>> SizedInts(const Op& op, std::string_view name, size_t n,
+                                       int64_t fill) {
+  Result<std::vector<int64_t>> v = IntsOf(op, name, false);
+  if (!v.ok()) return v.status();
+  if (v->empty()) return std::vector<int64_t>(n, fill);
+  if (v->size() != n) {
+    return Status::InvalidArgument(op.name + ": " + std::string(name) + " needs " +
+                                   std::to_string(n) + " values");
+  }
+  return v;
+}
+
 int64_t IntOf(const Op& op, std::string_view name, int64_t fallback) {
   const Attr* a = op.Find(name);
   if (a == nullptr) return fallback;

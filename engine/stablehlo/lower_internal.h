@@ -81,6 +81,8 @@ std::vector<std::string> FreeValues(const Region& region);
 Result<std::vector<int64_t>> Ints(const Attr& attr);
 Result<std::vector<int64_t>> IntsOf(const Op& op, std::string_view name, bool required = true);
 int64_t IntOf(const Op& op, std::string_view name, int64_t fallback);
+// The n integers of attribute `name`, or n copies of `fill` when the op has none.
+Result<std::vector<int64_t>> SizedInts(const Op& op, std::string_view name, size_t n, int64_t fill);
 std::string WordOf(const Op& op, std::string_view name);  // enum/string text, "" when absent
 bool BoolOf(const Op& op, std::string_view name);         // true, unit; false when absent
 // A dense literal as a value of `shape` (element types the evaluator cannot hold parse for

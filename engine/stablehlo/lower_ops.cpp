@@ -22,17 +22,6 @@ Result<hlo::Direction> DirectionOf(const std::string& d) {
   return Status::InvalidArgument("unknown comparison_direction '" + d + "'");
 }
 
-Result<std::vector<int64_t>> Sized(const Op& op, std::string_view name, size_t n, int64_t fill) {
-  Result<std::vector<int64_t>> v = IntsOf(op, name, false);
-  if (!v.ok()) return v.status();
-  if (v->empty()) return std::vector<int64_t>(n, fill);
-  if (v->size() != n) {
-    return Status::InvalidArgument(op.name + ": " + std::string(name) + " needs " +
-                                   std::to_string(n) + " values");
-  }
-  return v;
-}
-
 }  // namespace
 
 Result<std::vector<int>> Lowerer::LowerStablehlo(const Op& op, const std::vector<int>& operands,
@@ -147,7 +136,7 @@ Result<std::vector<int>> Lowerer::LowerStablehlo(const Op& op, const std::vector
     Result<std::vector<int64_t>> start = ints("start_indices"), limit = ints("limit_indices");
     if (!start.ok()) return start.status();
     if (!limit.ok()) return limit.status();
-    Result<std::vector<int64_t>> strides = Sized(op, "strides", start->size(), 1);
+    Result<std::vector<int64_t>> strides = SizedInts(op, "strides", start->size(), 1);
     if (!strides.ok()) return Error(op, strides.status().message());
     a.slice_start = *start;
     a.slice_limit = *limit;
@@ -167,7 +156,7 @@ Result<std::vector<int>> Lowerer::LowerStablehlo(const Op& op, const std::vector
     Result<std::vector<int64_t>> low = ints("edge_padding_low"), high = ints("edge_padding_high");
     if (!low.ok()) return low.status();
     if (!high.ok()) return high.status();
-    Result<std::vector<int64_t>> interior = Sized(op, "interior_padding", low->size(), 0);
+    Result<std::vector<int64_t>> interior = SizedInts(op, "interior_padding", low->size(), 0);
     if (!interior.ok()) return Error(op, interior.status().message());
     if (high->size() != low->size()) return Error(op, "low and high padding differ in length");
     Instruction inst = Make(Opcode::kPad, operands, result);

@@ -11,28 +11,16 @@ using hlo::Instruction;
 using hlo::Opcode;
 using hlo::Shape;
 
-Result<std::vector<int64_t>> WindowSized(const Op& op, std::string_view name, size_t n,
-                                         int64_t fill) {
-  Result<std::vector<int64_t>> v = IntsOf(op, name, false);
-  if (!v.ok()) return v.status();
-  if (v->empty()) return std::vector<int64_t>(n, fill);
-  if (v->size() != n) {
-    return Status::InvalidArgument(op.name + ": " + std::string(name) + " needs " +
-                                   std::to_string(n) + " values");
-  }
-  return v;
-}
-
 // The window of n dimensions from the op's attributes (size from `sizes`).
 Result<std::vector<hlo::WindowDim>> Window(const Op& op, const std::vector<int64_t>& sizes,
                                            const char* strides, const char* lhs, const char* rhs,
                                            const char* reversal) {
   const size_t n = sizes.size();
-  Result<std::vector<int64_t>> s = WindowSized(op, strides, n, 1);
-  Result<std::vector<int64_t>> l = WindowSized(op, lhs, n, 1);
-  Result<std::vector<int64_t>> r = WindowSized(op, rhs, n, 1);
-  Result<std::vector<int64_t>> rev = WindowSized(op, reversal, n, 0);
-  Result<std::vector<int64_t>> pad = WindowSized(op, "padding", 2 * n, 0);
+  Result<std::vector<int64_t>> s = SizedInts(op, strides, n, 1);
+  Result<std::vector<int64_t>> l = SizedInts(op, lhs, n, 1);
+  Result<std::vector<int64_t>> r = SizedInts(op, rhs, n, 1);
+  Result<std::vector<int64_t>> rev = SizedInts(op, reversal, n, 0);
+  Result<std::vector<int64_t>> pad = SizedInts(op, "padding", 2 * n, 0);
   for (const auto* v : {&s, &l, &r, &rev, &pad}) {
     if (!v->ok()) return v->status();
   }
