@@ -9,7 +9,8 @@
 #      100 v4-8 nodes created with curl and waited READY.
 #   2. The GET-one-node and list-100 bodies saved as static files and served by nginx (worker_processes 2,
 #      access_log off, keep-alive).
-#   3. wrk against tpuemud GET node, nginx GET node, tpuemud list, nginx list; req/s, p99, ratios.
+#   3. wrk against tpuemud GET node, nginx GET node, tpuemud list, nginx list, tpuemud GET job (a
+#      SUCCEEDED 8x8x8 matmul job on n0), nginx GET job; req/s, p99, ratios.
 #   4. Durable creates: wrk + create.lua (unique ids, non-200 = error) for BENCH_SECONDS, then tpuemud
 #      is stopped with SIGTERM and the SQLite file is counted: stored nodes must be >= 200 responses.
 # Exits non-zero only on a setup failure; a missed target prints MISS, not a failure exit.
@@ -90,10 +91,19 @@ done
 
 node_path="/v2/projects/${read_project}/locations/${zone}/nodes/n0"
 list_path="/v2/projects/${read_project}/locations/${zone}/nodes?pageSize=${node_count}"
+job_name="$(curl -sS --fail --max-time 5 -X POST -H 'Content-Type: application/json' \
+  -d '{"workload": {"matmul": {"m": 8, "n": 8, "k": 8}}}' "http://127.0.0.1:${tpuemud_port}${node_path}/jobs" |
+  sed -n 's/.*"name": *"\([^"]*\)".*/\1/p' | head -1)" || die "job submit failed"
+[[ -n "${job_name}" ]] || die "job submit gave no name"
+curl -sS --fail --max-time 70 "http://127.0.0.1:${tpuemud_port}/v2/${job_name}:wait?timeout=60s" |
+  grep -q '"state": *"SUCCEEDED"' || die "job ${job_name} did not succeed"
+job_path="/v2/${job_name}"
 curl -sS --fail --max-time 5 "http://127.0.0.1:${tpuemud_port}${node_path}" -o "${tmp}/www/node.json" ||
   die "GET node failed"
 curl -sS --fail --max-time 5 "http://127.0.0.1:${tpuemud_port}${list_path}" -o "${tmp}/www/nodes.json" ||
   die "GET list failed"
+curl -sS --fail --max-time 5 "http://127.0.0.1:${tpuemud_port}${job_path}" -o "${tmp}/www/job.json" ||
+  die "GET job failed"
 chmod 644 "${tmp}/www/"*.json
 
 # ------------------------------------------------------------------------------------------------ nginx
@@ -200,16 +210,19 @@ run_wrk() {  # run_wrk KEY URL SERVER_PID
 
 echo "CPU: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo) ($(nproc) cores)"
 echo "bench/http: wrk ${wrk_flags[*]}  (tpuemud $(basename "${tpuemud}") port ${tpuemud_port}, nginx port ${nginx_port})"
-echo "bodies: node $(wc -c <"${tmp}/www/node.json") bytes, list of ${node_count} $(wc -c <"${tmp}/www/nodes.json") bytes"
+echo "bodies: node $(wc -c <"${tmp}/www/node.json") bytes, list of ${node_count} $(wc -c <"${tmp}/www/nodes.json") bytes," \
+  "job $(wc -c <"${tmp}/www/job.json") bytes"
 run_wrk tpuemud_get "http://127.0.0.1:${tpuemud_port}${node_path}" "${tpuemud_pid}"
 run_wrk nginx_get "http://127.0.0.1:${nginx_port}/node.json" "${nginx_pid}"
 run_wrk tpuemud_list "http://127.0.0.1:${tpuemud_port}${list_path}" "${tpuemud_pid}"
 run_wrk nginx_list "http://127.0.0.1:${nginx_port}/nodes.json" "${nginx_pid}"
+run_wrk tpuemud_job "http://127.0.0.1:${tpuemud_port}${job_path}" "${tpuemud_pid}"
+run_wrk nginx_job "http://127.0.0.1:${nginx_port}/job.json" "${nginx_pid}"
 stop_pid "${nginx_pid}" QUIT
 nginx_pid=""
 
 printf '\n%-16s %12s %10s %14s %8s\n' "target" "req/s" "p99 ms" "server cpu us" "errors"
-for key in tpuemud_get nginx_get tpuemud_list nginx_list; do
+for key in tpuemud_get nginx_get tpuemud_list nginx_list tpuemud_job nginx_job; do
   printf '%-16s %12s %10s %14s %8s\n' "${key}" "${rps[${key}]}" "${p99[${key}]}" "${cpu_us[${key}]}" \
     "${errs[${key}]}"
 done
@@ -220,13 +233,17 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? 100 * a / b :
 verdict() { awk "BEGIN { exit !($1) }" && echo PASS || echo MISS; }
 get_ratio="$(ratio "${rps[tpuemud_get]}" "${rps[nginx_get]}")"
 list_ratio="$(ratio "${rps[tpuemud_list]}" "${rps[nginx_list]}")"
+job_ratio="$(ratio "${rps[tpuemud_job]}" "${rps[nginx_job]}")"
 echo
 echo "ratio tpuemud/nginx GET node = ${get_ratio}%"
 echo "ratio tpuemud/nginx list 100 = ${list_ratio}%"
+echo "ratio tpuemud/nginx GET job = ${job_ratio}%"
 echo "cpu per request nginx/tpuemud: GET node = $(ratio "${cpu_us[nginx_get]}" "${cpu_us[tpuemud_get]}")%," \
-  "list 100 = $(ratio "${cpu_us[nginx_list]}" "${cpu_us[tpuemud_list]}")% (what the req/s ratio would be if CPU-bound)"
-echo "target GET node >= 60% of nginx req/s: $(verdict "${get_ratio} >= 60 && ${errs[tpuemud_get]} == 0")"
-echo "target GET node p99 <= 5 ms at ${connections} connections: $(verdict "${p99[tpuemud_get]} <= 5 && ${errs[tpuemud_get]} == 0")"
+  "list 100 = $(ratio "${cpu_us[nginx_list]}" "${cpu_us[tpuemud_list]}")%," \
+  "GET job = $(ratio "${cpu_us[nginx_job]}" "${cpu_us[tpuemud_job]}")% (what the req/s ratio would be if CPU-bound)"
+echo "target GET node >= 90% of nginx req/s: $(verdict "${get_ratio} >= 90 && ${errs[tpuemud_get]} == 0")"
+echo "target GET node p99 <= 2 ms at ${connections} connections: $(verdict "${p99[tpuemud_get]} <= 2 && ${errs[tpuemud_get]} == 0")"
+echo "(nginx's p99 in the same run: ${p99[nginx_get]} ms; on a shared machine p99 is mostly run-queue waits)"
 
 # ------------------------------------------------------------------------------------- durable creates
 echo
