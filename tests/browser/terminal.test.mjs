@@ -116,11 +116,21 @@ async function paste(text) {
   }, text);
 }
 
+// Waits until the terminal panel's status matches `expected`; fails at once, with the panel's
+// words, when xterm.js could not be loaded.
+async function waitStatus(expected) {
+  await PollUntil(`the terminal's status ${expected}`, async () => {
+    const text = await page.locator('#terminal-status').textContent();
+    if (/could not be loaded/.test(text)) throw new Error(text);
+    return expected.test(text);
+  }, kWaitMs);
+}
+
 async function openTerminal(hostname) {
   await page.getByRole('button', {name: `SSH into ${hostname} in the browser`}).click();
   const panel = page.getByRole('region', {name: `SSH: ${hostname}`});
   await panel.waitFor();
-  await page.locator('#terminal-status:text-is("Connected")').waitFor();
+  await waitStatus(/^Connected$/);
   // The login's prompt ("alice.smith@t1v-n-…-w-0:~$").
   await PollUntil('a shell prompt', async () => /\$\s*$/m.test(await screen()), kWaitMs);
   return panel;
@@ -193,8 +203,7 @@ test('SSH in the browser: a terminal into a TPU VM worker', {skip}, async (t) =>
   await step('a viewer sees why the terminal does not open', async () => {
     await openVmPage(kViewer);
     await page.getByRole('button', {name: `SSH into ${hostname} in the browser`}).click();
-    await page.locator('#terminal-status:text-is("Could not connect (check the token and that the worker is running)")')
-        .waitFor();
+    await waitStatus(/^Could not connect \(check the token and that the worker is running\)$/);
     await page.getByRole('button', {name: 'Close the terminal'}).click();
     assert.equal(await page.locator('#terminal').isHidden(), true);
   });
@@ -237,13 +246,13 @@ test('SSH in the browser: a terminal into a TPU VM worker', {skip}, async (t) =>
   await step('exit closes the socket with the server\'s reason', async () => {
     await page.keyboard.type('exit');
     await page.keyboard.press('Enter');
-    await page.locator('#terminal-status:text-matches("^Connection closed: session ended")').waitFor();
+    await waitStatus(/^Connection closed: session ended/);
   });
 
   await step('Close ends the login', async () => {
     await page.getByRole('button', {name: 'Close the terminal'}).click();
     await page.getByRole('button', {name: `SSH into ${hostname} in the browser`}).click();
-    await page.locator('#terminal-status:text-is("Connected")').waitFor();
+    await waitStatus(/^Connected$/);
     await PollUntil('a shell prompt', async () => /\$\s*$/m.test(await screen()), kWaitMs);
     // The login's processes (sshd's session, the shell, `sleep 1000`) count while it is open.
     await page.keyboard.type('sleep 1000 &');
