@@ -59,7 +59,7 @@ class TerminalSession : public ConnectionTakeover,
   TerminalSession(HttpRequest request, std::unique_ptr<service::ConsoleTerminal> terminal,
                   std::shared_ptr<void> place)
       : request_(std::move(request)), terminal_(std::move(terminal)), place_(std::move(place)) {}
-  ~TerminalSession() override { EndLogin(); }
+  ~TerminalSession() override { EndLogin(/*exited=*/false); }
 
   void Start(tcp::socket socket, beast::flat_buffer read_ahead) override {
     ws_.emplace(std::move(socket));
@@ -148,7 +148,7 @@ class TerminalSession : public ConnectionTakeover,
   }
 
   void LoginEnded() {
-    const int status = EndLogin();
+    const int status = EndLogin(/*exited=*/true);
     ws_->async_close(websocket::close_reason(websocket::close_code::normal,
                                              "session ended (exit " + std::to_string(status) + ")"),
                      [self = shared_from_this()](beast::error_code) {});
@@ -159,20 +159,28 @@ class TerminalSession : public ConnectionTakeover,
     if (ec && ec != websocket::error::closed && ec != net::error::operation_aborted) {
       spdlog::debug("terminal {}: {}: {}", request_.path, what, ec.message());
     }
-    EndLogin();
+    EndLogin(/*exited=*/false);
     beast::error_code ignored;
     beast::get_lowest_layer(*ws_).socket().close(ignored);
   }
 
-  // Hangs the login up (once); its exit status.
-  int EndLogin() {
+  // Hangs the login up (once); its exit status. A login that has `exited` is reaped here; one
+  // still running is hung up on a thread of its own, so that the strand never waits for ssh
+  // (ConsoleTerminal::End waits up to a second before SIGKILL).
+  int EndLogin(bool exited) {
     if (ended_) return exit_status_;
     ended_ = true;
     if (pty_) {
       beast::error_code ignored;
       pty_->close(ignored);
     }
-    if (terminal_) exit_status_ = terminal_->End();
+    if (terminal_ && exited) {
+      exit_status_ = terminal_->End();
+    } else if (terminal_) {
+      std::thread([terminal = std::move(terminal_), place = std::move(place_)] {
+        terminal->End();
+      }).detach();
+    }
     place_.reset();
     return exit_status_;
   }

@@ -363,6 +363,7 @@ Status App::Build() {
     g.web = std::make_unique<api::StaticFiles>(options_.web_dir);
     if (!options_.chartjs_dir.empty()) g.web->Mount("/vendor/chart.js/", options_.chartjs_dir);
     if (!options_.xterm_dir.empty()) g.web->Mount("/vendor/xterm/", options_.xterm_dir);
+    if (!options_.xterm_lib_dir.empty()) g.web->Mount("/vendor/xterm/lib/", options_.xterm_lib_dir);
     g.router.SetFallback([web = g.web.get()](const api::HttpRequest& req, const api::PathParams&) {
       return web->Serve(req);
     });

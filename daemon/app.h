@@ -101,6 +101,7 @@ struct AppOptions {
   std::string web_dir;                  // the dashboard served at /; empty = none
   std::string chartjs_dir;              // served at /vendor/chart.js/ when web_dir is set
   std::string xterm_dir;                // served at /vendor/xterm/ when web_dir is set
+  std::string xterm_lib_dir;            // served at /vendor/xterm/lib/ (xterm.js's modules)
   // The dashboard's terminals into workers open at once (api/terminal_session.h).
   int max_terminals = 32;
   int max_terminals_per_worker = 4;

@@ -317,6 +317,12 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "dashboard's terminal into a worker")
       ->envname("TPUEMU_XTERM_DIR")
       ->capture_default_str();
+  // Debian 12's libjs-xterm (3.8) ships its CSS and addons but the terminal itself only as
+  // CommonJS modules, in node-xterm: web/js/terminal.js loads them from here.
+  app.add_option("--xterm-lib-dir", f.xterm_lib_dir,
+                 "xterm.js's modules served at /vendor/xterm/lib/ (Debian's node-xterm)")
+      ->envname("TPUEMU_XTERM_LIB_DIR")
+      ->capture_default_str();
   app.add_option("--max-terminals", f.max_terminals,
                  "Terminals into workers (the dashboard's SSH) open at once, in all")
       ->check(CLI::Range(0, 4096))
@@ -387,6 +393,7 @@ Result<AppOptions> ToAppOptions(const Flags& flags) {
   o.web_dir = flags.web_dir.empty() ? DefaultWebDir() : flags.web_dir;
   o.chartjs_dir = flags.chartjs_dir;
   o.xterm_dir = flags.xterm_dir;
+  o.xterm_lib_dir = flags.xterm_lib_dir;
   o.max_terminals = flags.max_terminals;
   o.max_terminals_per_worker = flags.max_terminals_per_worker;
   o.workers.mode = flags.worker_sandboxes;

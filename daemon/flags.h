@@ -75,6 +75,7 @@ struct Flags {
   std::string web_dir;                      // default: DefaultWebDir()
   std::string chartjs_dir = "/usr/share/javascript/chart.js";
   std::string xterm_dir = "/usr/share/javascript/xterm";
+  std::string xterm_lib_dir = "/usr/share/nodejs/xterm/lib";
   int max_terminals = 32;
   int max_terminals_per_worker = 4;
 };

@@ -51,13 +51,16 @@ class TerminalClient {
     return std::string(response_[http::field::sec_websocket_protocol]);
   }
 
+  // Sends keystrokes (a broken connection shows in the next WaitFor).
   void Type(const std::string& keys) {
+    beast::error_code ec;
     ws_.binary(true);
-    ws_.write(net::buffer(keys));
+    ws_.write(net::buffer(keys), ec);
   }
   void Resize(int cols, int rows) {
+    beast::error_code ec;
     ws_.text(true);
-    ws_.write(net::buffer(nlohmann::json{{"resize", {{"cols", cols}, {"rows", rows}}}}.dump()));
+    ws_.write(net::buffer(nlohmann::json{{"resize", {{"cols", cols}, {"rows", rows}}}}.dump()), ec);
     ws_.binary(true);
   }
   // Reads output until it holds `text` (after what earlier waits consumed) or `timeout` passes.
@@ -166,9 +169,13 @@ TEST_F(TerminalTest, LogsInWithSudoResizesInterruptsAndEndsOnExit) {
   // UTF-8 both ways: typed, echoed by the shell, printed by the command.
   t.Type("echo \"h\xc3\xa9llo \xe2\x9c\x93\" | od -An -tx1 | tr -d ' \\n'; echo\n");
   EXPECT_TRUE(t.WaitFor("68c3a96c6c6f20e29c930a")) << t.seen();
-  // Ctrl-C reaches the foreground command as SIGINT.
-  t.Type("sleep 100\n");
+  // Ctrl-C reaches the foreground command as SIGINT, and the shell's next prompt (readline
+  // turns bracketed paste on again) comes back. The command says when it runs: a ^C sent before
+  // the shell handed it the terminal would reach the shell instead.
+  t.Type("sh -c 'echo sleeping; exec sleep 100'\n");
+  ASSERT_TRUE(t.WaitFor("sleeping\r\n")) << t.seen();
   t.Type("\x03");
+  EXPECT_TRUE(t.WaitFor("\x1b[?2004h", seconds(10))) << t.seen();
   t.Type("echo after-$((40+2))\n");
   EXPECT_TRUE(t.WaitFor("after-42", seconds(10))) << t.seen();
   t.Type("exit\n");
