@@ -73,8 +73,8 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option(
          "--max-write-lag-ms", f.max_write_lag_ms,
-         "Node and queued-resource writes get 429 with a RetryInfo while due transitions or "
-         "queued writes wait longer than this (0 = never)")
+         "Node and queued-resource writes get 429 with a RetryInfo while a due transition waits "
+         "longer than this for its commit (0 = never)")
       ->envname("TPUEMU_MAX_WRITE_LAG_MS")
       ->check(CLI::Range(int64_t{0}, int64_t{600000}))
       ->capture_default_str();
