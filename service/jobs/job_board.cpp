@@ -97,9 +97,10 @@ Status JobBoard::FinishEnded(const std::vector<PendingEnd>& ended) {
 }
 
 void JobBoard::Finish(const std::string& name, const JobOutcome& outcome,
-                      const nlohmann::json& result) {
+                      const nlohmann::json& result, const db::JobStepRow* last_step) {
   std::optional<JobState> previous;  // set when this call made the job terminal
-  Result<Job> final_job = records_.MarkTerminal(name, outcome, result, &previous);
+  Result<Job> final_job = records_.MarkTerminal(name, outcome, result, &previous,
+                                                /*any_replica=*/false, last_step);
   if (final_job.ok() && previous) waiters_.Notify(*final_job, previous);
   // Not terminal: another replica adopted it and runs it now; its waiters wait for that run.
   if (final_job.ok() && !IsTerminal(final_job->state)) return Forget(name);

@@ -103,8 +103,10 @@ class JobBoard {
   // jobs. Returns the store's error when the write failed.
   Status FinishEnded(const std::vector<PendingEnd>& ended);
   // A run's end: writes the terminal state (if the job is not terminal already) and wakes the
-  // waiters; a job another replica adopted meanwhile is forgotten instead.
-  void Finish(const std::string& name, const JobOutcome& outcome, const nlohmann::json& result);
+  // waiters; a job another replica adopted meanwhile is forgotten instead. `last_step`, if given,
+  // is the run's last step row, written in the same commit (JobRecords::MarkTerminal).
+  void Finish(const std::string& name, const JobOutcome& outcome, const nlohmann::json& result,
+              const db::JobStepRow* last_step = nullptr);
   // The job is no longer this replica's (ended, or re-owned by another replica): forgets its
   // ActiveJob; its waiters wake if it is terminal, else stay for the change feed.
   void Forget(const std::string& name);

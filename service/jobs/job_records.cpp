@@ -249,19 +249,22 @@ Status JobRecords::RecordCompile(const std::string& name, const CompiledJob& com
 }
 
 Status JobRecords::RecordStep(const std::string& name, const db::JobStepRow& step) {
-  return Write([&](db::Txn& txn) -> Status {
-    // Only the state and owner: a step must not read the job's spec (an HLO module) each time.
-    Result<std::pair<std::string, std::optional<std::string>>> job = jobs_.StateAndOwner(txn, name);
-    if (!job.ok()) return job.status();
-    const auto& [state, owner] = *job;
-    if (state != JobStateName(JobState::kRunning) || (owner && *owner != replica_id_)) {
-      return Status::Aborted("job " + name + " is " + state +
-                             (owner ? " on replica " + *owner : std::string()) +
-                             "; this replica stops its run");
-    }
-    TPUEMU_RETURN_IF_ERROR(jobs_.AppendStep(txn, name, step));
-    return jobs_.AppendLog(txn, name, StepLine(step));
-  });
+  return Write([&](db::Txn& txn) { return RecordStep(txn, name, step); });
+}
+
+Status JobRecords::RecordStep(db::Txn& txn, const std::string& name,
+                              const db::JobStepRow& step) const {
+  // Only the state and owner: a step must not read the job's spec (an HLO module) each time.
+  Result<std::pair<std::string, std::optional<std::string>>> job = jobs_.StateAndOwner(txn, name);
+  if (!job.ok()) return job.status();
+  const auto& [state, owner] = *job;
+  if (state != JobStateName(JobState::kRunning) || (owner && *owner != replica_id_)) {
+    return Status::Aborted("job " + name + " is " + state +
+                           (owner ? " on replica " + *owner : std::string()) +
+                           "; this replica stops its run");
+  }
+  TPUEMU_RETURN_IF_ERROR(jobs_.AppendStep(txn, name, step));
+  return jobs_.AppendLog(txn, name, StepLine(step));
 }
 
 Status JobRecords::MarkTerminal(db::Txn& txn, PendingEvents& events, const std::string& name,
@@ -290,10 +293,17 @@ Status JobRecords::MarkTerminal(db::Txn& txn, PendingEvents& events, const std::
 
 Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& outcome,
                                      const nlohmann::json& result,
-                                     std::optional<JobState>* previous, bool any_replica) {
+                                     std::optional<JobState>* previous, bool any_replica,
+                                     const db::JobStepRow* last_step) {
   Job job;
   PendingEvents events(event_sink_);
   Status s = Write([&](db::Txn& txn) -> Status {
+    if (last_step != nullptr) {
+      // Not RUNNING here any more (cancelled, adopted): the step is not written, as RecordStep
+      // would refuse it, and the end below finds the job as it is.
+      Status step = RecordStep(txn, name, *last_step);
+      if (!step.ok() && step.code() != StatusCode::kAborted) return step;
+    }
     return MarkTerminal(txn, events, name, outcome, result, any_replica, &job, previous);
   });
   if (!s.ok()) {

@@ -100,9 +100,11 @@ class JobRecords {
   // Makes the job terminal with `outcome`, the end time, `result` (unless null) and the terminal
   // line, unless it already is terminal or (without `any_replica`) another replica owns it.
   // Returns the job as stored; *previous is the state it left, nullopt when it did not change.
+  // `last_step`, if given, is written first as RecordStep writes it (when the job is still RUNNING
+  // on this replica), in the same transaction: a run's last step and its end are one commit.
   Result<Job> MarkTerminal(const std::string& name, const JobOutcome& outcome,
                            const nlohmann::json& result, std::optional<JobState>* previous,
-                           bool any_replica = false);
+                           bool any_replica = false, const db::JobStepRow* last_step = nullptr);
   // The same for several jobs (no result), in one transaction: the jobs a stop, delete or
   // maintenance ends together. Returns each job found, as stored, with the state it left.
   Result<std::vector<EndedJob>> MarkTerminal(
@@ -114,6 +116,7 @@ class JobRecords {
                       const JobOutcome& outcome, const nlohmann::json& result, bool any_replica,
                       Job* job, std::optional<JobState>* previous) const;
   Result<Job> Get(db::Txn& txn, const std::string& name) const;
+  Status RecordStep(db::Txn& txn, const std::string& name, const db::JobStepRow& step) const;
   Status Update(db::Txn& txn, const Job& job, const std::string& line) const;
   // RUNNING -> QUEUED, attempt + 1, no start time, with the line `line_of` makes of the job as
   // re-queued; *requeued is false when it was not RUNNING.

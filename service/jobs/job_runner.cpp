@@ -170,6 +170,9 @@ void JobRunner::Run(const std::string& node, const std::string& name) {
                           .max_threads = std::max(1, spec.cores)});
   if (!runner.ok()) return fail("lowering to HLO: " + Reason(runner.status()));
   RunTotals totals;
+  // The last step's row is written with the job's end, in one commit (a tiny job's writes are
+  // its cost: bench_jobs); were the run to stop before that, it is written on its own first.
+  std::optional<db::JobStepRow> last;
   for (int64_t step = 0; step < spec.steps && !active->cancel.requested(); ++step) {
     Result<db::JobStepRow> row = (*runner)->Run(step);
     if (!row.ok()) {
@@ -182,10 +185,17 @@ void JobRunner::Run(const std::string& node, const std::string& name) {
       return fail(Reason(row.status()));
     }
     totals.Add(*row);
+    if (step + 1 == spec.steps) {
+      last = std::move(row).value();
+      break;
+    }
     Status stored = p_.records.RecordStep(name, *row);
     if (!stored.ok()) return fail("storing step metrics: " + stored.message());
   }
-  if (active->cancel.requested()) return stopped();
+  if (active->cancel.requested()) {
+    if (last) (void)p_.records.RecordStep(name, *last);  // as it was before the stop
+    return stopped();
+  }
   const json result = AssembleResult(*compiled,
                                      {.steps = spec.steps,
                                       .allreduce_cycles_per_step = (*runner)->allreduce_cycles(),
@@ -193,7 +203,7 @@ void JobRunner::Run(const std::string& node, const std::string& name) {
                                      totals, (*runner)->last_outputs());
   p_.board.Finish(name,
                   Ended(JobState::kSucceeded, "completed " + std::to_string(spec.steps) + " steps"),
-                  result);
+                  result, last ? &*last : nullptr);
   p_.board.Release(node);
 }
 
