@@ -40,11 +40,12 @@ Result<json> RequestBody(const CompareCliOptions& o) {
                       o.vocab || o.seq_len || o.global_batch || o.no_gated_mlp || o.experts ||
                       o.top_k || o.shared_experts || o.capacity_factor >= 0;
   const bool serving = o.serve_batch || o.input_len || o.output_len || o.serve_tp ||
-                       !o.weights.empty() || !o.kv_cache.empty();
+                       !o.weights.empty() || !o.kv_cache.empty() || !o.serve_engine.empty() ||
+                       o.cache_len || o.chunk_tokens || o.shard_on_batch;
   if (serving && !o.serve) {
     return Status::InvalidArgument(
-        "--serve-batch, --serve-tp, --input-len, --output-len, --weights and --kv-cache: need "
-        "--serve");
+        "--serve-batch, --serve-tp, --serve-engine, --input-len, --output-len, --cache-len, "
+        "--chunk-tokens, --shard-on-batch, --weights and --kv-cache: need --serve");
   }
   if (!o.request.empty()) {
     if (!o.model.empty() || shapes || !o.program.empty() || !o.hlo.empty()) {
@@ -128,6 +129,10 @@ Result<json> RequestBody(const CompareCliOptions& o) {
     if (o.output_len != 0) s["outputLen"] = o.output_len;
     if (!o.weights.empty()) s["weights"] = o.weights;
     if (!o.kv_cache.empty()) s["kvCache"] = o.kv_cache;
+    if (!o.serve_engine.empty()) s["engine"] = o.serve_engine;
+    if (o.cache_len != 0) s["cacheLen"] = o.cache_len;
+    if (o.chunk_tokens != 0) s["chunkTokens"] = o.chunk_tokens;
+    if (o.shard_on_batch) s["shardOnBatch"] = true;
     body["serving"] = s;
   }
   if (o.detail) body["detail"] = true;
@@ -188,6 +193,15 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCliOptions& o) {
   c->add_option("--output-len", o.output_len, "serving: output tokens (default 1024)");
   c->add_option("--weights", o.weights, "serving: bf16|int8 weights (default bf16)");
   c->add_option("--kv-cache", o.kv_cache, "serving: bf16|int8 KV cache (default bf16)");
+  c->add_option("--serve-engine", o.serve_engine,
+                "serving: jetstream (static KV cache) | vllm (paged, chunked prefill) | ideal "
+                "(the chip alone); default jetstream");
+  c->add_option("--cache-len", o.cache_len,
+                "serving, jetstream: static KV cache tokens per slot (default input + output)");
+  c->add_option("--chunk-tokens", o.chunk_tokens,
+                "serving, vllm/ideal: tokens per engine step (--max-num-batched-tokens; 2048)");
+  c->add_flag("--shard-on-batch", o.shard_on_batch,
+              "serving, jetstream: one engine over the slice, batch sharded over the replicas");
   c->add_option("--prices", o.prices, "a JSON price override (engine/cost/price_table.h)");
   c->add_flag("--detail", o.detail, "every plan evaluated, per type (json)");
   c->add_option("--format", o.format, "table|json|csv (default table)");

@@ -11,6 +11,7 @@
 //       --remat '{"decoderLayerInput":"offload","queryProj":"offload"}'
 //   tpuemu-engine compare --model llama2-7b --serve --serve-batch 96 --input-len 1024
 //       --output-len 1024 --weights int8 --kv-cache int8 --accelerator-types v5e-8,v6e-8
+//   tpuemu-engine compare --model llama3-8b --serve --serve-engine vllm --chunk-tokens 512
 //   tpuemu-engine compare --request body.json      (the POST /_emulator/compare body, verbatim)
 //
 // The flags build the same JSON request POST /_emulator/compare takes (engine/cost/
@@ -51,7 +52,10 @@ struct CompareCliOptions {
   bool serve = false;
   int64_t serve_batch = 0, input_len = 0, output_len = 0, serve_tp = 0;
   std::string weights, kv_cache;  // bf16 | int8
-  std::string prices;             // a price override file (engine/cost/price_table.h)
+  std::string serve_engine;       // jetstream | vllm | ideal (default jetstream)
+  int64_t cache_len = 0, chunk_tokens = 0;
+  bool shard_on_batch = false;
+  std::string prices;  // a price override file (engine/cost/price_table.h)
   bool detail = false;
   std::string format = "table";  // table | json | csv
 };

@@ -10,7 +10,7 @@ struct Efficiency {
   // Fraction of the MXU fold model's ideal rate (engine/chip/timing.h DotCost) that XLA-compiled
   // GEMMs reach: operand layout changes, pipeline fill between fusions, imperfect overlap of weight
   // loads. Calibrated.
-  double mxu = 0.83;
+  double mxu = 0.82;
   // Vector-unit element-ops per attention score in a flash-attention kernel (max, subtract,
   // exp, sum, rescale; the backward pass recomputes exp and forms dS = P∘(dP − D)). Google
   // publishes no throughput for the transcendental unit; calibrated against v6e, whose MXU/VPU
@@ -19,14 +19,20 @@ struct Efficiency {
   double softmax_ops_backward = 10;
   // Fraction of HBM bandwidth a streaming fusion reaches.
   double hbm = 0.90;
-  // Fraction of HBM bandwidth a serving engine's decode step reaches over the whole step
-  // (weights and KV cache read once per step; the sampling, scheduling and host round trips of
-  // JetStream and vLLM included). Calibrated on the published serving runs
+  // Serving (engine/cost/serving_engine.h): a bf16 decode step streams weights and KV cache at
+  // `hbm`, the chip model's one HBM efficiency. With int8 weights the engines dequantise them to
+  // bf16 on the way to the MXU, so halving the bytes does not halve the step: the share of HBM
+  // bandwidth an int8 step reaches. Calibrated on the fitting rows of the published serving runs
   // (docs/cost-model.md, "Serving").
-  double serving_hbm = 0.65;
-  // The same with int8 weights and KV cache: the engines dequantise them to bf16 on the way to
-  // the MXU, so halving the bytes does not halve the step. Calibrated likewise.
-  double serving_hbm_int8 = 0.46;
+  double serving_hbm_int8 = 1.00;
+  // Host and framework time per engine step beyond the chip's work (scheduling, input
+  // preparation, sampling hand-off, dispatch), per engine. Not published; calibrated on the
+  // fitting rows of each engine's published runs (docs/cost-model.md, "Serving").
+  double jetstream_step_seconds = 0;
+  double vllm_step_seconds = 19.25e-3;
+  // JetStream's host time per sequence of a decode step (each slot's token is handed to the
+  // host's detokenising thread every step). Calibrated like the above.
+  double jetstream_sequence_step_seconds = 58e-6;
   // Fraction of ICI link bandwidth a collective reaches, and the latency per ring hop.
   double ici = 0.85;
   double ici_hop_seconds = 2e-6;

@@ -117,7 +117,32 @@ Result<Comparison> Compare(const CompareSource& source, const CompareOptions& o)
     return Status::InvalidArgument("microbatches must be 1..1024");
   }
   std::vector<StepProfile> profiles;
-  if (const auto* shape = std::get_if<TransformerShape>(&source)) {
+  const auto* shape = std::get_if<TransformerShape>(&source);
+  const bool training = !shape || (shape->seq_len > 0 && shape->global_batch > 0);
+  if (!training && !o.serving) {
+    return Status::InvalidArgument(
+        "model.seqLen and model.globalBatch are required (or give a preset)");
+  }
+  if (!training) {
+    // Serving only: the rows' training columns say why they are empty.
+    Comparison c;
+    c.name = shape->name;
+    c.source = "model shapes";
+    c.unit = "tokens";
+    c.parameters = TransformerParameters(*shape);
+    c.serving = o.serving;
+    for (const AcceleratorType& type : *types) {
+      TypeComparison row;
+      row.best.accelerator_type = type.name;
+      row.best.generation = type.generation;
+      row.best.chips = type.chips;
+      row.best.problem = "training: give model.seqLen and model.globalBatch";
+      row.serving = EstimateServing(*shape, type, *o.serving, o.prices, o.efficiency);
+      c.rows.push_back(std::move(row));
+    }
+    return c;
+  }
+  if (shape) {
     if (o.remat) {
       profiles.push_back(TransformerProfile(*shape, *o.remat, o.efficiency));
     } else {

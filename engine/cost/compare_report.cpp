@@ -133,7 +133,9 @@ Json ComparisonToJson(const Comparison& c, const PriceTable& prices, const Effic
             {"softmaxOpsBackward", eff.softmax_ops_backward},
             {"usableHbm", eff.usable_hbm},
             {"host", eff.host},
-            {"servingHbm", eff.serving_hbm}}},
+            {"servingHbmInt8", eff.serving_hbm_int8},
+            {"jetstreamStepSeconds", eff.jetstream_step_seconds},
+            {"vllmStepSeconds", eff.vllm_step_seconds}}},
           {"serving", serving},
           {"prices", Json(nlohmann::json(prices.ToJson()))},
           {"rows", rows}};

@@ -110,7 +110,10 @@ Result<CompareRequest> ParseCompareRequest(const json& body, const WorkloadPrice
   }
   CompareRequest r;
   if (body.contains("model")) {
-    Result<TransformerShape> shape = ParseTransformerShape(body["model"]);
+    // Serving needs only the model's shape: without seqLen and globalBatch the training columns
+    // say so and the serving ones are priced.
+    Result<TransformerShape> shape = ParseTransformerShape(
+        body["model"], body.contains("serving") ? ShapeUse::kServingOnly : ShapeUse::kTraining);
     if (!shape.ok()) return shape.status();
     r.source = *shape;
   } else if (body.contains("program") || body.contains("hlo")) {
@@ -234,8 +237,11 @@ Result<json> CompareQueryToJson(const std::vector<std::pair<std::string, std::st
     } else if (key.rfind("serving.", 0) == 0) {
       const std::string field = key.substr(8);
       if (!body.contains("serving")) body["serving"] = json::object();
-      if (field == "weights" || field == "kvCache") {
+      if (field == "weights" || field == "kvCache" || field == "engine") {
         body["serving"][field] = value;
+      } else if (field == "shardOnBatch") {
+        if (value != "true" && value != "false") return Bad(key, "must be true or false");
+        body["serving"][field] = value == "true";
       } else {
         int64_t v = 0;
         const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);

@@ -16,7 +16,8 @@ std::string Millis(double s) { return Number(s * 1e3, s < 0.01 ? "%.2f ms" : "%.
 }  // namespace
 
 Json ServingJson(const ServingEstimate& v) {
-  Json j = {{"fits", v.fits},
+  Json j = {{"engine", v.engine},
+            {"fits", v.fits},
             {"problem", v.problem},
             {"chips", v.chips},
             {"tp", v.tp},
@@ -32,6 +33,7 @@ Json ServingJson(const ServingEstimate& v) {
   const auto number = [&](double x) { return priced ? Json(x) : Json(nullptr); };
   j["prefillSeconds"] = number(v.prefill_seconds);
   j["decodeStepSeconds"] = number(v.decode_step_seconds);
+  j["stepOverheadSeconds"] = number(v.step_overhead_seconds);
   j["prefillTokensPerSecondPerChip"] = number(v.prefill_tokens_per_second_per_chip);
   j["decodeTokensPerSecondPerChip"] = number(v.decode_tokens_per_second_per_chip);
   j["outputTokensPerSecondPerChip"] = number(v.output_tokens_per_second_per_chip);
@@ -98,10 +100,14 @@ std::string ServingTable(const Comparison& c) {
   }
   std::ostringstream out;
   const ServingOptions& o = *c.serving;
-  out << "Serving " << c.name << ": " << (o.batch > 0 ? std::to_string(o.batch) : "largest")
-      << " batch, " << o.input_len << " tokens in, " << o.output_len << " out, "
-      << (o.weight_bytes == 1 ? "int8" : "bf16") << " weights, "
-      << (o.kv_bytes == 1 ? "int8" : "bf16") << " KV cache; "
+  out << "Serving " << c.name << " with " << ServingEngineName(o.engine) << ": "
+      << (o.batch > 0 ? std::to_string(o.batch) : "largest") << " batch, " << o.input_len
+      << " tokens in, " << o.output_len << " out, " << (o.weight_bytes == 1 ? "int8" : "bf16")
+      << " weights, " << (o.kv_bytes == 1 ? "int8" : "bf16") << " KV cache"
+      << (o.engine == ServingEngine::kJetStream
+              ? ", static cache of " + std::to_string(o.CacheLen()) + " tokens"
+              : ", paged cache, " + std::to_string(o.ChunkTokens()) + " tokens per step")
+      << "; "
       << (o.tp > 0 ? "tensor parallel over " + std::to_string(o.tp) + " chips"
                    : "tensor parallel over the group that is cheapest per token")
       << ", batch per replica\n";

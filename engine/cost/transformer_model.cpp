@@ -109,7 +109,10 @@ void AddVector(std::vector<ProfileOp>& ops, const std::string& name, double elem
 
 double TransformerParameters(const TransformerShape& s) {
   const Widths w = WidthsOf(s);
-  return static_cast<double>(s.layers) * LayerParameters(w) + 2 * s.vocab * w.d + w.d;
+  // The embedding and the logits matrix, or one matrix for both (tied), plus the final norm.
+  const double vocab_matrices = s.tied_embeddings ? 1 : 2;
+  return static_cast<double>(s.layers) * LayerParameters(w) +
+         vocab_matrices * static_cast<double>(s.vocab) * w.d + w.d;
 }
 
 double TransformerModelFlops(const TransformerShape& s) {

@@ -16,8 +16,8 @@ struct Preset {
   std::string_view name;
   TransformerShape shape;
 };
-const std::array<Preset, 7>& Presets() {
-  static const std::array<Preset, 7> presets = {{
+const std::array<Preset, 9>& Presets() {
+  static const std::array<Preset, 9> presets = {{
       {"llama2-7b", {"llama2-7b", 32, 4096, 32, 32, 128, 11008, 32000, 4096, 256, true}},
       {"llama2-13b", {"llama2-13b", 40, 5120, 40, 40, 128, 13824, 32000, 4096, 256, true}},
       {"llama2-70b", {"llama2-70b", 80, 8192, 64, 8, 128, 28672, 32000, 4096, 256, true}},
@@ -27,6 +27,12 @@ const std::array<Preset, 7>& Presets() {
        {"mixtral-8x7b", 32, 4096, 32, 8, 128, 14336, 32000, 4096, 256, true, 8, 2, 0, 0}},
       {"mixtral-8x22b",
        {"mixtral-8x22b", 56, 6144, 48, 8, 128, 16384, 32768, 4096, 256, true, 8, 2, 0, 0}},
+      // MaxText configs/models/gemma-2b.yml, gemma-7b.yml: gelu x linear MLP (three matrices),
+      // logits_via_embedding.
+      {"gemma-2b",
+       {"gemma-2b", 18, 2048, 8, 1, 256, 16384, 256128, 8192, 256, true, 0, 0, 0, 0, true}},
+      {"gemma-7b",
+       {"gemma-7b", 28, 3072, 16, 16, 256, 24576, 256128, 8192, 256, true, 0, 0, 0, 0, true}},
   }};
   return presets;
 }
@@ -56,12 +62,12 @@ std::vector<std::string> TransformerPresets() {
   return names;
 }
 
-Result<TransformerShape> ParseTransformerShape(const json& model) {
+Result<TransformerShape> ParseTransformerShape(const json& model, ShapeUse use) {
   if (!model.is_object()) return Status::InvalidArgument("model must be an object");
-  static const std::array<const char*, 16> kKnown = {
-      "preset",  "layers", "dModel",        "heads",         "kvHeads",  "headDim",
-      "ffn",     "vocab",  "seqLen",        "globalBatch",   "gatedMlp", "name",
-      "experts", "topK",   "sharedExperts", "capacityFactor"};
+  static const std::array<const char*, 17> kKnown = {
+      "preset",  "layers", "dModel",        "heads",          "kvHeads",       "headDim",
+      "ffn",     "vocab",  "seqLen",        "globalBatch",    "gatedMlp",      "name",
+      "experts", "topK",   "sharedExperts", "capacityFactor", "tiedEmbeddings"};
   for (const auto& item : model.items()) {
     const std::string& key = item.key();
     if (std::find_if(kKnown.begin(), kKnown.end(), [&](const char* k) { return key == k; }) ==
@@ -69,7 +75,7 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
       return BadModelField(key,
                            "is not a known field (expected preset, layers, dModel, heads, kvHeads, "
                            "headDim, ffn, vocab, seqLen, globalBatch, gatedMlp, experts, topK, "
-                           "sharedExperts, capacityFactor)");
+                           "sharedExperts, capacityFactor, tiedEmbeddings)");
     }
   }
   TransformerShape s;
@@ -126,6 +132,12 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
     s.shared_experts = 0;
     s.capacity_factor = 0;
   }
+  if (model.contains("tiedEmbeddings")) {
+    if (!model["tiedEmbeddings"].is_boolean()) {
+      return BadModelField("tiedEmbeddings", "must be true or false");
+    }
+    s.tied_embeddings = model["tiedEmbeddings"].get<bool>();
+  }
   if (model.contains("gatedMlp")) {
     if (!model["gatedMlp"].is_boolean()) return BadModelField("gatedMlp", "must be true or false");
     s.gated_mlp = model["gatedMlp"].get<bool>();
@@ -137,7 +149,11 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
                                      {"vocab", s.vocab},
                                      {"seqLen", s.seq_len},
                                      {"globalBatch", s.global_batch}}) {
-    if (value <= 0) return BadModelField(field, "is required (or give a preset)");
+    const bool training_only =
+        std::string_view(field) == "seqLen" || std::string_view(field) == "globalBatch";
+    if (value <= 0 && !(training_only && use == ShapeUse::kServingOnly)) {
+      return BadModelField(field, "is required (or give a preset)");
+    }
   }
   if (s.global_batch * s.seq_len > kMaxTokensPerStep) {
     return BadModelField("globalBatch", "x seqLen must be at most " +
@@ -157,24 +173,6 @@ Result<TransformerShape> ParseTransformerShape(const json& model) {
                                         std::to_string(s.kv_heads));
   }
   return s;
-}
-
-json TransformerShapeToJson(const TransformerShape& s) {
-  return {{"name", s.name},
-          {"layers", s.layers},
-          {"dModel", s.d_model},
-          {"heads", s.heads},
-          {"kvHeads", s.kv_heads},
-          {"headDim", s.head_dim},
-          {"ffn", s.ffn},
-          {"vocab", s.vocab},
-          {"seqLen", s.seq_len},
-          {"globalBatch", s.global_batch},
-          {"gatedMlp", s.gated_mlp},
-          {"experts", s.experts},
-          {"topK", s.top_k},
-          {"sharedExperts", s.shared_experts},
-          {"capacityFactor", s.capacity_factor}};
 }
 
 }  // namespace tpuemu::engine::cost

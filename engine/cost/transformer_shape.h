@@ -5,11 +5,15 @@
 //   {"preset": "llama2-7b",                       optional: fills every shape below
 //    "layers": 32, "dModel": 4096, "heads": 32, "kvHeads": 32, "headDim": 128, "ffn": 11008,
 //    "vocab": 32000, "seqLen": 4096, "globalBatch": 256, "gatedMlp": true,
-//    "experts": 8, "topK": 2, "capacityFactor": 1.25, "sharedExperts": 0}
-// headDim defaults to dModel / heads, kvHeads to heads, gatedMlp to true (SwiGLU: three MLP
-// matrices; false: two). Presets: llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b
-// (Meta's published shapes, seqLen 4096 / 8192, globalBatch 256), mixtral-8x7b, mixtral-8x22b
-// (Mistral's, as MaxText's configs/models/*.yml spell them); given fields override them.
+//    "experts": 8, "topK": 2, "capacityFactor": 1.25, "sharedExperts": 0,
+//    "tiedEmbeddings": false}
+// seqLen and globalBatch describe the training step; a model priced for serving only needs
+// neither (ShapeUse::kServingOnly leaves them 0). tiedEmbeddings: the logits reuse the embedding
+// matrix (Gemma's logits_via_embedding), so it is stored once. headDim defaults to dModel / heads,
+// kvHeads to heads, gatedMlp to true (SwiGLU: three MLP matrices; false: two). Presets: llama2-7b,
+// llama2-13b, llama2-70b, llama3-8b, llama3-70b (Meta's published shapes, seqLen 4096 / 8192,
+// globalBatch 256), mixtral-8x7b, mixtral-8x22b (Mistral's, as MaxText's configs/models/*.yml spell
+// them); given fields override them.
 //
 // Mixture of experts (experts > 1): every layer's MLP is `experts` experts of width ffn, each
 // token routed to `topK` of them by a [dModel, experts] gate, plus `sharedExperts` experts every
@@ -38,14 +42,17 @@ struct TransformerShape {
   bool gated_mlp = true;
   // Mixture of experts; experts <= 1: a dense MLP.
   int64_t experts = 0, top_k = 0, shared_experts = 0;
-  double capacity_factor = 0;  // 0: dropless
+  double capacity_factor = 0;    // 0: dropless
+  bool tied_embeddings = false;  // the logits use the embedding matrix (stored once)
 
   bool Moe() const { return experts > 1; }
 };
 
 // The preset names, for help texts and the dashboard.
 std::vector<std::string> TransformerPresets();
-Result<TransformerShape> ParseTransformerShape(const nlohmann::json& model);
-nlohmann::json TransformerShapeToJson(const TransformerShape& shape);
+// kTraining requires seqLen and globalBatch (or a preset); kServingOnly leaves them 0 if absent.
+enum class ShapeUse { kTraining, kServingOnly };
+Result<TransformerShape> ParseTransformerShape(const nlohmann::json& model,
+                                               ShapeUse use = ShapeUse::kTraining);
 
 }  // namespace tpuemu::engine::cost

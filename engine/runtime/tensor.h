@@ -86,7 +86,6 @@ class Tensor {
   // Valid for int32 tensors.
   int32_t* i32() { return i32_.data(); }
   const int32_t* i32() const { return i32_.data(); }
-  const IntBuffer& i32_values() const { return i32_; }
 
   // Rounds every value to bf16 if the dtype is bf16; no-op otherwise.
   void RoundToDType();

@@ -43,23 +43,49 @@ Efficiency FitTraining(const std::vector<PublishedTrainingRun>& runs) {
 }
 
 Efficiency FitServing(const std::vector<PublishedServingRun>& runs) {
-  // The two factors apply to disjoint runs (bf16 or int8 weights): fit each on its own.
+  const auto loss = [&](const Efficiency& eff, ServingEngine engine, bool* any) {
+    double sum = 0;
+    for (const PublishedServingRun& r : runs) {
+      if (r.illustrative || r.options.engine != engine) continue;
+      *any = true;
+      const double e = std::log(EstimatedServing(r, eff) / r.output_tokens_per_second);
+      sum += e * e;
+    }
+    return sum;
+  };
   Efficiency best = kDefaultEfficiency;
-  for (bool int8 : {false, true}) {
-    double best_loss = std::numeric_limits<double>::infinity();
-    for (int h = 20; h <= 100; ++h) {
-      Efficiency eff = best;
-      (int8 ? eff.serving_hbm_int8 : eff.serving_hbm) = h / 100.0;
-      double loss = 0;
-      for (const PublishedServingRun& r : runs) {
-        if (r.illustrative || (r.options.weight_bytes < 2) != int8) continue;
-        const double e = std::log(EstimatedServing(r, eff) / r.output_tokens_per_second);
-        loss += e * e;
+  double best_loss = std::numeric_limits<double>::infinity();
+  bool any = false;
+  for (int h = 20; h <= 100; h += 2) {
+    for (int t = 0; t <= 60; ++t) {
+      for (int q = 0; q <= 50; ++q) {
+        Efficiency eff = kDefaultEfficiency;
+        eff.serving_hbm_int8 = h / 100.0;
+        eff.jetstream_step_seconds = t * 0.5e-3;
+        eff.jetstream_sequence_step_seconds = q * 2e-6;
+        const double l = loss(eff, ServingEngine::kJetStream, &any);
+        if (!any) break;
+        if (l < best_loss) {
+          best_loss = l;
+          best.serving_hbm_int8 = eff.serving_hbm_int8;
+          best.jetstream_step_seconds = eff.jetstream_step_seconds;
+          best.jetstream_sequence_step_seconds = eff.jetstream_sequence_step_seconds;
+        }
       }
-      if (loss < best_loss) {
-        best_loss = loss;
-        (int8 ? best.serving_hbm_int8 : best.serving_hbm) = h / 100.0;
-      }
+      if (!any) break;
+    }
+    if (!any) break;
+  }
+  best_loss = std::numeric_limits<double>::infinity();
+  any = false;
+  for (int t = 0; t <= 240; ++t) {
+    Efficiency eff = best;
+    eff.vllm_step_seconds = t * 0.25e-3;
+    const double l = loss(eff, ServingEngine::kVllm, &any);
+    if (!any) break;
+    if (l < best_loss) {
+      best_loss = l;
+      best.vllm_step_seconds = eff.vllm_step_seconds;
     }
   }
   return best;

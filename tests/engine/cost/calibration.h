@@ -20,8 +20,10 @@ double EstimatedServing(const PublishedServingRun& run, const Efficiency& eff);
 // The factors that minimise the squared log error of the step time over `runs` (a grid over
 // the MXU efficiency 0.70..1.00 and a common scale 0.5..1.5 of the two softmax costs).
 Efficiency FitTraining(const std::vector<PublishedTrainingRun>& runs);
-// The decode HBM efficiencies (bf16 and int8 weights, each 0.20..1.00) that minimise the squared
-// log error of throughput; illustrative runs are left out.
+// The serving factors that minimise the squared log error of output tokens/s: the int8 HBM share
+// (0.20..1.00) with JetStream's step time (0..30 ms by 0.25 ms) on the JetStream rows, and vLLM's
+// step time (0..60 ms by 0.25 ms) on the vLLM rows; illustrative runs are left out. A factor
+// without rows to fit it keeps its efficiency.h value.
 Efficiency FitServing(const std::vector<PublishedServingRun>& runs);
 
 }  // namespace tpuemu::engine::cost

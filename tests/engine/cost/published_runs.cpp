@@ -1,6 +1,8 @@
 #include "tests/engine/cost/published_runs.h"
 
 #include <cmath>
+#include <map>
+#include <utility>
 
 namespace tpuemu::engine::cost {
 namespace {
@@ -71,7 +73,7 @@ const std::vector<PublishedTrainingRun>& PublishedTrainingRuns() {
     const std::string v5p = mt + "MaxText/configs/v5p/README.md (config: ";
     const std::string l2 = mt + "getting_started/Run_Llama2.md (config: ";
     const std::string rec = "AI-Hypercomputer/tpu-recipes training/trillium/";
-    return std::vector<PublishedTrainingRun>{
+    std::vector<PublishedTrainingRun> rows{
         {v5e + "16b.sh @0707751)", Scale(16, 2048, 6, 256), "v5litepod-256", fsdp, Remat::kFull, 0,
          120},
         {v5e + "32b.sh)", Scale(32, 2048, 4, 256), "v5litepod-256", fsdp, Remat::kFull, 0, 132},
@@ -111,22 +113,39 @@ const std::vector<PublishedTrainingRun>& PublishedTrainingRuns() {
          }(),
          "v6e-256", Plan{Strategy::kFsdp, 1, 4}, Custom(true), 24.706, 0},
     };
+    // The split: per generation, in the order above, every other row fits.
+    std::map<std::string, int> seen;
+    for (PublishedTrainingRun& r : rows) {
+      r.set = seen[r.Generation()]++ % 2 == 0 ? RunSet::kFit : RunSet::kValidation;
+    }
+    return rows;
   }();
   return runs;
 }
 
 const std::vector<PublishedServingRun>& PublishedServingRuns() {
   static const std::vector<PublishedServingRun> runs = [] {
-    // jetstream-pytorch: ShareGPT prompts, at most 1024 tokens in and 1024 out, cache 2048;
-    // the mean lengths are not published, so the runs are priced at those maxima.
-    const std::string jp = "AI-Hypercomputer/jetstream-pytorch benchmarks/summary.md @f636ff7";
-    auto sharegpt = [](int64_t batch, bool int8) {
+    // jetstream-pytorch: ShareGPT prompts, at most 1024 tokens in and 1024 out, static cache of
+    // 2048 (or 1280: a rolling window); the mean lengths are not published, so the runs are
+    // priced at those maxima. Rows in the file's order.
+    const std::string jp =
+        "AI-Hypercomputer/jetstream-pytorch benchmarks/summary.md @2ba0dd8 (JetStream PyTorch)";
+    auto sharegpt = [](int64_t batch, bool int8, int64_t cache, int64_t tp) {
       ServingOptions o;
+      o.engine = ServingEngine::kJetStream;
       o.batch = batch;
       o.input_len = 1024;
       o.output_len = 1024;
+      o.cache_len = cache;
       o.weight_bytes = o.kv_bytes = int8 ? 1 : 2;
-      o.tp = 8;  // --platform=tpu=8: the model split over the 8 chips
+      o.tp = tp;  // --platform=tpu=8: the model split over the 8 chips
+      return o;
+    };
+    auto model = [](const char* preset) { return Preset(preset, 2048, 1); };
+    // Gemma-2B runs with --shard_on_batch: data parallel, one replica per chip, the batch split.
+    auto gemma2b = [&](int64_t batch, bool int8, int chips) {
+      ServingOptions o = sharegpt(batch / chips, int8, 2048, 1);
+      o.shard_on_batch = true;
       return o;
     };
     // tpu-recipes: 995 OpenOrca requests, 217011 tokens in and 934964 out (means 218 and 940),
@@ -138,19 +157,68 @@ const std::vector<PublishedServingRun>& PublishedServingRuns() {
     orca.input_len = 218;
     orca.output_len = 940;
     orca.tp = 8;  // ici_tensor_parallelism=-1
-    return std::vector<PublishedServingRun>{
-        {jp, Preset("llama2-7b", 2048, 1), "v5litepod-8", sharegpt(96, false), 3663},
-        {jp, Preset("llama2-7b", 2048, 1), "v5litepod-8", sharegpt(96, true), 4783},
-        {jp, Preset("llama2-13b", 2048, 1), "v5litepod-8", sharegpt(48, false), 2056},
-        {jp, Preset("llama2-13b", 2048, 1), "v5litepod-8", sharegpt(96, true), 3458},
-        {jp, Preset("llama3-8b", 2048, 1), "v5litepod-8", sharegpt(128, false), 8249},
-        {jp, Preset("llama3-8b", 2048, 1), "v5litepod-8", sharegpt(256, true), 10873},
+    // vLLM TPU, Llama-3.1-8B-Instruct on one v6e chip: --max-num-batched-tokens 512
+    // --max_num_seqs 512 --max-model-len 2048, benchmark_serving.py --dataset-name random
+    // --random-input-len 1800 --random-output-len 128 (1000 prompts at once).
+    ServingOptions vllm;
+    vllm.engine = ServingEngine::kVllm;
+    vllm.batch = 512;
+    vllm.input_len = 1800;
+    vllm.output_len = 128;
+    vllm.chunk_tokens = 512;
+    vllm.tp = 1;
+    std::vector<PublishedServingRun> rows{
+        {jp, model("llama3-8b"), "v5litepod-8", sharegpt(128, false, 2048, 8), 8249},
+        {jp, model("llama3-8b"), "v5litepod-8", sharegpt(256, true, 2048, 8), 10873},
+        {jp, model("gemma-7b"), "v5litepod-8", sharegpt(96, false, 2048, 8), 3236},
+        {jp, model("gemma-7b"), "v5litepod-8", sharegpt(128, true, 2048, 8), 4695},
+        {jp, model("gemma-2b"), "v5litepod-8", gemma2b(512, false, 8), 8700},
+        {jp, model("gemma-2b"), "v5litepod-8", gemma2b(1024, true, 8), 8746},
+        {jp, model("gemma-2b"), "v5litepod-1", gemma2b(1024, false, 1), 4249, RunSet::kFit, true,
+         "1024 slots of a 2048-token bf16 cache are 38.7 GB of KV cache, more than the chip's 16 "
+         "GB of HBM"},
+        {jp, model("llama2-7b"), "v5litepod-8", sharegpt(96, false, 2048, 8), 3663},
+        {jp, model("llama2-7b"), "v5litepod-8", sharegpt(96, true, 2048, 8), 4783},
+        {jp, model("llama2-13b"), "v5litepod-8", sharegpt(48, false, 2048, 8), 2056},
+        {jp, model("llama2-13b"), "v5litepod-8", sharegpt(96, true, 2048, 8), 3458},
+        {jp, model("llama2-13b"), "v5litepod-8", sharegpt(80, false, 1280, 8), 2911},
+        {jp, model("llama2-13b"), "v5litepod-8", sharegpt(96, true, 1280, 8), 3938},
         {"AI-Hypercomputer/tpu-recipes inference/trillium/JetStream-Maxtext/Llama2-7B/README.md "
-         "@5ba55c8",
-         Preset("llama2-7b", 2048, 1), "v6e-8", orca, 3061.78, true},
+         "@5ba55c8 (JetStream MaxText)",
+         model("llama2-7b"), "v6e-8", orca, 3061.78, RunSet::kFit, true,
+         "printed as \"something like\"; the v5e recipe prints the same numbers"},
+        {"vllm-project/vllm pull 16458, 'Before' (vLLM V1 TPU, 2025-04-11)", model("llama3-8b"),
+         "v6e-1", vllm, 945.80},
+        {"vllm-project/tpu-inference pull 47 (vLLM TPU, 2025-06-17)", model("llama3-8b"), "v6e-1",
+         vllm, 957.33},
     };
+    // The split: per engine and weight type (each fitted factor has rows of its own), in the
+    // order above, every other row fits.
+    std::map<std::pair<ServingEngine, double>, int> seen;
+    for (PublishedServingRun& r : rows) {
+      if (r.illustrative) continue;
+      const int n = seen[{r.options.engine, r.options.weight_bytes}]++;
+      r.set = n % 2 == 0 ? RunSet::kFit : RunSet::kValidation;
+    }
+    return rows;
   }();
   return runs;
+}
+
+std::vector<PublishedTrainingRun> TrainingSet(RunSet set) {
+  std::vector<PublishedTrainingRun> out;
+  for (const PublishedTrainingRun& r : PublishedTrainingRuns()) {
+    if (r.set == set) out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<PublishedServingRun> ServingSet(RunSet set) {
+  std::vector<PublishedServingRun> out;
+  for (const PublishedServingRun& r : PublishedServingRuns()) {
+    if (!r.illustrative && r.set == set) out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace tpuemu::engine::cost

@@ -108,7 +108,7 @@ TEST(TransformerModel, OffloadingMovesActivationsToTheHost) {
 TEST(TransformerModel, ErrorsNameTheField) {
   EXPECT_EQ(ParseTransformerShape({{"preset", "gpt5"}}).status().message(),
             "model.preset must be one of llama2-7b, llama2-13b, llama2-70b, llama3-8b, "
-            "llama3-70b, mixtral-8x7b, mixtral-8x22b");
+            "llama3-70b, mixtral-8x7b, mixtral-8x22b, gemma-2b, gemma-7b");
   EXPECT_EQ(ParseTransformerShape({{"layers", 2}}).status().message(),
             "model.dModel is required (or give a preset)");
   EXPECT_EQ(ParseTransformerShape({{"preset", "llama2-7b"}, {"heads", 0}}).status().message(),
