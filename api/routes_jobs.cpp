@@ -1,8 +1,8 @@
 // jobs.* (an emulator extension under a node): submit, list, get, cancel, wait, logs, metrics,
-// hlo (the job's step as an HLO module, service/jobs/job_hlo.h), delete. Submissions and cancels
-// write a transaction, so they run on `writers`; reads answer inline. `:wait` never blocks a
-// thread: it registers a JobManager terminal callback and a Scheduler timer, and whichever fires
-// first answers (the other is ignored).
+// hlo (the job's step as an HLO module, service/jobs/job_hlo.h; `?dialect=stablehlo` as
+// StableHLO), delete. Submissions and cancels write a transaction, so they run on `writers`;
+// reads answer inline. `:wait` never blocks a thread: it registers a JobManager terminal
+// callback and a Scheduler timer, and whichever fires first answers (the other is ignored).
 #include <memory>
 #include <mutex>
 #include <string>
@@ -12,6 +12,8 @@
 #include "api/job_codec.h"
 #include "api/resource_keys.h"
 #include "api/routes.h"
+#include "engine/stablehlo/import.h"
+#include "engine/stablehlo/printer.h"
 #include "service/common/clock.h"
 #include "service/jobs/job_hlo.h"
 #include "service/jobs/job_json.h"
@@ -26,14 +28,33 @@ constexpr int64_t kMaxWaitSeconds = 600;
 
 std::string JobName(const PathParams& p) { return NodePath(p) + "/jobs/" + p.at("job"); }
 
-// The module behind job `name`, from its stored spec.
-Result<json> StoredJobHlo(const service::JobManager& jobs, const std::string& name) {
+// The module behind job `name`, from its stored spec: as it was given or lowered (`dialect` hlo),
+// or printed as StableHLO (`dialect` stablehlo: engine/stablehlo/printer.h), which a job takes
+// back as its hlo.text.
+Result<json> StoredJobHlo(const service::JobManager& jobs, const std::string& name,
+                          const std::string& dialect) {
+  if (dialect != "hlo" && dialect != "stablehlo") {
+    return Status::InvalidArgument("dialect must be hlo or stablehlo, not '" + dialect + "'");
+  }
   Result<service::Job> job = jobs.Get(name);
   if (!job.ok()) return job.status();
   Result<service::JobSpec> spec = service::ParseJobSpec(
       json::parse(job->spec_json, nullptr, /*allow_exceptions=*/false), jobs.limits());
   if (!spec.ok()) return spec.status();
-  return service::JobHlo(*spec);
+  Result<json> hlo = service::JobHlo(*spec);
+  if (!hlo.ok() || dialect == "hlo") return hlo;
+  json& text = (*hlo)["job"]["hlo"]["text"];
+  if (!text.is_string()) return Status::Internal("the job's hlo has no text");
+  Result<engine::hlo::Module> module = engine::stablehlo::ParseAnyModule(text.get<std::string>());
+  if (!module.ok()) return module.status();
+  Result<std::string> printed = engine::stablehlo::PrintStableHlo(*module);
+  if (!printed.ok()) {
+    return Status::FailedPrecondition("the job's module has no StableHLO form: " +
+                                      printed.status().message());
+  }
+  text = std::move(*printed);
+  (*hlo)["note"] = (*hlo)["note"].get<std::string>() + "; printed as StableHLO";
+  return hlo;
 }
 
 HttpResponse ListResponse(const HttpRequest& req, service::JobListRequest list,
@@ -171,8 +192,8 @@ void RegisterJobRoutes(Router& router, service::JobManager& jobs, service::Sched
   router.Add("GET", job + "/metrics", [&jobs](const HttpRequest&, const PathParams& p) {
     return Reply(jobs.Metrics(JobName(p)));
   });
-  router.Add("GET", job + "/hlo", [&jobs](const HttpRequest&, const PathParams& p) {
-    return Reply(StoredJobHlo(jobs, JobName(p)));
+  router.Add("GET", job + "/hlo", [&jobs](const HttpRequest& req, const PathParams& p) {
+    return Reply(StoredJobHlo(jobs, JobName(p), req.Query("dialect").value_or("hlo")));
   });
   router.AddAsync(
       "GET", job + ":wait",

@@ -171,6 +171,13 @@ std::optional<hlo::Opcode> SimpleOpcode(std::string_view op) {
   return std::nullopt;
 }
 
+std::string_view SimpleOpName(hlo::Opcode opcode) {
+  for (const auto& [name, op] : kSimple) {
+    if (op == opcode) return name;
+  }
+  return {};
+}
+
 bool IsCollectiveOp(std::string_view op) {
   return op == "all_reduce" || op == "all_gather" || op == "reduce_scatter" || op == "all_to_all" ||
          op == "collective_permute" || op == "collective_broadcast";

@@ -15,6 +15,8 @@ namespace tpuemu::engine::stablehlo {
 // The HLO opcode of an op (short name, without "stablehlo.") that maps one to one, operands and
 // result type unchanged: elementwise maps, convert, bitcast_convert, reshape, select, clamp, ...
 std::optional<hlo::Opcode> SimpleOpcode(std::string_view op);
+// The op (short name) SimpleOpcode maps to `opcode`; empty when none does.
+std::string_view SimpleOpName(hlo::Opcode opcode);
 // all_reduce, all_gather, reduce_scatter, all_to_all, collective_permute, collective_broadcast.
 bool IsCollectiveOp(std::string_view op);
 // Why an op (short name) is refused: dynamic shapes, quantization, ...; "" for unknown names.

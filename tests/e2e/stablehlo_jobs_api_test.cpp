@@ -1,7 +1,8 @@
 // StableHLO jobs through real HTTP (issue 42): the job body's hlo.text takes a module as JAX
 // prints it, runs it with the numbers the engine gives the lowered module on the same seed, and
 // refuses what it cannot take (dynamic shapes, unknown ops, shardings needing other devices)
-// with a 400 naming it and its line.
+// with a 400 naming it and its line; GET .../hlo?dialect=stablehlo gives a job's module back as
+// StableHLO.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -76,6 +77,51 @@ TEST_F(StablehloJobsApiTest, RefusalsAre400sNamingWhatAndWhere) {
   std::string bad = Mlir("jax_sharded.mlir");
   bad.replace(bad.find("mhlo.num_partitions = 2"), 23, "mhlo.num_partitions = 1");
   EXPECT_THAT(error(bad), HasSubstr("mhlo.sharding"));
+}
+
+// GET .../jobs/J/hlo?dialect=stablehlo prints the job's module as StableHLO
+// (engine/stablehlo/printer.h); submitted back it runs to the same outputs and cycles.
+TEST_F(StablehloJobsApiTest, HloOfAJobAsStableHloRunsTheSame) {
+  CreateReady("tpu-a");
+  const std::string text = engine::hlo::testing::Testdata("mlp_train_step.hlo");
+  json first = Wait(SubmitHlo("tpu-a", {{"text", text}}, {{"seed", 5}})["name"]);
+  ASSERT_EQ(first["state"], "SUCCEEDED") << first.dump().substr(0, 2000);
+  const std::string name = first["name"];
+
+  ClientResponse r = Call("GET", "/v2/" + name + "/hlo?dialect=stablehlo");
+  ASSERT_EQ(r.status, 200) << r.body.substr(0, 2000);
+  json job = r.Json()["job"];
+  const std::string mlir = job["hlo"]["text"];
+  EXPECT_THAT(mlir, ::testing::StartsWith("module @jit_mlp_train_step attributes "
+                                          "{mhlo.num_partitions = 1 : i32"));
+  EXPECT_THAT(mlir, HasSubstr("func.func public @main("));
+  EXPECT_THAT(mlir, HasSubstr("\"stablehlo.while\""));
+  // Without the parameter, and with dialect=hlo, the module is the text the job was given.
+  EXPECT_EQ(Call("GET", "/v2/" + name + "/hlo").Json()["job"]["hlo"]["text"], text);
+  EXPECT_EQ(Call("GET", "/v2/" + name + "/hlo?dialect=hlo").Json()["job"]["hlo"]["text"], text);
+  ClientResponse bad = Call("GET", "/v2/" + name + "/hlo?dialect=mlir");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.Json()["error"]["status"], "INVALID_ARGUMENT");
+  EXPECT_THAT(bad.Json()["error"]["message"].get<std::string>(), HasSubstr("dialect"));
+
+  EXPECT_EQ(job["seed"], 5);
+  json again = Wait(Submit("tpu-a", job.dump())["name"]);
+  ASSERT_EQ(again["state"], "SUCCEEDED") << again.dump().substr(0, 2000);
+  EXPECT_EQ(again["result"]["outputs"], first["result"]["outputs"]);
+  EXPECT_EQ(again["result"]["metrics"]["cyclesPerStep"],
+            first["result"]["metrics"]["cyclesPerStep"]);
+
+  // A StableHLO job's module, printed by tpuemu, runs the same too.
+  json jax = Wait(SubmitHlo("tpu-a", {{"text", Mlir("jax_mlp.mlir")}}, {{"seed", 3}})["name"]);
+  ASSERT_EQ(jax["state"], "SUCCEEDED") << jax.dump().substr(0, 2000);
+  ClientResponse jax_hlo =
+      Call("GET", "/v2/" + jax["name"].get<std::string>() + "/hlo?dialect=stablehlo");
+  ASSERT_EQ(jax_hlo.status, 200) << jax_hlo.body.substr(0, 2000);
+  json jax_again = Wait(Submit("tpu-a", jax_hlo.Json()["job"].dump())["name"]);
+  ASSERT_EQ(jax_again["state"], "SUCCEEDED") << jax_again.dump().substr(0, 2000);
+  EXPECT_EQ(jax_again["result"]["outputs"], jax["result"]["outputs"]);
+  EXPECT_EQ(jax_again["result"]["metrics"]["cyclesPerStep"],
+            jax["result"]["metrics"]["cyclesPerStep"]);
 }
 
 }  // namespace
