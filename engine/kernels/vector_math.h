@@ -16,7 +16,8 @@
 namespace tpuemu::engine {
 
 // One element of ExpArray / TanhArray, the same bits: the engine's one exp and tanh, which the
-// HLO evaluator's elementwise ops use too (engine/hlo/elementwise.h), so both stacks agree.
+// HLO evaluator's elementwise ops use too (engine/hlo/elementwise.h), so the evaluator agrees bit
+// for bit with the retired graph executor kept as a test oracle (tests/engine/reference/).
 float ExpOne(float x);
 float TanhOne(float x);
 

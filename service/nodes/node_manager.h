@@ -23,8 +23,9 @@
 //
 // Threads: every mutation (API calls, scheduled completions, operations.delete/cancel) runs as a
 // body of the write path's WriteBatcher, which runs bodies one at a time (so read-check-write is
-// atomic) and commits many of them in one transaction (group commit). Reads go through the cache,
-// which every batch empties and bypasses while it writes, else to the store. The quota guards its
+// atomic) and commits many of them in one transaction (group commit). Reads go through the cache
+// (node_cache.h): a batch drops the nodes it writes and they are read from the store until it
+// ends; the nodes it does not write stay cached. The quota guards its
 // counters with its own mutex, the cache with its own; observers_ is guarded by observer_mu_.
 #pragma once
 

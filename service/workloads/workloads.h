@@ -59,6 +59,9 @@ class Workload {
   const std::optional<std::string>& loss_id() const { return loss_id_; }
   // Bytes of gradients all-reduced per step in data-parallel training (0 if none).
   double GradientBytes() const;
+  // The one host-side step of a job (docs/architecture.md, the walk of a job): the weight update
+  // is not part of the step's HLO module; it runs here, on the host's copy of the weights, which
+  // the next step feeds in.
   // SGD on the weights with the gradients averaged over the shards' results, each weight's
   // elements cut into chunks run on `parallel`'s share of the pool (the step's own cores: a large
   // model's update is a serial tail otherwise). Every element subtracts the shards' gradients in
