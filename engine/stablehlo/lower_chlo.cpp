@@ -1,6 +1,7 @@
 // chlo ops as XLA's chlo legalization expands them before compiling (xla's
 // chlo_legalize_to_hlo): those HLO has an opcode for map to it; numpy-broadcasting binary ops
-// become broadcasts and the elementwise op; the rest are refused by name (op_table.h).
+// become broadcasts and the elementwise op; the special functions are lower_chlo_math.cpp's; the
+// rest are refused by name (op_table.h).
 #include <cmath>
 #include <limits>
 
@@ -101,6 +102,10 @@ Result<std::vector<int>> Lowerer::LowerChlo(const Op& op, const std::vector<int>
     Result<int> p = Emit(std::move(inst), op);
     if (!p.ok()) return p.status();
     return Unpack(*p, op.result_types.size(), true, op);
+  }
+  if (name == "erfc" || name == "erf_inv" || name == "lgamma" || name == "digamma" ||
+      name == "next_after" || name == "conj") {
+    return LowerChloMath(op, name, operands);
   }
   return Unsupported(op, RefusalReason(op.name));
 }

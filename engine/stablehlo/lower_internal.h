@@ -48,6 +48,9 @@ class Lowerer {
   Result<std::vector<int>> LowerWindowed(const Op& op, const std::vector<int>& operands);
   // lower_chlo.cpp
   Result<std::vector<int>> LowerChlo(const Op& op, const std::vector<int>& operands);
+  // lower_chlo_math.cpp: erfc, erf_inv, lgamma, digamma, next_after, conj (`name` without chlo.).
+  Result<std::vector<int>> LowerChloMath(const Op& op, const std::string& name,
+                                         const std::vector<int>& operands);
 
   // Builders.
   Result<int> Emit(hlo::Instruction inst, const Op& op);
