@@ -104,7 +104,8 @@ Result<std::vector<int>> Lowerer::LowerChlo(const Op& op, const std::vector<int>
     return Unpack(*p, op.result_types.size(), true, op);
   }
   if (name == "erfc" || name == "erf_inv" || name == "lgamma" || name == "digamma" ||
-      name == "next_after" || name == "conj") {
+      name == "next_after" || name == "conj" || name == "bessel_i1e" || name == "zeta" ||
+      name == "polygamma") {
     return LowerChloMath(op, name, operands);
   }
   return Unsupported(op, RefusalReason(op.name));

@@ -1,8 +1,9 @@
 // The chlo special functions HLO has no opcode for, decomposed into HLO arithmetic exactly as
 // StableHLO's chlo legalization writes them (openxla/stablehlo
 // stablehlo/transforms/ChloLegalizeToStablehlo.cpp: materializeErfcApproximationF32,
-// erfInv32, materializeLgamma, materializeDigamma, materializeNextAfter; the coefficients are
-// Cephes' and Lanczos' as given there): the same operations in the same order, so that a module
+// erfInv32, materializeLgamma, materializeDigamma, materializeBesselI1eApproximationF32,
+// materializeZeta, materializePolygamma, materializeNextAfter; the coefficients are Cephes',
+// Lanczos' and Johansson's as given there): the same operations in the same order, so that a module
 // XLA would compile computes the same bits here. f16 and bf16 are computed in f32 and converted
 // back (materializeWithUpcast); f64 takes the f32 path too (the evaluator computes no f64; the
 // ops are priced as XLA's f64 decompositions would be, within a few ops).
@@ -234,6 +235,113 @@ int Digamma(Expr& e, int x) {
   return e.Sel(is_zero, e.C(-std::numeric_limits<double>::infinity()), with_nan);
 }
 
+// materializeChebyshevPolynomialApproximation: Clenshaw's recurrence, halved.
+template <size_t N>
+int Chebyshev(Expr& e, int x, const float (&c)[N]) {
+  int b0 = e.C(0.0), b1 = e.C(0.0), b2 = e.C(0.0);
+  for (float k : c) {
+    b2 = b1;
+    b1 = b0;
+    b0 = e.Add2(e.Sub(e.Mul(x, b1), b2), e.C(k));
+  }
+  return e.Mul(e.Sub(b0, b2), e.C(0.5));
+}
+
+// materializeBesselI1eApproximation with the f32 coefficients (Cephes' i1e).
+int BesselI1e(Expr& e, int x) {
+  static const float kA[] = {
+      9.38153738649577178388E-9f,  -4.44505912879632808065E-8f, 2.00329475355213526229E-7f,
+      -8.56872026469545474066E-7f, 3.47025130813767847674E-6f,  -1.32731636560394358279E-5f,
+      4.78156510755005422638E-5f,  -1.61760815825896745588E-4f, 5.12285956168575772895E-4f,
+      -1.51357245063125314899E-3f, 4.15642294431288815669E-3f,  -1.05640848946261981558E-2f,
+      2.47264490306265168283E-2f,  -5.29459812080949914269E-2f, 1.02643658689847095384E-1f,
+      -1.76416518357834055153E-1f, 2.52587186443633654823E-1f};
+  static const float kB[] = {-3.83538038596423702205E-9f, -2.63146884688951950684E-8f,
+                             -2.51223623787020892529E-7f, -3.88256480887769039346E-6f,
+                             -1.10588938762623716291E-4f, -9.76109749136146840777E-3f,
+                             7.78576235018280120474E-1f};
+  const int z = e.U(Opcode::kAbs, x);
+  const int two = e.C(2.0);
+  const int le8 = e.Mul(z, Chebyshev(e, e.Sub(e.Mul(e.C(0.5), z), two), kA));
+  const int gt8 = e.Div(Chebyshev(e, e.Sub(e.Div(e.C(32.0), z), two), kB), e.U(Opcode::kSqrt, z));
+  const int select = e.Sel(e.Cmp(Direction::kLe, z, e.C(8.0)), le8, gt8);
+  return e.Mul(e.U(Opcode::kSign, x), select);
+}
+
+// materializeZeta: Hurwitz zeta(x, q) by Euler-Maclaurin (Johansson 2015, formula 5), 9 terms
+// of the series and 12 of the expansion.
+int Zeta(Expr& e, int x, int q) {
+  static const double kCoeffs[] = {-7.1661652561756670113e18,
+                                   1.8152105401943546773e17,
+                                   -4.5979787224074726105e15,
+                                   1.1646782814350067249e14,
+                                   -2.950130727918164224e12,
+                                   7.47242496e10,
+                                   -1.8924375803183791606e9,
+                                   47900160.0,
+                                   -1209600.0,
+                                   30240.0,
+                                   -720.0,
+                                   12.0};
+  const double kNan = std::numeric_limits<double>::quiet_NaN();
+  const double kInf = std::numeric_limits<double>::infinity();
+  const int zero = e.C(0.0);
+  const int one = e.C(1.0);
+  int acc = q;
+  const int neg_x = e.U(Opcode::kNegate, x);
+  int power_sum = e.B(Opcode::kPower, q, neg_x);
+  for (int i = 0; i < 9; ++i) {
+    acc = e.Add2(acc, one);
+    power_sum = e.Add2(power_sum, e.B(Opcode::kPower, acc, neg_x));
+  }
+  acc = e.Add2(acc, one);
+  const int q_neg_power = e.B(Opcode::kPower, acc, neg_x);
+  const int one_like_x = e.C(1.0);
+  const int correction = e.Div(e.Mul(q_neg_power, acc), e.Sub(x, one_like_x));
+  const int rsqrt_acc = e.Div(one, e.Mul(acc, acc));
+  int horner_sum = zero;
+  for (int i = 0; i < 11; ++i) {
+    const int product = e.Mul(e.Add2(x, e.C(23 - 1 - 2 * i)), e.Add2(x, e.C(23 - 2 - 2 * i)));
+    horner_sum = e.Mul(product, e.Mul(rsqrt_acc, e.Add2(horner_sum, e.C(1. / kCoeffs[i]))));
+  }
+  const int tail =
+      e.Mul(q_neg_power,
+            e.Add2(e.C(0.5), e.Mul(e.Div(x, acc), e.Add2(e.C(1. / kCoeffs[11]), horner_sum))));
+  const int accurate = e.Add2(e.Add2(power_sum, correction), tail);
+  int out = e.Sel(
+      e.Cmp(Direction::kLt, e.U(Opcode::kAbs, q_neg_power),
+            e.Mul(e.U(Opcode::kAbs, power_sum), e.C(std::numeric_limits<float>::denorm_min()))),
+      power_sum, accurate);
+  const int nan = e.C(kNan);
+  out = e.Sel(e.Cmp(Direction::kLt, x, one_like_x), nan, out);
+  const int q_le_zero = e.Cmp(Direction::kLe, q, zero);
+  const int x_not_int = e.Cmp(Direction::kNe, x, e.U(Opcode::kFloor, x));
+  out = e.Sel(e.B(Opcode::kAnd, q_le_zero, x_not_int), nan, out);
+  const int q_is_int = e.Cmp(Direction::kEq, q, e.U(Opcode::kFloor, q));
+  const int at_pole = e.B(Opcode::kAnd, q_le_zero, q_is_int);
+  const int x_is_int = e.Cmp(Direction::kEq, x, e.U(Opcode::kFloor, x));
+  const int x_is_even = e.Cmp(Direction::kEq, e.B(Opcode::kRemainder, x, e.C(2.0)), zero);
+  const int even_int = e.B(Opcode::kAnd, x_is_int, x_is_even);
+  out = e.Sel(at_pole, e.Sel(even_int, e.C(kInf), nan), out);
+  return e.Sel(e.Cmp(Direction::kEq, x, one), e.C(kInf), out);
+}
+
+// materializePolygamma: (-1)^(n+1) n! zeta(n + 1, x), digamma for n = 0, NaN off the naturals.
+int Polygamma(Expr& e, int n, int x) {
+  const int one = e.C(1.0);
+  const int two = e.C(2.0);
+  const int sign = e.Sub(e.Mul(two, e.B(Opcode::kRemainder, n, two)), one);
+  const int n_plus_one = e.Add2(n, one);
+  const int exp_lgamma = e.U(Opcode::kExp, Lgamma(e, n_plus_one));
+  const int zeta = Zeta(e, n_plus_one, x);
+  int result = e.Mul(e.Mul(sign, exp_lgamma), zeta);
+  const int zero = e.C(0.0);
+  result = e.Sel(e.Cmp(Direction::kEq, n, zero), Digamma(e, x), result);
+  const int non_natural = e.B(Opcode::kOr, e.Cmp(Direction::kNe, n, e.U(Opcode::kFloor, n)),
+                              e.Cmp(Direction::kLt, n, zero));
+  return e.Sel(non_natural, e.C(std::numeric_limits<double>::quiet_NaN()), result);
+}
+
 // materializeNextAfter: on the bits, as integers of the float's width.
 int NextAfter(Expr& e, int x, int y, PrimitiveType type) {
   const int bits = hlo::BitWidth(type);
@@ -267,7 +375,7 @@ int NextAfter(Expr& e, int x, int y, PrimitiveType type) {
 
 Result<std::vector<int>> Lowerer::LowerChloMath(const Op& op, const std::string& name,
                                                 const std::vector<int>& operands) {
-  const size_t arity = name == "next_after" ? 2 : 1;
+  const size_t arity = name == "next_after" || name == "zeta" || name == "polygamma" ? 2 : 1;
   if (operands.size() != arity) {
     return Error(op, "takes " + std::to_string(arity) + " operand" + (arity > 1 ? "s" : ""));
   }
@@ -295,13 +403,18 @@ Result<std::vector<int>> Lowerer::LowerChloMath(const Op& op, const std::string&
     return std::vector<int>{r};
   }
   // materializeWithUpcast: below f32, in f32 and back.
-  int in = operands[0];
-  if (x.type != PrimitiveType::kF32) in = e.Convert(in, PrimitiveType::kF32);
+  std::vector<int> in = operands;
+  for (int& v : in) {
+    if (x.type != PrimitiveType::kF32) v = e.Convert(v, PrimitiveType::kF32);
+  }
   int r = -1;
-  if (name == "erfc") r = Erfc(e, in);
-  if (name == "erf_inv") r = ErfInv(e, in);
-  if (name == "lgamma") r = Lgamma(e, in);
-  if (name == "digamma") r = Digamma(e, in);
+  if (name == "erfc") r = Erfc(e, in[0]);
+  if (name == "erf_inv") r = ErfInv(e, in[0]);
+  if (name == "lgamma") r = Lgamma(e, in[0]);
+  if (name == "digamma") r = Digamma(e, in[0]);
+  if (name == "bessel_i1e") r = BesselI1e(e, in[0]);
+  if (name == "zeta") r = Zeta(e, in[0], in[1]);
+  if (name == "polygamma") r = Polygamma(e, in[0], in[1]);
   if (x.type != PrimitiveType::kF32) r = e.Convert(r, x.type);
   if (!e.status().ok()) return e.status();
   if (r < 0) return Unsupported(op);

@@ -48,7 +48,8 @@ class Lowerer {
   Result<std::vector<int>> LowerWindowed(const Op& op, const std::vector<int>& operands);
   // lower_chlo.cpp
   Result<std::vector<int>> LowerChlo(const Op& op, const std::vector<int>& operands);
-  // lower_chlo_math.cpp: erfc, erf_inv, lgamma, digamma, next_after, conj (`name` without chlo.).
+  // lower_chlo_math.cpp: erfc, erf_inv, lgamma, digamma, bessel_i1e, zeta, polygamma,
+  // next_after, conj (`name` without chlo.).
   Result<std::vector<int>> LowerChloMath(const Op& op, const std::string& name,
                                          const std::vector<int>& operands);
 

@@ -114,6 +114,7 @@ const std::pair<const char*, const char*> kStructured[] = {
     {"chlo.asinh", "asinh"},
     {"chlo.atan", "atan"},
     {"chlo.atanh", "atanh"},
+    {"chlo.bessel_i1e", "Cephes' Chebyshev series in f32, as XLA's chlo legalization"},
     {"chlo.broadcast_*", "broadcast + the elementwise op (numpy broadcasting)"},
     {"chlo.constant", "constant"},
     {"chlo.constant_like", "constant broadcast to the operand's shape"},
@@ -128,10 +129,12 @@ const std::pair<const char*, const char*> kStructured[] = {
     {"chlo.is_pos_inf", "compare EQ +inf"},
     {"chlo.lgamma", "Lanczos series + reflection in f32, as XLA's chlo legalization"},
     {"chlo.next_after", "integer steps on the bits (bitcast-convert), as XLA's chlo legalization"},
+    {"chlo.polygamma", "(-1)^(n+1) n! zeta(n+1, x), digamma at n = 0, as XLA's chlo legalization"},
     {"chlo.sinh", "sinh"},
     {"chlo.square", "multiply(x, x)"},
     {"chlo.tan", "tan"},
     {"chlo.top_k", "topk"},
+    {"chlo.zeta", "Euler-Maclaurin (Johansson) in f32, as XLA's chlo legalization"},
 };
 
 const std::pair<const char*, const char*> kRefused[] = {
@@ -158,9 +161,6 @@ const std::pair<const char*, const char*> kRefused[] = {
     {"send", "host transfer ops need a host: not emulated"},
     {"recv", "host transfer ops need a host: not emulated"},
     {"trace", "deprecated"},
-    {"chlo.bessel_i1e", "not decomposed yet"},
-    {"chlo.polygamma", "not decomposed yet"},
-    {"chlo.zeta", "not decomposed yet"},
 };
 
 }  // namespace

@@ -1,9 +1,9 @@
 // The chlo special functions decomposed as XLA's chlo legalization does
 // (engine/stablehlo/lower_chlo_math.cpp), against values computed to 30 digits (mpmath, at the
 // f32 inputs) and rounded to f32. The bounds are what XLA's decompositions reach in f32 (the
-// same operations in the same order): erfc 4 ulps, erf_inv 8, lgamma and digamma 16 (Lanczos'
-// series loses a few bits where the result is small); the special values (poles, infinities,
-// NaN) are exact.
+// same operations in the same order): erfc 4 ulps, erf_inv 8, lgamma, digamma, bessel_i1e,
+// zeta and polygamma 16 (the series lose a few bits in f32 where the result is small); the
+// special values (poles, infinities, NaN) are exact.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -122,6 +122,39 @@ TEST(StablehloChloMath, Digamma) {
   ASSERT_EQ(poles.size(), 3u);
   EXPECT_EQ(poles[0], -kInf);
   EXPECT_TRUE(std::isnan(poles[1]) && std::isnan(poles[2]));
+}
+
+TEST(StablehloChloMath, BesselI1e) {
+  ExpectClose(
+      "bessel_i1e", {0, 0.5, 1, 2, -3, 8, 10, 50},
+      {0.0f, 0.15642079710960388f, 0.207910418510437f, 0.2152692824602127f, -0.19682671129703522f,
+       0.13414248824119568f, 0.12126268446445465f, 0.05599312484264374f},
+      16);
+}
+
+TEST(StablehloChloMath, ZetaAndPolygamma) {
+  const std::vector<float> zeta =
+      Apply("zeta", {2, 3, 2, 4, 2.5, 6, 1, 0.5, 2}, {1, 2, 0.5, 3, 10, 0.3, 1, 1, -2});
+  const std::vector<float> want_zeta = {1.644934058189392f,    0.2020568996667862f,
+                                        4.934802055358887f,    0.019823234528303146f,
+                                        0.022728698328137398f, 1371.9566650390625f};
+  ASSERT_EQ(zeta.size(), 9u);
+  for (size_t k = 0; k < want_zeta.size(); ++k) {
+    EXPECT_LE(Ulps(zeta[k], want_zeta[k]), 16) << "zeta #" << k << " = " << zeta[k];
+  }
+  EXPECT_EQ(zeta[6], kInf);          // x = 1: the harmonic series
+  EXPECT_TRUE(std::isnan(zeta[7]));  // x < 1
+  EXPECT_EQ(zeta[8], kInf);          // a pole at integer q <= 0, x even
+  const std::vector<float> pg =
+      Apply("polygamma", {1, 2, 0, 3, 1, 1.5, -1}, {1, 1.5, 2, 0.7, 10, 1, 1});
+  const std::vector<float> want_pg = {1.644934058189392f, -0.8287966251373291f,
+                                      0.42278432846069336f, 25.879152297973633f,
+                                      0.10516633838415146f};
+  ASSERT_EQ(pg.size(), 7u);
+  for (size_t k = 0; k < want_pg.size(); ++k) {
+    EXPECT_LE(Ulps(pg[k], want_pg[k]), 16) << "polygamma #" << k << " = " << pg[k];
+  }
+  EXPECT_TRUE(std::isnan(pg[5]) && std::isnan(pg[6]));  // n not a natural number
 }
 
 TEST(StablehloChloMath, NextAfterStepsOneUlp) {
