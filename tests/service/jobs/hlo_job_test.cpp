@@ -77,7 +77,8 @@ TEST(HloJobSpec, ErrorsNameTheFieldTheLineOrTheLimit) {
   EXPECT_EQ(Error({{"hlo", {{"txt", kDense}}}}).message(),
             "hlo.txt is not a known field (text, params, distinctPerDevice, estimateOnly, "
             "allowUnsupported)");
-  EXPECT_EQ(Error({{"hlo", {{"text", ""}}}}).message(), "hlo.text must be the module's HLO text");
+  EXPECT_EQ(Error({{"hlo", {{"text", ""}}}}).message(),
+            "hlo.text must be the module's HLO text or StableHLO");
   EXPECT_EQ(Error({{"hlo", {{"text", kDense}}}, {"program", json::object()}}).message(),
             "exactly one of workload, program and hlo must be set");
   EXPECT_EQ(Error({{"hlo", {{"text", kDense}, {"allowUnsupported", true}}}}).message(),
