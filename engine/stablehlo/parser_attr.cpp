@@ -140,7 +140,8 @@ Status Parser::ParseTensorBody(std::string_view body, hlo::Shape& out) {
                      std::string(body) + "> is not supported");
   }
   while (!element.empty() && element.back() == ' ') element.remove_suffix(1);
-  Result<hlo::PrimitiveType> type = ElementType(element);
+  Result<hlo::PrimitiveType> type =
+      in_attr_type_ && element == "index" ? hlo::PrimitiveType::kS64 : ElementType(element);
   if (!type.ok())
     return ErrorHere(type.status().message() + " (in tensor<" + std::string(body) + ">)");
   out = hlo::Shape::Array(*type, std::move(dims));
@@ -258,7 +259,12 @@ Status Parser::ParseAttr(Attr& out, bool allow_type_suffix) {
         lexer_.Lex();
         return Status::Ok();
       }
-      return ParseType(out.type);
+      // An attribute's tensor may hold `index` elements (torch_xla's result_layout =
+      // dense<[0, 1]> : tensor<2xindex>): read as i64; a value of that type is still refused.
+      in_attr_type_ = true;
+      Status typed = ParseType(out.type);
+      in_attr_type_ = false;
+      return typed;
     }
     return Status::Ok();
   };

@@ -65,6 +65,7 @@ class Parser {
   Lexer lexer_;
   const hlo::Limits& limits_;
   int depth_ = 0;
+  bool in_attr_type_ = false;  // the type after an attribute value: `index` elements allowed
 };
 
 // "2x3xf32" / "f32" / "4xcomplex<f32>" element type words.
