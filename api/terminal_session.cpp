@@ -202,22 +202,27 @@ class TerminalSession : public ConnectionTakeover,
 }  // namespace
 
 std::shared_ptr<void> TerminalBudget::Take(const std::string& worker, std::string* why) {
-  std::lock_guard lock(mu_);
-  if (total_ >= max_total_) {
+  std::lock_guard lock(counts_->mu);
+  if (counts_->total >= max_total_) {
     *why = "tpuemud has " + std::to_string(max_total_) + " terminals open, its most";
     return nullptr;
   }
-  if (per_worker_[worker] >= max_per_worker_) {
+  auto found = counts_->per_worker.find(worker);
+  if (found != counts_->per_worker.end() && found->second >= max_per_worker_) {
     *why = "this worker has " + std::to_string(max_per_worker_) + " terminals open, its most";
     return nullptr;
   }
-  ++total_;
-  ++per_worker_[worker];
-  return std::shared_ptr<void>(new char(0), [this, worker](void* held) {
+  if (max_per_worker_ <= 0) {
+    *why = "terminals are off (--max-terminals-per-worker 0)";
+    return nullptr;
+  }
+  ++counts_->total;
+  ++counts_->per_worker[worker];
+  return std::shared_ptr<void>(new char(0), [counts = counts_, worker](void* held) {
     delete static_cast<char*>(held);
-    std::lock_guard lock(mu_);
-    --total_;
-    if (--per_worker_[worker] == 0) per_worker_.erase(worker);
+    std::lock_guard lock(counts->mu);
+    --counts->total;
+    if (--counts->per_worker[worker] == 0) counts->per_worker.erase(worker);
   });
 }
 

@@ -24,7 +24,8 @@
 namespace tpuemu::api {
 
 // How many terminals may be open at once: each is a login, an ssh process and a pty, outside the
-// HTTP server's max_connections. Thread-safe.
+// HTTP server's max_connections. Thread-safe. A place may outlive the budget (a login hung up on
+// its own thread while tpuemud stops): the counts are shared with the places.
 class TerminalBudget {
  public:
   TerminalBudget(int max_total, int max_per_worker)
@@ -34,11 +35,14 @@ class TerminalBudget {
   std::shared_ptr<void> Take(const std::string& worker, std::string* why);
 
  private:
+  struct Counts {
+    std::mutex mu;
+    int total = 0;                          // guarded by mu
+    std::map<std::string, int> per_worker;  // guarded by mu
+  };
   const int max_total_;
   const int max_per_worker_;
-  std::mutex mu_;
-  int total_ = 0;                          // guarded by mu_
-  std::map<std::string, int> per_worker_;  // guarded by mu_
+  const std::shared_ptr<Counts> counts_ = std::make_shared<Counts>();
 };
 
 // The response that takes the connection over with the terminal (`place` is its budget's).
