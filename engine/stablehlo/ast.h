@@ -34,6 +34,8 @@ struct DenseLiteral {
   std::vector<int64_t> nested;    // the nesting the list was written with ([] levels' sizes)
 };
 
+struct AttrField;  // a named attribute: {first: name, second: value}
+
 struct Attr {
   enum class Kind {
     kUnit,  // a name with no value (use_global_device_ids)
@@ -53,11 +55,20 @@ struct Attr {
   double f = 0;
   std::string text;  // string, symbol, enum word, dict's struct name
   std::vector<Attr> items;
-  std::vector<std::pair<std::string, Attr>> fields;
+  std::vector<AttrField> fields;
   std::shared_ptr<const DenseLiteral> dense;
   hlo::Shape type;  // `: type` after a value (dense, typed ints), or a kType's type
 
   const Attr* Field(std::string_view name) const;
+};
+
+// A named attribute. A struct of its own rather than std::pair<std::string, Attr>: Attr holds a
+// list of them, and a pair of an incomplete Attr does not compile with clang's libstdc++ checks.
+struct AttrField {
+  AttrField() = default;
+  AttrField(std::string name, Attr value) : first(std::move(name)), second(std::move(value)) {}
+  std::string first;
+  Attr second;
 };
 
 // A use of a value: "x" for %x, "x#1" for %x#1 (the names Op::results holds).
@@ -83,7 +94,7 @@ struct Op {
   std::string name;                  // "stablehlo.add", "func.call", "check.expect_eq", "chlo.erf"
   std::vector<std::string> results;  // one name per result (%0:2 gives "0#0", "0#1")
   std::vector<ValueRef> operands;
-  std::vector<std::pair<std::string, Attr>> attrs;
+  std::vector<AttrField> attrs;
   std::vector<Region> regions;
   std::vector<hlo::Shape> operand_types;  // when the text gave them
   std::vector<hlo::Shape> result_types;
@@ -96,7 +107,7 @@ struct Op {
 struct FuncArg {
   std::string name;
   hlo::Shape type;
-  std::vector<std::pair<std::string, Attr>> attrs;  // mhlo.sharding, mhlo.layout_mode, ...
+  std::vector<AttrField> attrs;  // mhlo.sharding, mhlo.layout_mode, ...
 };
 
 struct Func {
@@ -104,14 +115,14 @@ struct Func {
   bool is_public = true;
   std::vector<FuncArg> args;
   std::vector<hlo::Shape> result_types;
-  std::vector<std::vector<std::pair<std::string, Attr>>> result_attrs;  // jax.result_info, ...
+  std::vector<std::vector<AttrField>> result_attrs;  // jax.result_info, ...
   Region body;
   int line = 0, column = 0;
 };
 
 struct ModuleAst {
-  std::string name;                                 // module @jit_f; empty when unnamed
-  std::vector<std::pair<std::string, Attr>> attrs;  // mhlo.num_partitions, ...
+  std::string name;              // module @jit_f; empty when unnamed
+  std::vector<AttrField> attrs;  // mhlo.num_partitions, ...
   std::vector<Func> funcs;
 
   const Func* FindFunc(std::string_view name) const;

@@ -197,7 +197,7 @@ Status Parser::ParseFunc(ModuleAst& module) {
   }
   if (AtIdent("attributes")) {
     lexer_.Lex();
-    std::vector<std::pair<std::string, Attr>> ignored;
+    std::vector<AttrField> ignored;
     TPUEMU_RETURN_IF_ERROR(Expect(Tok::kLbrace, "'{' to start the function attributes"));
     TPUEMU_RETURN_IF_ERROR(ParseDict(ignored, Tok::kRbrace));
   }

@@ -192,7 +192,7 @@ Status Parser::ParseType(hlo::Shape& out) {
   return Expected("a type (tensor<...>, tuple<...> or !stablehlo.token)");
 }
 
-Status Parser::ParseDict(std::vector<std::pair<std::string, Attr>>& out, Tok close) {
+Status Parser::ParseDict(std::vector<AttrField>& out, Tok close) {
   TPUEMU_RETURN_IF_ERROR(Enter());
   bool first = true;
   while (lexer_.kind() != close) {

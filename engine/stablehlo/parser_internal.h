@@ -33,7 +33,7 @@ class Parser {
 
   // parser_attr.cpp
   Status ParseAttr(Attr& out, bool allow_type_suffix = true);
-  Status ParseDict(std::vector<std::pair<std::string, Attr>>& out, Tok close);
+  Status ParseDict(std::vector<AttrField>& out, Tok close);
   Status ParseType(hlo::Shape& out);
   Status ParseTensorBody(std::string_view body, hlo::Shape& out);
   Status ParseDense(Attr& out);
