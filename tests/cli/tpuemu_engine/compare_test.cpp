@@ -111,8 +111,10 @@ TEST(EngineCompare, MixtureOfExpertsCustomRematAndServing) {
       Compare({"--model", "llama2-7b", "--serve", "--serve-batch", "96", "--weights", "int8",
                "--kv-cache", "int8", "--accelerator-types", "v5litepod-8,v6e-8"});
   ASSERT_EQ(serve.exit_code, 0) << serve.err;
-  EXPECT_NE(serve.out.find("Serving llama2-7b with jetstream: 96 batch, 1024 tokens in, 1024 out, int8 weights"),
-            std::string::npos)
+  EXPECT_NE(
+      serve.out.find(
+          "Serving llama2-7b with jetstream: 96 batch, 1024 tokens in, 1024 out, int8 weights"),
+      std::string::npos)
       << serve.out;
   EXPECT_NE(serve.out.find("$/1M OUT"), std::string::npos);
 
