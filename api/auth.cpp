@@ -272,14 +272,8 @@ std::optional<std::string> RequestToken(const HttpRequest& request) {
   }
   std::optional<std::string> protocols = request.Header("sec-websocket-protocol");
   if (!protocols || !request.Header("upgrade")) return std::nullopt;
-  std::string_view rest = *protocols;
-  while (!rest.empty()) {
-    const std::size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+  for (std::string_view item : HeaderItems(*protocols)) {
     if (item.rfind("bearer.", 0) == 0) return Base64UrlDecode(item.substr(7));
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
   }
   return std::nullopt;
 }

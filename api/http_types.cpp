@@ -57,6 +57,19 @@ std::string PercentDecode(std::string_view text, bool plus_is_space) {
   return out;
 }
 
+std::vector<std::string_view> HeaderItems(std::string_view value) {
+  std::vector<std::string_view> items;
+  while (!value.empty()) {
+    const std::size_t comma = value.find(',');
+    std::string_view item = value.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) items.push_back(item);
+    value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
+  }
+  return items;
+}
+
 HttpRequest MakeRequest(std::string method, std::string target, std::string body) {
   HttpRequest request;
   request.method = std::move(method);

@@ -81,4 +81,8 @@ std::string PercentDecode(std::string_view text, bool plus_is_space);
 // Used by the server for every request and by tests that call Router::Handle directly.
 HttpRequest MakeRequest(std::string method, std::string target, std::string body = "");
 
+// The items of a comma-separated header value ("a, b ,c" -> a, b, c), spaces around each
+// trimmed, empty items dropped (Sec-WebSocket-Protocol's list, say). Views into `value`.
+std::vector<std::string_view> HeaderItems(std::string_view value);
+
 }  // namespace tpuemu::api

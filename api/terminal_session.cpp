@@ -41,14 +41,8 @@ constexpr std::size_t kInputQueueMax = 1 << 20;  // keystrokes not yet taken by 
 bool Offered(const HttpRequest& request, std::string_view protocol) {
   std::optional<std::string> offered = request.Header("sec-websocket-protocol");
   if (!offered) return false;
-  std::string_view rest = *offered;
-  while (!rest.empty()) {
-    const std::size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+  for (std::string_view item : HeaderItems(*offered)) {
     if (item == protocol) return true;
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
   }
   return false;
 }
