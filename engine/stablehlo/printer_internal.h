@@ -13,6 +13,20 @@
 
 namespace tpuemu::engine::stablehlo::internal {
 
+// printer_attrs.cpp: the attribute texts of the printed ops.
+std::string I64s(const std::vector<int64_t>& v);      // "1, 2, 3"
+std::string I64Array(const std::vector<int64_t>& v);  // "array<i64: 1, 2, 3>"
+std::string I64Matrix(const std::vector<std::vector<int64_t>>& rows, int64_t fill = -1);
+std::string IntAttr(int64_t v, const char* type = "i64");
+std::string Quoted(const std::string& text);
+std::string_view ChloName(hlo::Opcode op);
+std::string_view DirectionWord(hlo::Direction d);
+std::string ConvLabels(char a, int64_t pa, char b, int64_t pb, const std::vector<int64_t>& spatial);
+void WindowAttrs(const std::vector<hlo::WindowDim>& w, const char* lhs, const char* rhs,
+                 std::vector<std::string>& attrs);
+void CollectiveAttrs(const hlo::Attributes& a, std::vector<std::string>& attrs);
+std::string PrecisionConfig(hlo::DotPrecision p);
+
 // How an HLO value is named in the text: an array (or a tuple built whole) by `whole`, a tuple
 // whose elements are known by `parts` (one name per element, "" for one not yet named). A tuple
 // has whichever of the two the text has made so far; the other is made on first need.
