@@ -256,6 +256,8 @@ test('dashboard in headless chromium', {skip}, async (t) => {
   await t.test('runs an mlp job to SUCCEEDED with its loss chart drawn', async () => {
     await submitJob('mlp', 'mlp-1');
     await page.locator('#job-state .badge:text-is("SUCCEEDED")').waitFor();
+    // The page's last read of the metrics is the finished job's, not a running step's.
+    await page.locator('#op-table[data-state="SUCCEEDED"]').waitFor();
     await waitChartPoints('#loss-chart', 50);
     assert.equal(await chartPoints('#loss-chart'), 50);
     assert.equal(await chartPoints('#step-time-chart'), 50);

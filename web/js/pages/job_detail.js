@@ -41,6 +41,7 @@ export default {
     const summary = h('tbody');
     const opsHead = h('tr');
     const opsBody = h('tbody');
+    const opsTable = h('table', {id: 'op-table', class: 'compact'}, h('thead', {}, opsHead), opsBody);
     const log = h('pre', {class: 'log', id: 'job-log', tabindex: 0, 'aria-live': 'off'});
     const report = h('pre', {class: 'report', id: 'job-report', tabindex: 0});
     mount(root, h('p', {class: 'crumbs'}, h('a', {href: '#/jobs'}, 'Jobs'), ' / ',
@@ -58,7 +59,7 @@ export default {
           h('section', {class: 'card', 'aria-labelledby': 'log-title'}, h('h2', {id: 'log-title'}, 'Log'), log),
           h('section', {class: 'card', 'aria-labelledby': 'ops-title'},
             h('h2', {id: 'ops-title'}, 'Op profile'),
-            h('div', {class: 'scroll'}, h('table', {id: 'op-table', class: 'compact'}, h('thead', {}, opsHead), opsBody))),
+            h('div', {class: 'scroll'}, opsTable)),
           h('div', {class: 'grid cols-2'},
             h('section', {class: 'card', 'aria-labelledby': 'metrics-title'},
               h('h2', {id: 'metrics-title'}, 'Metrics'),
@@ -149,6 +150,9 @@ export default {
       ops = (metrics.ops || []).map((op) => ({...op, share: total ? (op.emulatedSeconds || 0) / total : 0}));
       renderOps();
       report.textContent = text ?? 'The metrics report is not served by this tpuemud.';
+      // The state these figures were read in: a test (or a user's script) waits for the terminal
+      // state's read instead of racing the last read of a running job.
+      opsTable.dataset.state = j.state;
     }
 
     async function refresh() {
