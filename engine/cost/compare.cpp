@@ -140,6 +140,7 @@ Result<Comparison> Compare(const CompareSource& source, const CompareOptions& o)
       row.serving = EstimateServing(*shape, type, *o.serving, o.prices, o.efficiency);
       c.rows.push_back(std::move(row));
     }
+    c.gpu_reference = GpuReference(0, 0, c.parameters, shape, o.serving);
     return c;
   }
   if (shape) {
@@ -194,6 +195,7 @@ Result<Comparison> Compare(const CompareSource& source, const CompareOptions& o)
     }
     c.rows.push_back(std::move(row));
   }
+  c.gpu_reference = GpuReference(c.model_flops, c.units_per_step, c.parameters, shape, o.serving);
   return c;
 }
 

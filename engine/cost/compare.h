@@ -21,6 +21,7 @@
 
 #include "base/status.h"
 #include "engine/cost/estimate.h"
+#include "engine/cost/gpu_reference.h"
 #include "engine/cost/serving.h"
 #include "engine/cost/transformer_model.h"
 
@@ -57,6 +58,8 @@ struct Comparison {
   std::vector<TypeComparison> rows;  // catalog order
   int plans_evaluated = 0;
   std::optional<ServingOptions> serving;  // as asked
+  // H100 and H200 for context, outside the TPU model (gpu_reference.h): never in `rows`.
+  std::vector<GpuReferenceRow> gpu_reference;
 };
 
 // The candidate types, in catalog order. NOT_FOUND naming an unknown type or generation.

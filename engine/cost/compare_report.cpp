@@ -138,7 +138,8 @@ Json ComparisonToJson(const Comparison& c, const PriceTable& prices, const Effic
             {"vllmStepSeconds", eff.vllm_step_seconds}}},
           {"serving", serving},
           {"prices", Json(nlohmann::json(prices.ToJson()))},
-          {"rows", rows}};
+          {"rows", rows},
+          {"gpuReference", GpuReferenceJson(c.gpu_reference)}};
 }
 
 std::string ComparisonToCsv(const Comparison& c) {

@@ -111,6 +111,61 @@ TEST_F(CompareApiTest, ServingRowsAndTheirErrors) {
   EXPECT_EQ(not_model.Json()["error"]["message"], "serving applies to model shapes only");
 }
 
+// The GPU context (engine/cost/gpu_reference.h): H100 and H200 in their own "gpuReference" array,
+// marked as outside the TPU model with their sources, never among the TPU "rows"; training from
+// the comparison's model FLOPs, serving with the same serving.* options the TPU rows use.
+TEST_F(CompareApiTest, GpuReferenceIsBesideTheRowsAndMarked) {
+  Result<ClientResponse> get = client_.Request(
+      "GET",
+      "/_emulator/compare?preset=llama2-7b&acceleratorTypes=v5litepod-8,v6e-8&serving.engine=vllm&"
+      "serving.inputLen=512&serving.outputLen=256");
+  ASSERT_TRUE(get.ok());
+  ASSERT_EQ(get->status, 200) << get->body;
+  const json j = get->Json();
+  EXPECT_EQ(j["serving"]["engine"], "vllm");
+  ASSERT_EQ(j["rows"].size(), 2u);
+  for (const json& row : j["rows"]) {
+    EXPECT_EQ(row["acceleratorType"].get<std::string>().rfind("v", 0), 0u) << row.dump();
+    EXPECT_EQ(row["serving"]["engine"], "vllm");
+  }
+  ASSERT_EQ(j["gpuReference"].size(), 2u);
+  EXPECT_EQ(j["gpuReference"][0]["gpu"], "H100 SXM");
+  EXPECT_EQ(j["gpuReference"][1]["gpu"], "H200 SXM");
+  for (const json& g : j["gpuReference"]) {
+    EXPECT_EQ(g["outsideTpuModel"], true);
+    EXPECT_NE(g["note"].get<std::string>().find("not emulated"), std::string::npos);
+    EXPECT_EQ(g["prices"]["unit"], "USD per GPU-hour");
+    EXPECT_FALSE(g["prices"]["source"].get<std::string>().empty());
+    EXPECT_FALSE(g["prices"]["asOf"].get<std::string>().empty());
+    EXPECT_FALSE(g["assumed"]["mfuSource"].get<std::string>().empty());
+    // Training at the assumed MFU of the published peak, from the reply's own FLOPs per token.
+    const json& t = g["training"];
+    EXPECT_DOUBLE_EQ(t["mfu"].get<double>(), g["assumed"]["trainingMfu"].get<double>());
+    EXPECT_NEAR(t["unitsPerSecondPerGpu"].get<double>() * j["modelFlopsPerStep"].get<double>() /
+                    j["unitsPerStep"].get<double>(),
+                g["peakBf16Flops"].get<double>() * t["mfu"].get<double>(), 1e3);
+    // Serving: priced, and its dollars follow from the price per GPU-hour.
+    const json& s = g["serving"];
+    ASSERT_TRUE(s["fits"].get<bool>()) << s.dump();
+    const double per_gpu = s["outputTokensPerSecondPerGpu"].get<double>();
+    EXPECT_GT(per_gpu, 0);
+    EXPECT_NEAR(s["usdPerMillionOutputTokens"]["onDemand"].get<double>(),
+                g["prices"]["onDemand"].get<double>() / (per_gpu * 3600) * 1e6, 1e-9);
+  }
+  // The same request as a POST body gives the same reply, GPU rows included.
+  const ClientResponse post =
+      Post({{"model", {{"preset", "llama2-7b"}}},
+            {"acceleratorTypes", {"v5litepod-8", "v6e-8"}},
+            {"serving", {{"engine", "vllm"}, {"inputLen", 512}, {"outputLen", 256}}}});
+  EXPECT_EQ(post.Json(), j);
+  // Training only: the GPU rows have no serving.
+  const ClientResponse train =
+      Post({{"model", {{"preset", "llama2-7b"}}}, {"acceleratorTypes", {"v6e-8"}}});
+  ASSERT_EQ(train.status, 200) << train.body;
+  EXPECT_TRUE(train.Json()["gpuReference"][0]["serving"].is_null());
+  EXPECT_GT(train.Json()["gpuReference"][0]["training"]["stepSeconds"].get<double>(), 0);
+}
+
 TEST_F(CompareApiTest, ErrorsUseGooglesEnvelopeAndNameTheField) {
   const ClientResponse bad = Post({{"model", {{"preset", "llama2-7b"}, {"heads", -1}}}});
   EXPECT_EQ(bad.status, 400);
