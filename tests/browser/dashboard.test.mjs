@@ -143,6 +143,33 @@ test('dashboard in headless chromium', {skip}, async (t) => {
     const cells = await v5p.locator('td').allTextContents();
     assert.deepEqual(cells.slice(1, 3), [row.plan, row.remat]);
     assert.equal(cells[6], `${(row.mfu * 100).toFixed(1)}%`);
+    // Serving beside training, by default: the page asked with serving.engine=jetstream (the link
+    // and the form say so) and the row shows the endpoint's serving figures.
+    const served = await (await fetch(`${base}/_emulator/compare?${query}&serving.engine=jetstream`)).json();
+    const sv = served.rows.find((r) => r.acceleratorType === 'v5p-128').serving;
+    const servingCells = await v5p.locator('td.serving').allTextContents();
+    assert.equal(servingCells.length, 5);
+    assert.equal(servingCells[0], Math.round(sv.outputTokensPerSecondPerChip).toLocaleString('en-US'));
+    assert.equal(servingCells[1], Math.round(sv.outputTokensPerSecondPerChip * sv.chips).toLocaleString('en-US'));
+    assert.match(servingCells[2], / ms$/);  // latency per output token
+    assert.match(servingCells[4], /^\$/);
+    assert.match(await page.locator('#compare-link').getAttribute('href'), /serving\.engine=jetstream/);
+    assert.equal(await page.getByLabel('Serving engine').inputValue(), 'jetstream');
+    assert.equal(await page.locator('#compare-serving').isHidden(), false);
+    // H100 and H200 for context: their own table, every row and the title and footnote marked as
+    // outside the TPU model, the figures the endpoint's gpuReference gives.
+    const gpus = page.locator('#compare-gpu-table tbody tr');
+    assert.equal(await gpus.count(), 2);
+    assert.deepEqual(await gpus.evaluateAll((trs) => trs.map((tr) => [tr.dataset.gpu, tr.dataset.outsideTpuModel])),
+                     [['H100 SXM', 'true'], ['H200 SXM', 'true']]);
+    assert.match(await page.locator('#compare-gpu-title').textContent(), /outside the TPU model/);
+    assert.match(await page.locator('#compare-gpu-sources').textContent(), /Outside the TPU model.*arXiv:2407\.21783/s);
+    const h100 = served.gpuReference[0];
+    assert.equal(h100.outsideTpuModel, true);
+    const h100Cells = await gpus.first().locator('td').allTextContents();
+    assert.equal(h100Cells[1], 'a3-highgpu-8g');
+    assert.equal(h100Cells[5], `${(h100.training.mfu * 100).toFixed(1)}%`);
+    assert.equal(h100Cells[10], Math.round(h100.serving.outputTokensPerSecondPerGpu).toLocaleString('en-US'));
     // 6.7B parameters with Adam do not fit one 16 GiB v5e chip: the table says so.
     const one = page.locator('#compare-table tr[data-type="v5litepod-1"]');
     assert.equal(await one.getAttribute('data-fits'), 'false');
@@ -165,6 +192,9 @@ test('dashboard in headless chromium', {skip}, async (t) => {
     await page.locator('#compare-table tr[data-type="v6e-256"]').waitFor();
     assert.equal(await page.locator('#compare-table tbody tr').count(), 8);
     assert.equal(await page.getByLabel('Accelerator types').inputValue(), 'v6e');
+    assert.match(url, /serving\.engine=jetstream/);
+    assert.notEqual(await page.locator('#compare-table tr[data-type="v6e-256"] td.serving').first().textContent(), '');
+    assert.equal(await page.locator('#compare-gpu-table tbody tr').count(), 2);
   });
 
   await t.test('compare prices serving, shows offloaded memory and takes an HLO module', async () => {
@@ -177,7 +207,16 @@ test('dashboard in headless chromium', {skip}, async (t) => {
     const trained = (await (await fetch(`${base}/_emulator/compare?${train}`)).json()).rows[0];
     assert.ok(trained.hbmPerChip.host > 0);
     assert.notEqual((await v6e.locator('td').nth(8).textContent()).trim(), '—');
+    // Serving is priced by default; engine "none" in the URL asks for training only.
+    assert.equal(await page.locator('#compare-serving').isHidden(), false);
+    await go(`#/compare?${train}&serving.engine=none`);
+    await page.waitForFunction(() => document.querySelector('#compare-table tr[data-type="v6e-8"] td.serving')?.textContent === '—',
+                               null, kWait);
     assert.equal(await page.locator('#compare-serving').isHidden(), true);
+    assert.equal(await page.locator('#compare-gpu-table tbody tr').count(), 2);  // training context stays
+    assert.deepEqual(await page.locator('#compare-table tr[data-type="v6e-8"] td.serving').allTextContents(),
+                     ['—', '—', '—', '—', '—']);
+    assert.equal(await page.getByLabel('Serving engine').inputValue(), 'none');
     // Serving: the form's fields go into the URL and the serving table shows the endpoint's rows.
     const query = 'preset=llama2-7b&acceleratorTypes=v5litepod-8%2Cv6e-8&serving.batch=96&serving.weights=int8&serving.kvCache=int8';
     await go(`#/compare?${query}`);
@@ -192,6 +231,18 @@ test('dashboard in headless chromium', {skip}, async (t) => {
     assert.equal(cells[5], Math.round(s.outputTokensPerSecondPerChip).toLocaleString('en-US'));
     assert.equal(await page.getByLabel('Weights').inputValue(), 'int8');
     await shot('compare-serving');
+    // The engine is a field too, and in the URL: vLLM's figures for the same types.
+    await page.getByLabel('Serving engine').selectOption('vllm');
+    await page.getByRole('button', {name: 'Compare'}).click();
+    await page.waitForURL(/serving\.engine=vllm/);
+    const vllm = await (await fetch(`${base}/_emulator/compare?${query}&serving.engine=vllm`)).json();
+    const v = vllm.rows[0].serving;
+    assert.equal(v.engine, 'vllm');
+    await page.waitForFunction(() => /vllm/.test(document.querySelector('#compare-serving-caption')?.textContent || ''),
+                               null, kWait);
+    assert.equal(await page.locator('#compare-table tr[data-type="v5litepod-8"] td.serving').first().textContent(),
+                 Math.round(v.outputTokensPerSecondPerChip).toLocaleString('en-US'));
+    assert.equal(await page.getByLabel('Weights').inputValue(), 'int8');
     // An HLO module instead of the model: POSTed, priced like a program.
     await page.getByLabel('Accelerator types').fill('v6e');
     await page.locator('#compare-hlo').setInputFiles(path.join(kRepo, 'tests/engine/hlo/testdata/mlp_train_step.hlo'));

@@ -1,13 +1,16 @@
 // Compare: which TPU for a model — step time, throughput, MFU, HBM fit, the bottleneck and the
 // dollars on every accelerator type (GET /_emulator/compare, docs/cost-model.md). The form's
 // fields are the endpoint's query parameters and the page's URL carries them, so a URL
-// (#/compare?preset=llama2-7b&globalBatch=512&...) reproduces the comparison. Serving fields
-// (compare_serving.js) add the serving table; an HLO module (POSTed, so not in the URL) replaces
-// the model.
+// (#/compare?preset=llama2-7b&globalBatch=512&serving.engine=vllm&...) reproduces the comparison.
+// Serving is priced by default (compare_serving.js: its columns beside training in the table, and
+// a detailed table); the GPU context rows (compare_gpu.js) sit in their own table, marked as
+// outside the TPU model. An HLO module (POSTed, so not in the URL) replaces the model.
 import * as api from '../api.js';
 import {barChart} from '../charts.js';
 import {emptyRow, errorBox, field, formatBytes, formatNumber, formatSeconds, h, mount, select} from '../dom.js';
-import {kServingKeys, renderServing, servingCard, servingFields} from './compare_serving.js';
+import {gpuCard, renderGpu} from './compare_gpu.js';
+import {kDefaultServingEngine, kServingColumns, kServingKeys, renderServing, servingCard, servingCells, servingFields,
+        withServing} from './compare_serving.js';
 
 const kPresets = ['llama2-7b', 'llama2-13b', 'llama2-70b', 'llama3-8b', 'llama3-70b', 'mixtral-8x7b', 'mixtral-8x22b'];
 const kRematPolicies = ['none', 'minimal', 'full', 'save_dot_except_mlpwi', 'save_dot_except_mlp', 'save_qkv_proj',
@@ -46,7 +49,7 @@ function queryOf(params) {
 
 // GET with the query, or — for an HLO module — the same fields as a POST body.
 function fetchComparison(params) {
-  if (params.source !== 'hlo') return api.get(`/_emulator/compare?${queryOf(params)}`);
+  if (params.source !== 'hlo') return api.get(`/_emulator/compare?${queryOf(withServing(params))}`);
   if (!hloText) {
     return Promise.reject(new api.ApiError(400, 'INVALID_ARGUMENT',
                                            'load the HLO module again: a link does not carry it'));
@@ -99,7 +102,11 @@ export default {
   title: 'Compare',
   async render(root, params) {
     if (!kQueryKeys.some((k) => params[k]) && params.source !== 'hlo') Object.assign(params, kDefaults);
+    // Serving by default, named in the URL so the link says what was priced.
+    if (params.source !== 'hlo' && !params['serving.engine']) params['serving.engine'] = kDefaultServingEngine;
+    const columns = 17 + kServingColumns.length;
     const serving = servingCard();
+    const gpu = gpuCard();
     const errors = h('div');
     const summary = h('p', {id: 'compare-summary'});
     const stepCanvas = h('canvas', {id: 'compare-step-chart', 'aria-label': 'Step time per accelerator type'});
@@ -112,8 +119,9 @@ export default {
           h('div', {class: 'title-row'}, h('h1', {}, 'Compare'),
             h('a', {id: 'compare-link', href: `#/compare?${queryOf(params)}`}, 'Link to this comparison')),
           h('p', {class: 'muted'}, 'Step time, memory fit (offloading to host memory when that is what fits) and cost of ',
-            'one training step — and, with the serving fields, of serving the model — on every TPU generation and slice ',
-            'size, priced by the model in docs/cost-model.md (no hardware is rented, nothing is executed).'),
+            'one training step — and, beside it, of serving the model (engine "None" for training only) — on every TPU ',
+            'generation and slice size, priced by the model in docs/cost-model.md (no hardware is rented, nothing is ',
+            'executed). H100 and H200 follow for context, from published figures outside that model.'),
           h('section', {class: 'card'}, form(params, (next) => { location.hash = `#/compare?${queryOf(next)}`; })),
           errors, summary,
           h('div', {class: 'grid cols-2'},
@@ -131,25 +139,28 @@ export default {
                   unitHead,
                   ['MFU', 'HBM / chip', 'Host / chip', 'Bound', '$/step', '$/hour', '$/1M on-demand', '$/1M spot']
                     .map((t, i) => h('th', {scope: 'col', class: i === 3 ? '' : 'num'}, t)),
+                  kServingColumns.map((t) => h('th', {scope: 'col', class: 'num serving', title: 'serving'}, t)),
                   h('th', {scope: 'col'}, 'Note'))),
                 body)),
             pricesNote),
+          gpu.card,
           serving.card);
-    mount(body, emptyRow(17, 'Comparing…'));
+    mount(body, emptyRow(columns, 'Comparing…'));
 
     let reply;
     try {
       reply = await api.optional('compare', () => fetchComparison(params));
     } catch (e) {
       mount(errors, errorBox(e));
-      mount(body, emptyRow(17, 'No comparison.'));
+      mount(body, emptyRow(columns, 'No comparison.'));
       return {};
     }
     if (!reply) {
-      mount(body, emptyRow(17, 'The comparison endpoint (/_emulator/compare) is not served by this tpuemud.'));
+      mount(body, emptyRow(columns, 'The comparison endpoint (/_emulator/compare) is not served by this tpuemud.'));
       return {};
     }
     renderServing(serving, reply);
+    renderGpu(gpu, reply);
     const unit = reply.unit === 'tokens' ? 'tok' : 'samples';
     mount(unitHead[0], `${unit}/s/chip`);
     mount(unitHead[1], `${unit}/s`);
@@ -192,6 +203,7 @@ export default {
       h('td', {}, r.bottleneck || '—'),
       h('td', {class: 'num'}, dollars(r.onDemand?.perStep)), h('td', {class: 'num'}, dollars(r.onDemand?.perHour)),
       h('td', {class: 'num'}, dollars(r.onDemand?.perMillionUnits)), h('td', {class: 'num'}, dollars(r.spot?.perMillionUnits)),
+      r.serving ? servingCells(r.serving) : kServingColumns.map(() => h('td', {class: 'num serving'}, '—')),
       h('td', {class: 'wrap small'}, r.problem))));
     const unverified = reply.prices.prices.filter((p) => !p.onDemandFromPricingPage).map((p) => p.generation);
     const usd = (v) => `$${Number(v.toFixed(4))}`;
