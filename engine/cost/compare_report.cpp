@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/cost/gpu_reference_report.h"
 #include "engine/cost/number_text.h"
 #include "engine/cost/serving_report.h"
 #include "engine/hardware/hardware.h"
@@ -219,6 +220,7 @@ std::string ComparisonToTable(const Comparison& c) {
     out << "\n";
   }
   if (c.serving) out << "\n" << ServingTable(c);
+  if (!c.gpu_reference.empty()) out << "\n" << GpuReferenceTable(c.gpu_reference, c.unit);
   return out.str();
 }
 

@@ -8,8 +8,6 @@
 namespace tpuemu::engine::cost {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
 // The training MFU both GPUs are assumed to reach: Meta's Llama 3 405B pre-training, bf16 on 8,192
 // H100s (TP 8, PP 16, DP 64, 8K sequences): 430 TFLOPS per GPU, 43% MFU (41% on 16,384 GPUs,
 // 38% with 128K-token context parallelism). No H200 run is published with an MFU this way; the
@@ -223,80 +221,6 @@ std::vector<GpuReferenceRow> GpuReference(double model_flops, double units, doub
     rows.push_back(std::move(row));
   }
   return rows;
-}
-
-Json GpuReferenceJson(const std::vector<GpuReferenceRow>& rows) {
-  Json out = Json::array();
-  for (const GpuReferenceRow& r : rows) {
-    const GpuSpec& g = r.spec;
-    Json j = {{"gpu", g.name},
-              {"machineType", g.machine_type},
-              {"gpus", g.gpus},
-              {"outsideTpuModel", true},
-              {"note",
-               "context, not emulated: published peak, price and efficiency figures, outside "
-               "tpuemu's TPU model"},
-              {"peakBf16Flops", g.peak_bf16_flops},
-              {"hbmBytes", g.hbm_bytes},
-              {"hbmBytesPerSecond", g.hbm_bytes_per_second},
-              {"specSource", g.spec_source},
-              {"prices",
-               {{"unit", "USD per GPU-hour"},
-                {"onDemand", g.on_demand_usd_per_gpu_hour},
-                {"spot", g.spot_usd_per_gpu_hour},
-                {"region", g.region},
-                {"source", g.price_source},
-                {"asOf", g.price_as_of}}},
-              {"assumed",
-               {{"trainingMfu", g.training_mfu},
-                {"mfuSource", g.mfu_source},
-                {"servingMbu", g.serving_mbu},
-                {"mbuSource", g.mbu_source},
-                {"usableHbm", g.usable_hbm},
-                {"maxNumSeqs", g.max_num_seqs},
-                {"engineSource", g.engine_source}}}};
-    j["training"] = nullptr;
-    if (r.training) {
-      const GpuTraining& t = *r.training;
-      j["training"] = {{"stepSeconds", t.step_seconds},
-                       {"unitsPerSecond", t.units_per_second},
-                       {"unitsPerSecondPerGpu", t.units_per_second_per_gpu},
-                       {"mfu", g.training_mfu},
-                       {"usdPerMillionUnits",
-                        {{"onDemand", t.usd_per_million_units_on_demand},
-                         {"spot", t.usd_per_million_units_spot}}},
-                       {"stateBytesPerGpu", t.state_bytes_per_gpu},
-                       {"fits", t.fits},
-                       {"problem", t.problem}};
-    }
-    j["serving"] = nullptr;
-    if (r.serving) {
-      const GpuServing& v = *r.serving;
-      const bool priced = v.max_batch >= 1;
-      const auto number = [&](double x) { return priced ? Json(x) : Json(nullptr); };
-      j["serving"] = {
-          {"fits", v.fits},
-          {"problem", v.problem},
-          {"tp", v.tp},
-          {"replicas", v.replicas},
-          {"batch", v.batch},
-          {"maxBatch", v.max_batch},
-          {"hbmPerGpu",
-           {{"weights", v.weights_bytes_per_gpu},
-            {"kvCache", v.kv_bytes_per_gpu},
-            {"capacity", g.hbm_bytes * g.usable_hbm}}},
-          {"prefillSeconds", number(v.prefill_seconds)},
-          {"decodeStepSeconds", number(v.decode_step_seconds)},
-          {"outputTokensPerSecondPerGpu", number(v.output_tokens_per_second_per_gpu)},
-          {"outputTokensPerSecond", number(v.output_tokens_per_second_per_gpu * g.gpus)},
-          {"decodeBound", priced ? Json(v.decode_bound) : Json(nullptr)},
-          {"usdPerMillionOutputTokens",
-           {{"onDemand", number(v.usd_per_million_output_tokens_on_demand)},
-            {"spot", number(v.usd_per_million_output_tokens_spot)}}}};
-    }
-    out.push_back(std::move(j));
-  }
-  return out;
 }
 
 }  // namespace tpuemu::engine::cost

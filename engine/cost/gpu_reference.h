@@ -22,8 +22,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "engine/cost/serving.h"
 
 namespace tpuemu::engine::cost {
@@ -85,8 +83,5 @@ GpuServing EstimateGpuServing(const GpuSpec& gpu, const TransformerShape& shape,
 std::vector<GpuReferenceRow> GpuReference(double model_flops_per_step, double units_per_step,
                                           double parameters, const TransformerShape* shape,
                                           const std::optional<ServingOptions>& serving);
-
-// The reply's "gpuReference" array: every row marked "outsideTpuModel": true with its sources.
-nlohmann::ordered_json GpuReferenceJson(const std::vector<GpuReferenceRow>& rows);
 
 }  // namespace tpuemu::engine::cost

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "engine/hlo/elementwise.h"
+#include "engine/hlo/eval_internal.h"
 #include "engine/hlo/fused_kernels.h"
 
 namespace tpuemu::engine::hlo::internal {

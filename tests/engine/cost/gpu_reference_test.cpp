@@ -8,6 +8,7 @@
 #include "engine/cost/compare.h"
 #include "engine/cost/compare_report.h"
 #include "engine/cost/compare_request.h"
+#include "engine/cost/gpu_reference_report.h"
 
 namespace tpuemu::engine::cost {
 namespace {
@@ -152,6 +153,13 @@ TEST(GpuReference, TheComparisonCarriesThemApartAndMarked) {
                      8 * g["serving"]["outputTokensPerSecondPerGpu"].get<double>());
     EXPECT_EQ(g["prices"]["unit"], "USD per GPU-hour");
   }
+  // The CLI's text table prints them under the TPU tables, marked.
+  const std::string table = ComparisonToTable(*c);
+  const size_t gpus = table.find("GPUs for context, OUTSIDE the TPU model");
+  ASSERT_NE(gpus, std::string::npos) << table;
+  EXPECT_GT(gpus, table.find("Serving llama2-7b"));
+  EXPECT_NE(table.find("H200 SXM", gpus), std::string::npos);
+  EXPECT_NE(table.find("arXiv:2407.21783", gpus), std::string::npos);
   // A program: training only (no shape to serve).
   Result<CompareRequest> p = ParseCompareRequest(json::parse(R"({"program": {"name": "p",
       "ops": [{"id": "x", "op": "parameter", "shape": [32, 64]},
