@@ -6,32 +6,6 @@
 #include "engine/hlo/evaluator.h"
 
 namespace tpuemu::engine::hlo {
-namespace {
-
-// Copies run in chunks on the job's threads and stop with it: a 4096-wide MLP copies 256 MiB of
-// weights in (from_graph.h's ArgumentOf) and as much gradient out each step, hundreds of
-// milliseconds on first touch.
-constexpr int64_t kCopyGrain = int64_t{1} << 18;
-
-// A lowered output as the tensor of the op's dtype (the same values: an f32/bf16 array holds
-// what the tensor holds, an s32 array the int32s); nullopt when the token stopped the copy.
-std::optional<Tensor> TensorOn(const Array& a, DType dtype, const ParallelContext& parallel) {
-  Tensor t = Tensor::Uninitialized(dtype, engine::Shape(a.dims));
-  const bool done =
-      ParallelChunks(parallel, t.num_elements(), kCopyGrain, [&](int64_t begin, int64_t end) {
-        if (dtype == DType::kI32) {
-          for (int64_t k = begin; k < end; ++k) {
-            t.i32()[k] = static_cast<int32_t>(a.i[static_cast<size_t>(k)]);
-          }
-        } else {
-          std::copy(a.f.begin() + begin, a.f.begin() + end, t.f32() + begin);
-        }
-      });
-  if (!done) return std::nullopt;
-  return t;
-}
-
-}  // namespace
 
 Result<std::shared_ptr<const HloGraphProgram>> HloGraphProgram::Lower(const Graph& graph) {
   Result<GraphLowering> lowering = LowerGraph(graph);
@@ -76,11 +50,15 @@ Result<std::map<std::string, Tensor>> HloGraphProgram::Run(const Graph& graph,
   eval.precision = precision;
   Result<EvalResult> run = Evaluate(lowering_.module, {std::move(args)}, eval);
   if (!run.ok()) return run.status();
-  const Value& root = run->outputs[0];
+  // The result's arrays move out of it: a float output becomes its tensor without a copy
+  // (tensor_bridge.h's TensorOf) once the run's result is the last to hold it.
+  Value root = std::move(run->outputs[0]);
+  run->outputs.clear();
   std::map<std::string, Tensor> outputs;
   for (size_t k = 0; k < lowering_.outputs.size(); ++k) {
     const std::string& id = lowering_.outputs[k];
-    std::optional<Tensor> out = TensorOn(*root.elements[k].array, graph.Find(id)->dtype, parallel);
+    std::optional<Tensor> out =
+        TensorOf(std::move(root.elements[k].array), graph.Find(id)->dtype, parallel);
     if (!out) return parallel.cancel.Check("while copying out '" + id + "'");
     outputs.emplace(id, std::move(*out));
   }

@@ -5,7 +5,8 @@
 // Run takes the graph (its constants' init specs) and one feed per parameter by pointer
 // (execute_options.h's FeedView); an unfed parameter or a constant takes its init spec (InitCache,
 // materialised once per process). Feeds are copied into the evaluator's arrays (recycled
-// buffers) and the outputs out of them, in chunks on the job's threads that stop with it. It
+// buffers) in chunks on the job's threads that stop with it; float outputs move out of the
+// evaluator's arrays without a copy (both conversions: engine/hlo/tensor_bridge.h). It
 // returns the graph's outputs by op id as engine tensors of their dtypes (the SGD update and the
 // loss read them).
 // options.cancel and options.deadline stop it between instructions and inside long kernels:

@@ -1,14 +1,14 @@
-// CheckOp (ir.h): what an op means, checked before it is lowered: its arity, attributes, dtypes,
+// CheckOp (op.h): what an op means, checked before it is lowered: its arity, attributes, dtypes,
 // numpy broadcasting, SAME padding, reshape's -1, the cross-entropy's labels. Shapes are not
 // computed here: Graph::Add takes an op's shape from the HLO it lowers to
-// (engine/frontend/from_graph.h LoweredShape), whose instructions the verifier's shape rules check
+// (engine/frontend/op_lowering.h LoweredShape), whose instructions the verifier's shape rules check
 // and shape, so the rules a dot's contraction, a transpose's permutation or a slice's bounds must
 // meet are written once.
 #include <algorithm>
 #include <limits>
 #include <set>
 
-#include "engine/frontend/ir.h"
+#include "engine/frontend/op.h"
 
 namespace tpuemu::engine {
 namespace {

@@ -127,6 +127,15 @@ Tensor Tensor::Scalar(float value) {
   return t;
 }
 
+Tensor Tensor::AdoptF32(DType dtype, Shape shape, FloatBuffer values) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.num_elements_ = t.shape_.NumElements();
+  t.f32_ = std::move(values);
+  return t;
+}
+
 void Tensor::RoundToDType() {
   if (dtype_ != DType::kBF16) return;
   RoundToBf16(f32_.data(), f32_.data(), f32_.size());  // vectorised; in place is fine

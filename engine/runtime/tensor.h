@@ -72,6 +72,10 @@ class Tensor {
   static Result<Tensor> FromI32(Shape shape, const std::vector<int32_t>& values);
   // A scalar f32[].
   static Tensor Scalar(float value);
+  // Takes `values` as they are, without rounding: for values that already hold what `dtype`
+  // holds (an HLO array's, engine/hlo/tensor_bridge.h). values.size() must equal
+  // shape.NumElements() (the caller checked); dtype must be floating.
+  static Tensor AdoptF32(DType dtype, Shape shape, FloatBuffer values);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }

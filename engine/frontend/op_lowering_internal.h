@@ -1,6 +1,7 @@
-// Internals of LowerGraph (engine/frontend/from_graph.h), shared by from_graph.cpp (the emitter,
-// the per-kind dispatch and the module) and from_graph_ops.cpp (the composite ops: dot, the
-// convolutions, gelu, softmax, reduce, broadcast, cross-entropy). Not for other callers.
+// Internals of the op lowering (engine/frontend/op_lowering.h), shared by op_lowering.cpp (the
+// emitter and the per-kind dispatch), op_lowering_ops.cpp (the composite ops: dot, the
+// convolutions, gelu, softmax, reduce, broadcast, cross-entropy) and from_graph.cpp (LowerGraph,
+// which lowers a graph's ops in order into one module). Not for other callers.
 #pragma once
 
 #include <functional>
@@ -11,10 +12,11 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/frontend/from_graph.h"
+#include "engine/frontend/op_lowering.h"
 #include "engine/hlo/builder.h"
+#include "engine/hlo/module.h"
 
-namespace tpuemu::engine::hlo::from_graph_internal {
+namespace tpuemu::engine::hlo::op_lowering_internal {
 
 struct LoweredValue {
   int index = -1;  // into the entry's instructions (builder.h); -1 after a failed Emit
@@ -22,18 +24,30 @@ struct LoweredValue {
   std::vector<int64_t> dims;
 };
 
-// One lowering: construct, call Run (a whole graph) or LowerAlone (one op) once. Instructions go
-// to a ModuleBuilder, which checks each against the verifier's shape rules as it is added; an
-// op's last instruction takes the op's own name after its helpers.
-class GraphLowerer {
+// One lowering: construct, then LowerAlone (one op) once, or LowerNamed for each op of a graph in
+// order and Finish (LowerGraph, from_graph.cpp). Instructions go to a ModuleBuilder, which checks
+// each against the verifier's shape rules as it is added; an op's last instruction takes the op's
+// own name after its helpers.
+class OpLowerer {
  public:
-  explicit GraphLowerer(const std::string& graph_name)
+  explicit OpLowerer(const std::string& graph_name)
       : graph_name_(graph_name), builder_(Identifier(graph_name)) {}
 
-  Result<GraphLowering> Run(const Graph& graph);
   // `op` with its inputs as the entry's parameters: the shape of what it lowers to
-  // (LoweredShape, from_graph.h).
+  // (LoweredShape, op_lowering.h).
   Result<Shape> LowerAlone(const Op& op, const std::vector<const Op*>& inputs);
+
+  // Lowers `op` (its inputs' values in `in`) as the instruction named `name`: status() says how
+  // it went (INVALID_ARGUMENT naming the op).
+  LoweredValue LowerNamed(const Op& op, const std::string& name,
+                          const std::vector<LoweredValue>& in);
+  const Status& status() const { return status_; }
+  // The module with `root`'s instructions as its ROOT tuple (ModuleBuilder::Finish).
+  Result<Module> Finish(const std::vector<int>& root, const std::string& tuple_name) {
+    return builder_.Finish(root, tuple_name);
+  }
+  // `name`, or `name` with a suffix when an instruction has it already.
+  std::string Unique(const std::string& name);
 
   using SetAttributes = std::function<void(Instruction&)>;
 
@@ -55,7 +69,6 @@ class GraphLowerer {
   // What Emit and Infer share: `shape` is the declared one, or unset (kInvalid) to infer.
   LoweredValue Append(const std::string& step, Shape shape, Opcode opcode,
                       const std::vector<LoweredValue>& operands, const SetAttributes& set);
-  std::string Unique(const std::string& name);
 
   // Building blocks, as jax.lax emits them.
   LoweredValue Splat(PrimitiveType type, double v, const std::vector<int64_t>& dims);
@@ -90,10 +103,6 @@ class GraphLowerer {
   LoweredValue LowerCrossEntropy(const Op& op, const LoweredValue& logits,
                                  const LoweredValue& labels);
 
-  // Lowers ops[i] (its inputs' values in `in`) as the op named `name`: status_ says how it went.
-  LoweredValue LowerNamed(const Op& op, const std::string& name,
-                          const std::vector<LoweredValue>& in);
-
   const std::string graph_name_;
   ModuleBuilder builder_;
   Status status_;  // the first failed Emit
@@ -105,4 +114,4 @@ class GraphLowerer {
   int next_parameter_ = 0;
 };
 
-}  // namespace tpuemu::engine::hlo::from_graph_internal
+}  // namespace tpuemu::engine::hlo::op_lowering_internal

@@ -1,4 +1,4 @@
-// The composite ops of LowerGraph (from_graph_internal.h), each as JAX traces it
+// The composite ops of the op lowering (op_lowering_internal.h), each as JAX traces it
 // (jnp.matmul/einsum, lax.conv_general_dilated and its transpose rules,
 // jax.nn.gelu(approximate=True), jax.nn.softmax, an optax-style cross-entropy), with the native
 // kernels' order of operations (engine/kernels/vector_math.cpp, tests/engine/reference/kernels.cpp)
@@ -7,9 +7,9 @@
 #include <numeric>
 #include <set>
 
-#include "engine/frontend/from_graph_internal.h"
+#include "engine/frontend/op_lowering_internal.h"
 
-namespace tpuemu::engine::hlo::from_graph_internal {
+namespace tpuemu::engine::hlo::op_lowering_internal {
 namespace {
 
 // The constants of the tanh-approximate gelu, as float (engine/kernels/vector_math.cpp
@@ -40,7 +40,7 @@ std::pair<int64_t, int64_t> ConvPads(int64_t in, int64_t filter, int64_t stride,
 // choices; equal batch dims are batch dims; a rank-2 operand shared across the other's batch is
 // contracted without batch dims (jnp.matmul), and a shared lhs needs its m moved back behind the
 // batch dims the dot put after it.
-LoweredValue GraphLowerer::LowerDot(const Op& op, const LoweredValue& l, const LoweredValue& r) {
+LoweredValue OpLowerer::LowerDot(const Op& op, const LoweredValue& l, const LoweredValue& r) {
   const int64_t lr = static_cast<int64_t>(l.dims.size()), rr = static_cast<int64_t>(r.dims.size());
   const int64_t lc = op.attrs.transpose_lhs ? lr - 2 : lr - 1;
   const int64_t rc = op.attrs.transpose_rhs ? rr - 1 : rr - 2;
@@ -109,7 +109,7 @@ ConvDims Labels(std::string_view input, std::string_view kernel, std::string_vie
 }
 
 // Sets a convolution's window and dim_labels.
-GraphLowerer::SetAttributes ConvAttributes(std::vector<WindowDim> window, ConvDims labels) {
+OpLowerer::SetAttributes ConvAttributes(std::vector<WindowDim> window, ConvDims labels) {
   return [window = std::move(window), labels = std::move(labels)](Instruction& inst) {
     Attributes& a = inst.mutable_attrs();
     a.window = window;
@@ -120,7 +120,7 @@ GraphLowerer::SetAttributes ConvAttributes(std::vector<WindowDim> window, ConvDi
 
 }  // namespace
 
-LoweredValue GraphLowerer::LowerConv(const Op& op, const LoweredValue& x, const LoweredValue& f) {
+LoweredValue OpLowerer::LowerConv(const Op& op, const LoweredValue& x, const LoweredValue& f) {
   const Conv2DParams& p = op.attrs.conv;
   const auto ph = ConvPads(x.dims[1], f.dims[0], p.stride_h, p, 0);
   const auto pw = ConvPads(x.dims[2], f.dims[1], p.stride_w, p, 1);
@@ -133,8 +133,8 @@ LoweredValue GraphLowerer::LowerConv(const Op& op, const LoweredValue& x, const 
 // dx = conv(dy dilated by the stride, the spatially reversed filter with in/out swapped), padded
 // so that every input position gets the taps that read it (jax's
 // _conv_general_dilated_transpose_lhs).
-LoweredValue GraphLowerer::LowerConvBackpropInput(const Op& op, const LoweredValue& f,
-                                                  const LoweredValue& dy) {
+LoweredValue OpLowerer::LowerConvBackpropInput(const Op& op, const LoweredValue& f,
+                                               const LoweredValue& dy) {
   const Conv2DParams& p = op.attrs.conv;
   const std::vector<int64_t>& x = op.attrs.shape.dims;  // the forward conv's input
   const int64_t stride[2] = {p.stride_h, p.stride_w};
@@ -157,8 +157,8 @@ LoweredValue GraphLowerer::LowerConvBackpropInput(const Op& op, const LoweredVal
 // dfilter = conv(x with batch and feature swapped, dy as the kernel dilated by the stride)
 // (jax's _conv_general_dilated_transpose_rhs); the high pad makes the result the filter's size
 // and is negative when the forward conv left trailing input rows unread.
-LoweredValue GraphLowerer::LowerConvBackpropFilter(const Op& op, const LoweredValue& x,
-                                                   const LoweredValue& dy) {
+LoweredValue OpLowerer::LowerConvBackpropFilter(const Op& op, const LoweredValue& x,
+                                                const LoweredValue& dy) {
   const Conv2DParams& p = op.attrs.conv;
   const std::vector<int64_t>& f = op.attrs.shape.dims;  // the forward conv's filter
   const int64_t stride[2] = {p.stride_h, p.stride_w};
@@ -178,7 +178,7 @@ LoweredValue GraphLowerer::LowerConvBackpropFilter(const Op& op, const LoweredVa
 // One emitting call per statement (no call whose arguments both emit): C++ leaves the order of a
 // call's arguments to the compiler, and the text must not depend on which compiler built it
 // (engine/hlo/fused_kernels.cpp matches these expressions instruction by instruction).
-LoweredValue GraphLowerer::GeluTanh(const LoweredValue& v) {
+LoweredValue OpLowerer::GeluTanh(const LoweredValue& v) {
   auto c = [&](double k) { return Splat(PrimitiveType::kF32, k, v.dims); };
   const LoweredValue cube = Map(
       Opcode::kMultiply, Map(Opcode::kMultiply, Map(Opcode::kMultiply, c(kLowerGeluA), v), v), v);
@@ -186,7 +186,7 @@ LoweredValue GraphLowerer::GeluTanh(const LoweredValue& v) {
   return Map(Opcode::kTanh, Map(Opcode::kMultiply, c(kLowerGeluC), inner));
 }
 
-LoweredValue GraphLowerer::LowerGelu(const LoweredValue& x) {
+LoweredValue OpLowerer::LowerGelu(const LoweredValue& x) {
   const LoweredValue v = Convert(x, PrimitiveType::kF32);
   auto c = [&](double k) { return Splat(PrimitiveType::kF32, k, v.dims); };
   const LoweredValue t = GeluTanh(v);
@@ -196,7 +196,7 @@ LoweredValue GraphLowerer::LowerGelu(const LoweredValue& x) {
 }
 
 // dy·(0.5·(1 + t) + 0.5·v·(1 − t²)·c·(1 + 3a·v²)), in GeluGradArray's order.
-LoweredValue GraphLowerer::LowerGeluGrad(const LoweredValue& x, const LoweredValue& dy) {
+LoweredValue OpLowerer::LowerGeluGrad(const LoweredValue& x, const LoweredValue& dy) {
   const LoweredValue v = Convert(x, PrimitiveType::kF32);
   auto c = [&](double k) { return Splat(PrimitiveType::kF32, k, v.dims); };
   const LoweredValue t = GeluTanh(v);
@@ -216,7 +216,7 @@ LoweredValue GraphLowerer::LowerGeluGrad(const LoweredValue& x, const LoweredVal
 }
 
 // exp(x − max) / Σ exp(x − max) along the axis (jax.nn.softmax), in f32.
-LoweredValue GraphLowerer::LowerSoftmax(const Op& op, const LoweredValue& x) {
+LoweredValue OpLowerer::LowerSoftmax(const Op& op, const LoweredValue& x) {
   const int64_t rank = static_cast<int64_t>(x.dims.size());
   const int64_t axis = op.attrs.axis < 0 ? op.attrs.axis + rank : op.attrs.axis;
   const LoweredValue v = Convert(x, PrimitiveType::kF32);
@@ -228,7 +228,7 @@ LoweredValue GraphLowerer::LowerSoftmax(const Op& op, const LoweredValue& x) {
 
 // sum/max/mean over the axes; bf16 sums accumulate in f32 (as the native double accumulator and
 // XLA on TPU do); keep_dims is a reshape of the reduced value.
-LoweredValue GraphLowerer::LowerReduce(const Op& op, const LoweredValue& x) {
+LoweredValue OpLowerer::LowerReduce(const Op& op, const LoweredValue& x) {
   const int64_t rank = static_cast<int64_t>(x.dims.size());
   std::set<int64_t> axis_set;
   for (int64_t a : op.attrs.axes) axis_set.insert(a < 0 ? a + rank : a);
@@ -252,7 +252,7 @@ LoweredValue GraphLowerer::LowerReduce(const Op& op, const LoweredValue& x) {
   return Convert(r, x.type);
 }
 
-LoweredValue GraphLowerer::LowerBroadcast(const Op& op, const LoweredValue& x) {
+LoweredValue OpLowerer::LowerBroadcast(const Op& op, const LoweredValue& x) {
   std::vector<int64_t> mapping(x.dims.size());
   if (op.attrs.broadcast_dims) {
     mapping = *op.attrs.broadcast_dims;
@@ -265,8 +265,8 @@ LoweredValue GraphLowerer::LowerBroadcast(const Op& op, const LoweredValue& x) {
 
 // logits [b,c], labels s32[b]. log_softmax = (x − max) − log Σ exp(x − max); the one-hot by
 // iota == label; loss = mean over rows of −log_softmax[label]; grad = (softmax − onehot) / b.
-LoweredValue GraphLowerer::LowerCrossEntropy(const Op& op, const LoweredValue& logits,
-                                             const LoweredValue& labels) {
+LoweredValue OpLowerer::LowerCrossEntropy(const Op& op, const LoweredValue& logits,
+                                          const LoweredValue& labels) {
   const std::vector<int64_t>& dims = logits.dims;
   const double batch = static_cast<double>(dims[0]);
   const LoweredValue v = Convert(logits, PrimitiveType::kF32);
@@ -293,4 +293,4 @@ LoweredValue GraphLowerer::LowerCrossEntropy(const Op& op, const LoweredValue& l
   return Map(Opcode::kDivide, total, Splat(PrimitiveType::kF32, batch, {}));
 }
 
-}  // namespace tpuemu::engine::hlo::from_graph_internal
+}  // namespace tpuemu::engine::hlo::op_lowering_internal
