@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/hlo/cost_internal.h"
-#include "engine/hlo/eval_internal.h"
+#include "engine/hlo/cost_model_internal.h"
+#include "engine/hlo/evaluator_internal.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {

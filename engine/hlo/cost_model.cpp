@@ -4,7 +4,7 @@
 #include <limits>
 #include <set>
 
-#include "engine/hlo/cost_internal.h"
+#include "engine/hlo/cost_model_internal.h"
 
 namespace tpuemu::engine::hlo {
 namespace internal {
@@ -134,9 +134,14 @@ class Pricer {
 }  // namespace
 }  // namespace internal
 
+namespace {
+
+// TensorCores one JAX device has on this generation (2 on v4 and v5p, else 1).
 int TensorCoresPerDevice(const ChipSpec& spec) {
   return spec.generation == Generation::kV4 || spec.generation == Generation::kV5p ? 2 : 1;
 }
+
+}  // namespace
 
 Result<ModuleCost> PriceModule(const Module& module, const Slice& slice,
                                const CostOptions& options) {

@@ -44,7 +44,7 @@ struct CostOptions {
   Precision precision = Precision::kDefault;
   TimingMode timing_mode = TimingMode::kTpu;
   Dataflow dataflow = Dataflow::kWeightStationary;  // TimingMode::kScaleSim's
-  // TensorCores each instruction is split over; 0: a device's own (TensorCoresPerDevice). A
+  // TensorCores each instruction is split over; 0: a device's own (2 on v4 and v5p, else 1). A
   // graph job's module is one device on the cores the job asks for (engine/frontend/compiler.h).
   // Above 1, a dot weighs splitting its contraction (partial products, then an all-reduce) against
   // its rows, as XLA does, and takes the cheaper.
@@ -108,8 +108,5 @@ struct ModuleCost {
 
 Result<ModuleCost> PriceModule(const Module& module, const Slice& slice,
                                const CostOptions& options = {});
-
-// TensorCores one JAX device has on this generation (2 on v4 and v5p, else 1).
-int TensorCoresPerDevice(const ChipSpec& spec);
 
 }  // namespace tpuemu::engine::hlo

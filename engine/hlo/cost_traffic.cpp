@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/hlo/cost_internal.h"
+#include "engine/hlo/cost_model_internal.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {

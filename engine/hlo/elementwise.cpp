@@ -267,4 +267,15 @@ Scalar ApplyBinary(const ElementwiseOp& op, const Scalar& a, const Scalar& b) {
   return r;
 }
 
+ElementwiseOp OpOf(const Instruction& inst) {
+  ElementwiseOp op;
+  op.opcode = inst.opcode;
+  op.out_type = inst.shape.type;
+  op.direction = inst.a().direction;
+  op.compare_type = inst.a().compare_type;
+  op.exponent_bits = inst.a().exponent_bits;
+  op.mantissa_bits = inst.a().mantissa_bits;
+  return op;
+}
+
 }  // namespace tpuemu::engine::hlo

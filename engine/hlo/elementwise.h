@@ -35,6 +35,10 @@ struct ElementwiseOp {
   int64_t exponent_bits = 8, mantissa_bits = 23;  // reduce-precision
 };
 
+// The elementwise op an instruction applies (opcode, result type, compare direction/type,
+// reduce-precision bits).
+ElementwiseOp OpOf(const Instruction& inst);
+
 // Unary maps, convert, bitcast-convert and reduce-precision.
 Scalar ApplyUnary(const ElementwiseOp& op, const Scalar& x);
 // Binary maps and compare (both operands of one kind; mixed float precisions allowed).

@@ -3,7 +3,7 @@
 // each feature/batch group is one GEMM at the instruction's precision (engine/kernels/gemm.h).
 #include <algorithm>
 
-#include "engine/hlo/eval_internal.h"
+#include "engine/hlo/evaluator_internal.h"
 
 namespace tpuemu::engine::hlo::internal {
 

@@ -1,7 +1,7 @@
 // Data-movement kernels: every output element copies one source element located by strides.
 #include <algorithm>
 
-#include "engine/hlo/eval_internal.h"
+#include "engine/hlo/evaluator_internal.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {

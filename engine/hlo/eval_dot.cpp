@@ -3,7 +3,7 @@
 // layout allows; integer dots accumulate exactly.
 #include <algorithm>
 
-#include "engine/hlo/eval_internal.h"
+#include "engine/hlo/evaluator_internal.h"
 #include "engine/kernels/gemm.h"
 
 namespace tpuemu::engine::hlo::internal {

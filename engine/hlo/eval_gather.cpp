@@ -4,7 +4,7 @@
 // others in row-major order of the updates.
 #include <algorithm>
 
-#include "engine/hlo/eval_internal.h"
+#include "engine/hlo/evaluator_internal.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {

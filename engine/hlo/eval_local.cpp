@@ -1,6 +1,6 @@
 // One instruction on one device: the dispatch from opcode to kernel for everything that is not
 // control flow or a collective (evaluator.cpp handles those).
-#include "engine/hlo/eval_internal.h"
+#include "engine/hlo/evaluator_internal.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {
@@ -10,21 +10,6 @@ std::vector<const Array*> Arrays(const std::vector<const Value*>& ops, size_t fr
   for (size_t i = from; i < ops.size(); ++i) arrays.push_back(ops[i]->array.get());
   return arrays;
 }
-
-}  // namespace
-
-ElementwiseOp OpOf(const Instruction& inst) {
-  ElementwiseOp op;
-  op.opcode = inst.opcode;
-  op.out_type = inst.shape.type;
-  op.direction = inst.a().direction;
-  op.compare_type = inst.a().compare_type;
-  op.exponent_bits = inst.a().exponent_bits;
-  op.mantissa_bits = inst.a().mantissa_bits;
-  return op;
-}
-
-namespace {
 
 Value ScalarValue(PrimitiveType type, int64_t v) {
   Array a = Array::Zeros(type, {});

@@ -6,7 +6,7 @@
 #include <bit>
 #include <cmath>
 
-#include "engine/hlo/eval_internal.h"
+#include "engine/hlo/evaluator_internal.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {

@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
-#include "engine/hlo/eval_internal.h"
-#include "engine/hlo/loop_fusion.h"
+#include "engine/hlo/evaluator_internal.h"
+#include "engine/hlo/fused_kernels.h"
 
 namespace tpuemu::engine::hlo {
 
@@ -122,7 +122,7 @@ const LoopFusionPlan& Machine::Plan(int index) {
   std::unique_ptr<LoopFusionPlan>& plan = plans_[static_cast<size_t>(index)];
   if (!plan) {
     plan = std::make_unique<LoopFusionPlan>(
-        PlanLoopFusion(module_.computations[static_cast<size_t>(index)], options_.loop_fusion));
+        PlanFusedLoops(module_.computations[static_cast<size_t>(index)], options_.loop_fusion));
   }
   return *plan;
 }
@@ -136,7 +136,7 @@ Status Machine::RunGroup(int comp, int group, std::vector<Lanes>& env, size_t la
     TPUEMU_RETURN_IF_ERROR(CheckSize(inst, inst.shape, options_.limits));
   }
   for (size_t lane = 0; lane < lanes; ++lane) {
-    auto outs = RunLoopGroup(
+    auto outs = RunFusedGroup(
         computation, plan, group,
         [&](int o) -> const Array& { return *env[static_cast<size_t>(o)][lane].array; },
         options_.Parallel());

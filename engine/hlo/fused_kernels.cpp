@@ -13,7 +13,7 @@
 namespace tpuemu::engine::hlo::internal {
 namespace {
 
-// The tanh-GELU and its gradient as engine/frontend/from_graph_ops.cpp's LowerGelu/LowerGeluGrad
+// The tanh-GELU and its gradient as engine/frontend/op_lowering_ops.cpp's LowerGelu/LowerGeluGrad
 // write them, in GeluArray's and GeluGradArray's order (engine/kernels/vector_math.cpp). Parameter
 // k is the kernel's argument k. Both begin with t = tanh(c·(x + a·x·x·x)) and 1 + t.
 constexpr const char* kTanhPart = R"(
@@ -121,7 +121,7 @@ Template Build(FusedKernel kernel, const std::string& text) {
   Template t{kernel, 0, "", {}};
   if (!module.ok()) return t;  // a test keeps the templates parsing
   const Computation& comp = module->entry_computation();
-  const LoopFusionPlan plan = PlanLoopFusion(comp, /*fuse=*/true, /*match_kernels=*/false);
+  const LoopFusionPlan plan = PlanLoopFusion(comp, /*fuse=*/true);
   // Merged groups leave empty ones behind: the template is the one non-empty group.
   const LoopGroup* group = nullptr;
   for (const LoopGroup& g : plan.groups) {
@@ -149,8 +149,8 @@ const std::vector<Template>& Templates() {
   return templates;
 }
 
-}  // namespace
-
+// The kernel for group `group` of `plan` over `comp`, with the group's inputs in the kernel's
+// argument order; FusedKernel::kNone when its expression is not one of the templates.
 FusedKernelCall MatchFusedKernel(const Computation& comp, const LoopFusionPlan& plan,
                                  const LoopGroup& group) {
   if (group.outputs.size() != 1 || group.outputs[0] != group.at) return {};
@@ -174,6 +174,8 @@ FusedKernelCall MatchFusedKernel(const Computation& comp, const LoopFusionPlan& 
   return {};
 }
 
+// Runs a matched group: out = the kernel over inputs (each the group's element count), in chunks
+// on `parallel`. False when the parallel context's token stopped it.
 bool RunFusedKernel(FusedKernel kernel, const std::vector<const float*>& inputs, float* out,
                     int64_t n, const ParallelContext& parallel) {
   return ParallelChunks(parallel, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
@@ -188,6 +190,34 @@ bool RunFusedKernel(FusedKernel kernel, const std::vector<const float*>& inputs,
         return;
     }
   });
+}
+
+}  // namespace
+
+LoopFusionPlan PlanFusedLoops(const Computation& comp, bool fuse) {
+  LoopFusionPlan plan = PlanLoopFusion(comp, fuse);
+  for (LoopGroup& g : plan.groups) {
+    if (!g.members.empty()) g.kernel = MatchFusedKernel(comp, plan, g);
+  }
+  return plan;
+}
+
+Result<std::vector<Array>> RunFusedGroup(const Computation& comp, const LoopFusionPlan& plan, int g,
+                                         const std::function<const Array&(int)>& value_of,
+                                         const ParallelContext& parallel) {
+  const LoopGroup& group = plan.groups[static_cast<size_t>(g)];
+  if (group.kernel.kernel == FusedKernel::kNone) {
+    return RunLoopGroup(comp, plan, g, value_of, parallel);
+  }
+  std::vector<const float*> inputs;
+  for (int i : group.kernel.inputs) inputs.push_back(value_of(i).f.data());
+  std::vector<Array> outs;
+  outs.push_back(Array::Uninitialized(PrimitiveType::kF32, group.dims));
+  if (!RunFusedKernel(group.kernel.kernel, inputs, outs[0].f.data(), outs[0].size(), parallel)) {
+    return Status::Cancelled("HLO execution cancelled in " +
+                             comp.instructions[static_cast<size_t>(group.at)].Describe());
+  }
+  return outs;
 }
 
 }  // namespace tpuemu::engine::hlo::internal

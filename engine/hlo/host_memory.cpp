@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/hlo/eval_internal.h"
+#include "engine/hlo/evaluator_internal.h"
 
 namespace tpuemu::engine::hlo {
 namespace {

@@ -5,7 +5,7 @@
 #include <functional>
 #include <sstream>
 
-#include "engine/hlo/eval_internal.h"
+#include "engine/hlo/evaluator_internal.h"
 #include "engine/hlo/npy.h"
 
 namespace tpuemu::engine::hlo {

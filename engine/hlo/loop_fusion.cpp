@@ -4,8 +4,6 @@
 #include <unordered_map>
 
 #include "engine/hlo/elementwise.h"
-#include "engine/hlo/eval_internal.h"
-#include "engine/hlo/fused_kernels.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {
@@ -65,7 +63,7 @@ bool IsLoopOp(const Computation& comp, const Instruction& inst) {
 
 }  // namespace
 
-LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse, bool match_kernels) {
+LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse) {
   const int n = static_cast<int>(comp.instructions.size());
   LoopFusionPlan plan;
   plan.group_of.assign(static_cast<size_t>(n), -1);
@@ -152,7 +150,6 @@ LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse, bool match_ker
     for (int m : g.members) {
       if (read_outside[static_cast<size_t>(m)]) g.outputs.push_back(m);
     }
-    if (match_kernels) g.kernel = MatchFusedKernel(comp, plan, g);
   }
   // Last uses: a member reads its operands where its group runs; a member reading an
   // unmaterialised broadcast reads the broadcast's scalar there.
@@ -183,17 +180,6 @@ Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusio
                                         const ParallelContext& parallel) {
   const LoopGroup& group = plan.groups[static_cast<size_t>(g)];
   const int64_t total = Product(group.dims);
-  if (group.kernel.kernel != FusedKernel::kNone) {
-    std::vector<const float*> inputs;
-    for (int i : group.kernel.inputs) inputs.push_back(value_of(i).f.data());
-    std::vector<Array> outs;
-    outs.push_back(Array::Uninitialized(PrimitiveType::kF32, group.dims));
-    if (!RunFusedKernel(group.kernel.kernel, inputs, outs[0].f.data(), total, parallel)) {
-      return Status::Cancelled("HLO execution cancelled in " +
-                               comp.instructions[static_cast<size_t>(group.at)].Describe());
-    }
-    return outs;
-  }
   // Where each value a member reads comes from, per block: a member's register (or its output
   // array), an input array, a pred input turned into 0/1 floats, a scalar broadcast or a
   // broadcast along trailing dims (each of its values repeated `inner` times).

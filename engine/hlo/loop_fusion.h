@@ -6,7 +6,9 @@
 // read it. Every element is computed by the functions the unfused kernels use
 // (engine/hlo/elementwise.h's MapBlockF32), so fusion changes no bit. Members share registers
 // once their values are dead. A group that is a whole GELU or GELU gradient runs as one compiled
-// kernel instead (fused_kernels.h), with the same bits.
+// kernel instead, with the same bits: fused_kernels.h, above this file, matches the plan's groups
+// against its templates (PlanFusedLoops) and runs them (RunFusedGroup); it plans its templates
+// with PlanLoopFusion itself, so this file knows nothing of it.
 //
 // The plan is made once per computation. An instruction joins the open group of an operand
 // with its shape (the open groups of several operands merge there); a group closes once an
@@ -37,7 +39,8 @@ struct LoopGroup {
   std::vector<int> members;   // instruction indices, in order
   int at = -1;                // where the group runs: its last member
   std::vector<int> outputs;   // members read outside the group (or the root): materialised
-  FusedKernelCall kernel;     // set when the whole group is one of fused_kernels.h's
+  FusedKernelCall kernel;     // set by fused_kernels.h's PlanFusedLoops when the whole group is
+                              // one of its templates
 };
 
 struct LoopFusionPlan {
@@ -50,11 +53,12 @@ struct LoopFusionPlan {
   std::vector<std::vector<int>> released_after;  // per instruction: values whose last use it is
 };
 
-// With fuse false: no groups, only the last uses. With match_kernels, groups that are one of
-// fused_kernels.h's expressions get their kernel.
-LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse = true, bool match_kernels = true);
+// With fuse false: no groups, only the last uses. No group gets a kernel here (PlanFusedLoops,
+// fused_kernels.h, does that).
+LoopFusionPlan PlanLoopFusion(const Computation& comp, bool fuse = true);
 
-// Runs group g of `plan`; value_of(i) is the array of instruction i (an input of the group or
+// Runs group g of `plan` member by member (its kernel, if it has one, is RunFusedGroup's to run:
+// fused_kernels.h); value_of(i) is the array of instruction i (an input of the group or
 // the scalar operand of a broadcast it reads). Returns the outputs in g.outputs' order.
 // CANCELLED when the parallel context's token stops it.
 Result<std::vector<Array>> RunLoopGroup(const Computation& comp, const LoopFusionPlan& plan, int g,

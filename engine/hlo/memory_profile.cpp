@@ -5,7 +5,7 @@
 // instruction adds its callee's own temporaries at that point.
 #include <algorithm>
 
-#include "engine/hlo/cost_internal.h"
+#include "engine/hlo/cost_model_internal.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/hlo/eval_internal.h"
+#include "engine/hlo/evaluator_internal.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {

@@ -4,7 +4,7 @@
 // constant step.
 #include <algorithm>
 
-#include "engine/hlo/cost_internal.h"
+#include "engine/hlo/cost_model_internal.h"
 
 namespace tpuemu::engine::hlo::internal {
 namespace {

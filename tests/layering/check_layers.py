@@ -9,7 +9,12 @@
 A folder may include its own files and those of any layer below it; engine and db never include
 each other. Beast/Asio headers are allowed only where the HTTP wire is (BEAST_ALLOWED: the
 server's listener, session, message conversion and shared core in api/, and tpuctl's HTTP client):
-they cost seconds per translation unit. tests/ and bench/ sit above everything. Prints every offending line as FILE:LINE: message and exits 1 if there is any.
+they cost seconds per translation unit. tests/ and bench/ sit above everything.
+
+No include cycle among engine/'s files, counted by module: X.h, X.cpp and X_internal.h are one
+module (X), any other .cpp its own; a cycle is a module whose includes lead back to it, e.g.
+ir.cpp including from_graph.h, which includes ir.h (include_cycles). Prints every offending line
+as FILE:LINE: message and exits 1 if there is any.
 """
 import pathlib
 import re
@@ -81,9 +86,98 @@ def target_layer(path):
     return None
 
 
+# Folders whose files must form no include cycle (module by module, see the docstring).
+ACYCLIC = ("engine/",)
+
+
+def module_of(rel):
+    """The module a file belongs to: its path without suffix, less a header's "_internal"."""
+    path = pathlib.PurePosixPath(rel)
+    stem = path.stem
+    if path.suffix == ".h" and stem.endswith("_internal"):
+        stem = stem[: -len("_internal")]
+    return (path.parent / stem).as_posix()
+
+
+def include_cycles(includes):
+    """includes: {file: [included project path, ...]}. Returns one list per cycle among the
+    files' modules: the modules in cycle order, each with the file whose include leads on, as
+    [(module, file, included path), ...], the last one leading back to the first."""
+    edges = {}  # module -> {module: (file, included path)}
+    for rel, paths in includes.items():
+        a = module_of(rel)
+        for path in paths:
+            b = module_of(path)
+            if b != a:
+                edges.setdefault(a, {}).setdefault(b, (rel, path))
+    # Tarjan's strongly connected components, iteratively; each component of more than one
+    # module holds a cycle, which a walk inside it finds.
+    index, low, on_stack, stack, components = {}, {}, set(), [], []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, {}))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, successors = work[-1]
+            w = next(successors, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(edges.get(w, {})))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    components.append(set(component))
+    cycles = []
+    for component in components:
+        start = min(component)
+        # Breadth-first from start inside the component to a module that leads back to it.
+        parent = {start: None}
+        queue = [start]
+        end = None
+        while queue and end is None:
+            v = queue.pop(0)
+            for w in sorted(edges.get(v, {})):
+                if w == start:
+                    end = v
+                    break
+                if w in component and w not in parent:
+                    parent[w] = v
+                    queue.append(w)
+        chain = [end]
+        while parent[chain[-1]] is not None:
+            chain.append(parent[chain[-1]])
+        chain.reverse()
+        cycle = []
+        for k, v in enumerate(chain):
+            w = chain[k + 1] if k + 1 < len(chain) else start
+            cycle.append((v,) + edges[v][w])
+        cycles.append(cycle)
+    return sorted(cycles)
+
+
 def main():
     errors = []
     checked = 0
+    acyclic_includes = {}  # file -> the project paths it includes, for include_cycles
+    line_of = {}  # (file, included path) -> line number
     for file in sorted(ROOT.rglob("*")):
         if file.suffix not in (".h", ".cpp") or not file.is_file():
             continue
@@ -105,6 +199,9 @@ def main():
                               f"{', '.join(sorted(BEAST_ALLOWED))} only")
             if kind != '"':
                 continue
+            if rel.startswith(ACYCLIC) and path.startswith(ACYCLIC):
+                acyclic_includes.setdefault(rel, []).append(path)
+                line_of.setdefault((rel, path), number)
             target = target_layer(path)
             if target is None:
                 continue
@@ -115,6 +212,12 @@ def main():
             if target not in ALLOWED[layer]:
                 errors.append(f"{rel}:{number}: {layer}/ includes \"{path}\" ({target}/), which is "
                               f"not below it; {layer}/ may include {', '.join(sorted(ALLOWED[layer]))}")
+    for cycle in include_cycles(acyclic_includes):
+        first = cycle[0]
+        route = " -> ".join(f"{file} includes {path}" for _, file, path in cycle)
+        errors.append(f"{first[1]}:{line_of[first[1:]]}: include cycle among {', '.join(m for m, _, _ in cycle)}: "
+                      f"{route}; break it (move the function to the module that owns it, a "
+                      f"forward declaration, or a smaller header)")
     for e in errors:
         print(e)
     print(f"check_layers: {checked} files, {len(errors)} violation(s)")

@@ -94,7 +94,7 @@ Value Values(float scale, float step) {
 }
 
 std::vector<FusedKernel> Kernels(const Computation& comp) {
-  const internal::LoopFusionPlan plan = internal::PlanLoopFusion(comp);
+  const internal::LoopFusionPlan plan = internal::PlanFusedLoops(comp);
   std::vector<FusedKernel> kernels;
   for (const internal::LoopGroup& g : plan.groups) {
     if (!g.members.empty()) kernels.push_back(g.kernel.kernel);
@@ -106,7 +106,7 @@ TEST(HloFusedKernels, TheGeluAndItsGradientAreMatchedWithTheirArguments) {
   Result<Module> m = ParseModule(kGeluAndGrad);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const Computation& comp = m->entry_computation();
-  const internal::LoopFusionPlan plan = internal::PlanLoopFusion(comp);
+  const internal::LoopFusionPlan plan = internal::PlanFusedLoops(comp);
   std::vector<const internal::LoopGroup*> groups;
   for (const internal::LoopGroup& g : plan.groups) {
     if (!g.members.empty()) groups.push_back(&g);
@@ -117,9 +117,8 @@ TEST(HloFusedKernels, TheGeluAndItsGradientAreMatchedWithTheirArguments) {
   EXPECT_EQ(groups[1]->kernel.kernel, FusedKernel::kGeluGrad);
   // x first, dy second, though the group reads x first and dy last.
   EXPECT_EQ(groups[1]->kernel.inputs, (std::vector<int>{comp.parameters[0], comp.parameters[1]}));
-  // Without matching the same groups run member by member.
-  const internal::LoopFusionPlan plain =
-      internal::PlanLoopFusion(comp, /*fuse=*/true, /*match_kernels=*/false);
+  // loop_fusion.h's plan alone has the same groups and no kernels: they run member by member.
+  const internal::LoopFusionPlan plain = internal::PlanLoopFusion(comp);
   for (const internal::LoopGroup& g : plain.groups) EXPECT_EQ(g.kernel.kernel, FusedKernel::kNone);
 }
 

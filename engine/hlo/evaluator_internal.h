@@ -17,10 +17,6 @@
 
 namespace tpuemu::engine::hlo::internal {
 
-// The elementwise op an instruction applies (opcode, result type, compare direction/type,
-// reduce-precision bits).
-ElementwiseOp OpOf(const Instruction& inst);
-
 // A called computation (reducer, comparator, map function, select/scatter) applied to scalars.
 // Computations made only of scalar elementwise ops run on a register file; others go through the
 // full evaluator (slow, but any computation works). Not thread-safe (owns scratch registers).
