@@ -160,16 +160,17 @@ Status WriteOutputs(const std::string& dir, const std::vector<hlo::Value>& outpu
 Result<std::string> EstimateHloCommand(const HloOptions& o) {
   auto setup = Prepare(o);
   if (!setup.ok()) return setup.status();
-  hlo::EstimateOptions options;
-  auto text = ReadHlo(o.hlo, options.limits);
+  const hlo::Limits limits;
+  auto text = ReadHlo(o.hlo, limits);
   if (!text.ok()) return text.status();
-  options.cost.precision = setup->precision;
-  options.cost.timing_mode = setup->timing;
-  options.cost.allow_unsupported = o.allow_unsupported;
+  hlo::CostOptions options;
+  options.precision = setup->precision;
+  options.timing_mode = setup->timing;
+  options.allow_unsupported = o.allow_unsupported;
   // HLO text or StableHLO (docs/stablehlo.md): the dialect is told by the text's first word.
-  auto module = engine::stablehlo::ParseAnyModule(*text, options.limits);
+  auto module = engine::stablehlo::ParseAnyModule(*text, limits);
   if (!module.ok()) return Flag("--hlo", module.status());
-  auto cost = hlo::PriceModule(*module, setup->slice, options.cost);
+  auto cost = hlo::PriceModule(*module, setup->slice, options);
   if (!cost.ok()) return Flag("--hlo", cost.status());
   Report r;
   r["mode"] = "estimate";

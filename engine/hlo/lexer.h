@@ -73,8 +73,6 @@ class Lexer {
   // the token after it. False (current token kError) on an unterminated bracket or string.
   // `raw`, when given, receives the skipped text.
   bool SkipValue(std::string_view* raw = nullptr);
-  // Byte offset of the end of the current token.
-  size_t end_offset() const { return pos_; }
   // The full text of line `line` (1-based), for error messages.
   std::string_view LineText(int line) const;
 

@@ -14,6 +14,19 @@ std::string Join(const std::vector<int64_t>& v, const char* sep = ",") {
   return s;
 }
 
+// "f32[2,3]{1,0}", "f32[]", "(f32[2]{0}, s32[])": a shape as XLA prints it, with layouts.
+std::string ShapeText(const Shape& shape) {
+  if (shape.IsTuple()) {
+    std::string s = "(";
+    for (size_t i = 0; i < shape.tuple.size(); ++i)
+      s += (i ? ", " : "") + ShapeText(shape.tuple[i]);
+    return s + ")";
+  }
+  std::string s = std::string(PrimitiveTypeName(shape.type)) + "[" + Join(shape.dims) + "]";
+  if (shape.dims.empty()) return s;
+  return s + "{" + Join(shape.Layout()) + "}";
+}
+
 std::string Quoted(const std::string& s) {
   std::string q = "\"";
   for (char c : s) {
@@ -205,18 +218,6 @@ Status PrintComputation(const Module& module, const Computation& comp, std::ostr
 }
 
 }  // namespace
-
-std::string ShapeText(const Shape& shape) {
-  if (shape.IsTuple()) {
-    std::string s = "(";
-    for (size_t i = 0; i < shape.tuple.size(); ++i)
-      s += (i ? ", " : "") + ShapeText(shape.tuple[i]);
-    return s + ")";
-  }
-  std::string s = std::string(PrimitiveTypeName(shape.type)) + "[" + Join(shape.dims) + "]";
-  if (shape.dims.empty()) return s;
-  return s + "{" + Join(shape.Layout()) + "}";
-}
 
 Result<std::string> PrintModule(const Module& module) {
   if (module.entry < 0) return Status::InvalidArgument("module " + module.name + " has no entry");

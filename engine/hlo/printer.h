@@ -17,7 +17,4 @@ namespace tpuemu::engine::hlo {
 
 Result<std::string> PrintModule(const Module& module);
 
-// "f32[2,3]{1,0}", "f32[]", "(f32[2]{0}, s32[])": a shape as XLA prints it, with layouts.
-std::string ShapeText(const Shape& shape);
-
 }  // namespace tpuemu::engine::hlo

@@ -45,19 +45,6 @@ void SummarizeInto(const Value& v, std::vector<ArraySummary>& out) {
 
 }  // namespace
 
-Result<ModuleCost> EstimateHlo(std::string_view text, const Slice& slice,
-                               const EstimateOptions& options) {
-  Result<Module> module = ParseModule(text, options.limits);
-  if (!module.ok()) return module.status();
-  return PriceModule(*module, slice, options.cost);
-}
-
-Result<RunResult> RunHlo(std::string_view text, const Slice& slice, const RunOptions& options) {
-  Result<Module> module = ParseModule(text, options.limits);
-  if (!module.ok()) return module.status();
-  return RunModule(*module, slice, options);
-}
-
 Result<RunResult> RunModule(const Module& module, const Slice& slice, const RunOptions& options) {
   CostOptions cost;
   cost.precision = options.precision;

@@ -1,7 +1,8 @@
-// The HLO entry points the CLI and the job service use: import text, price it without running
-// (estimate), or run it on the emulated devices and price the run (run).
+// The HLO entry point the CLI and the job service use to run a module (parsed from HLO text or
+// lowered from StableHLO: engine/stablehlo/import.h's ParseAnyModule) on the emulated devices and
+// price the run; pricing without running is PriceModule (cost_model.h).
 //
-// Estimate: ParseModule + PriceModule. Run: ParseModule, MakeArguments (inputs.h), Evaluate
+// Run: MakeArguments (inputs.h), Evaluate
 // (evaluator.h) with the seed for elided constants and rng ops, then PriceModule with the run's
 // execution counts (unless RunOptions carries that price already). Errors are those of the pieces
 // (INVALID_ARGUMENT for bad text, shapes and limits; UNIMPLEMENTED for what cannot run or be
@@ -23,14 +24,6 @@
 #include "engine/runtime/pool.h"
 
 namespace tpuemu::engine::hlo {
-
-struct EstimateOptions {
-  CostOptions cost;
-  Limits limits;
-};
-
-Result<ModuleCost> EstimateHlo(std::string_view text, const Slice& slice,
-                               const EstimateOptions& options = {});
 
 struct RunResult;
 
@@ -62,7 +55,6 @@ struct RunResult {
   bool repriced = true;  // false: the cost is RunOptions::last_run's or ::priced
 };
 
-Result<RunResult> RunHlo(std::string_view text, const Slice& slice, const RunOptions& options = {});
 Result<RunResult> RunModule(const Module& module, const Slice& slice, const RunOptions& options);
 
 // A one-line description of each array of a value (its leaves in order).

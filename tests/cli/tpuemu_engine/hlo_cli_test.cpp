@@ -54,7 +54,9 @@ TEST(EngineHlo, EstimateReportsTheCostModelsTotalsAndProfile) {
   ASSERT_TRUE(j.is_object());
   auto slice = engine::Slice::FromAcceleratorType("v5p-8");
   ASSERT_TRUE(slice.ok());
-  auto want = engine::hlo::EstimateHlo(ReadAll(Data("mlp_train_step.hlo")), *slice);
+  auto module = engine::hlo::ParseModule(ReadAll(Data("mlp_train_step.hlo")));
+  ASSERT_TRUE(module.ok());
+  auto want = engine::hlo::PriceModule(*module, *slice);
   ASSERT_TRUE(want.ok());
   EXPECT_EQ(j["mode"], "estimate");
   EXPECT_EQ(j["module"], "jit_mlp_train_step");
@@ -101,7 +103,9 @@ TEST(EngineHlo, RunWritesOutputsAndMatchesTheEngine) {
   auto slice = engine::Slice::FromAcceleratorType("v4-8");
   engine::hlo::RunOptions options;
   options.inputs.seed = 5;
-  auto want = engine::hlo::RunHlo(ReadAll(Data("cnn_step.hlo")), *slice, options);
+  auto module = engine::hlo::ParseModule(ReadAll(Data("cnn_step.hlo")));
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto want = engine::hlo::RunModule(*module, *slice, options);
   ASSERT_TRUE(want.ok()) << want.status().ToString();
   for (int leaf = 0; leaf < 3; ++leaf) {
     const engine::hlo::Array& expected =

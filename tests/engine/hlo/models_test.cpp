@@ -18,6 +18,13 @@ using testing::MustRun;
 using testing::Testdata;
 using Mat = std::vector<std::vector<double>>;
 
+// HLO text run on `slice` (program.h's RunModule after ParseModule).
+Result<RunResult> RunText(std::string_view text, const Slice& slice, const RunOptions& options) {
+  Result<Module> module = ParseModule(text, options.limits);
+  if (!module.ok()) return module.status();
+  return RunModule(*module, slice, options);
+}
+
 std::vector<float> Seq(size_t n, float scale, float offset) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = std::sin(static_cast<float>(i) * 1.3f + offset) * scale;
@@ -243,9 +250,11 @@ TEST(HloModels, RunPricesWithTheRunsCountsAndEstimateMatchesForCountedLoops) {
   ASSERT_TRUE(slice.ok());
   RunOptions run_options;
   run_options.inputs.seed = 3;
-  Result<RunResult> run = RunHlo(text, *slice, run_options);
+  Result<RunResult> run = RunText(text, *slice, run_options);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
-  Result<ModuleCost> estimate = EstimateHlo(text, *slice);
+  Result<Module> parsed = ParseModule(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  Result<ModuleCost> estimate = PriceModule(*parsed, *slice);
   ASSERT_TRUE(estimate.ok()) << estimate.status().ToString();
   // The loop's trip count is inferred statically (i < 3, from 0, step 1): same totals.
   EXPECT_EQ(run->cost.cycles, estimate->cycles);
@@ -270,14 +279,14 @@ TEST(HloModels, AStepWithTheLastStepsCountsIsNotPricedAgain) {
   ASSERT_TRUE(slice.ok());
   RunOptions options;
   options.inputs.seed = 3;
-  Result<RunResult> first = RunHlo(text, *slice, options);
+  Result<RunResult> first = RunText(text, *slice, options);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_TRUE(first->repriced);
   ASSERT_FALSE(first->executions.empty());
 
   // The same inputs run the same counts: the last step's cost is this step's.
   options.last_run = &*first;
-  Result<RunResult> second = RunHlo(text, *slice, options);
+  Result<RunResult> second = RunText(text, *slice, options);
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_FALSE(second->repriced);
   EXPECT_EQ(second->executions, first->executions);
@@ -289,7 +298,7 @@ TEST(HloModels, AStepWithTheLastStepsCountsIsNotPricedAgain) {
   other.executions[0][0] += 1;
   other.cost.cycles = 1;
   options.last_run = &other;
-  Result<RunResult> third = RunHlo(text, *slice, options);
+  Result<RunResult> third = RunText(text, *slice, options);
   ASSERT_TRUE(third.ok()) << third.status().ToString();
   EXPECT_TRUE(third->repriced);
   EXPECT_EQ(third->cost.cycles, first->cost.cycles);
