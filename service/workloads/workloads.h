@@ -61,7 +61,9 @@ class Workload {
   double GradientBytes() const;
   // The one host-side step of a job (docs/architecture.md, the walk of a job): the weight update
   // is not part of the step's HLO module; it runs here, on the host's copy of the weights, which
-  // the next step feeds in.
+  // the next step feeds in. Why outside: the module is one data-parallel shard's step, and the
+  // update needs the gradients of every shard averaged (the all-reduce, done here between the
+  // shards' modules); the module a job's `…/hlo` returns is that step, loss and gradients out.
   // SGD on the weights with the gradients averaged over the shards' results, each weight's
   // elements cut into chunks run on `parallel`'s share of the pool (the step's own cores: a large
   // model's update is a serial tail otherwise). Every element subtracts the shards' gradients in
