@@ -84,7 +84,7 @@ Status ValidateOptions(const Slice& slice, const CompileOptions& options) {
 
 namespace {
 
-// The graph op an instruction of its lowering belongs to (from_graph.cpp names each
+// The graph op an instruction of its lowering belongs to (op_lowering.cpp names each
 // instruction's metadata op_name "<graph>/<op id>"); -1 for none.
 int OpIndexOf(const Graph& graph, const std::string& op_name) {
   const std::string& prefix = graph.name();
