@@ -1,5 +1,5 @@
 // hlo jobs through real HTTP (issue 13 item 6): an MLP train step with a while loop and a 4-device
-// data-parallel step with all-reduce give the numbers the engine's own RunHlo gives on the same
+// data-parallel step with all-reduce give the numbers the engine's own RunModule gives on the same
 // seed; the per-op profile names the HLO instructions and their op_name; estimate-only prices a
 // module too large to run; cancel and timeout stop a long loop; errors name the line, the
 // custom-call target, the limit or the node.
@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/hlo/cost_model.h"
+#include "engine/hlo/parser.h"
 #include "engine/hlo/program.h"
 #include "tests/e2e/jobs_api_fixture.h"
 #include "tests/engine/hlo/hlo_test_util.h"
@@ -21,12 +23,19 @@ using ::testing::HasSubstr;
 
 using engine::hlo::testing::Testdata;  // tests/engine/hlo/testdata/<name>
 
+// The engine's own run of HLO text: ParseModule, then RunModule, as the job service does.
+Result<engine::hlo::RunResult> RunText(const std::string& text, const std::string& type,
+                                       const engine::hlo::RunOptions& options) {
+  Result<engine::hlo::Module> module = engine::hlo::ParseModule(text, options.limits);
+  if (!module.ok()) return module.status();
+  return engine::hlo::RunModule(*module, engine::Slice::FromAcceleratorType(type).value(), options);
+}
+
 // What the engine computes for `text` on `type` with the job's seed, device 0's leaves.
 engine::hlo::RunResult EngineRun(const std::string& text, const std::string& type, uint64_t seed) {
   engine::hlo::RunOptions options;
   options.inputs.seed = seed;
-  Result<engine::hlo::RunResult> r =
-      engine::hlo::RunHlo(text, engine::Slice::FromAcceleratorType(type).value(), options);
+  Result<engine::hlo::RunResult> r = RunText(text, type, options);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? std::move(r).value() : engine::hlo::RunResult{};
 }
@@ -128,10 +137,7 @@ TEST_F(HloJobsApiTest, MlpTrainStepWithAWhileLoopMatchesTheEngine) {
   engine::hlo::RunOptions options;
   options.inputs.seed = 7;
   options.inputs.values[2] = {0.5};
-  ExpectOutputsOf(
-      given_done["result"]["outputs"],
-      engine::hlo::RunHlo(text, engine::Slice::FromAcceleratorType("v4-8").value(), options)
-          .value());
+  ExpectOutputsOf(given_done["result"]["outputs"], RunText(text, "v4-8", options).value());
 }
 
 TEST_F(HloJobsApiTest, FourDeviceDataParallelStepWithAllReduce) {
@@ -189,8 +195,10 @@ ENTRY e {
   json done = Wait(job["name"]);
   ASSERT_EQ(done["state"], "SUCCEEDED") << done.dump().substr(0, 2000);
   const json& e = done["result"]["estimate"];
+  Result<engine::hlo::Module> module = engine::hlo::ParseModule(big);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
   Result<engine::hlo::ModuleCost> want =
-      engine::hlo::EstimateHlo(big, engine::Slice::FromAcceleratorType("v4-8").value());
+      engine::hlo::PriceModule(*module, engine::Slice::FromAcceleratorType("v4-8").value());
   ASSERT_TRUE(want.ok());
   EXPECT_EQ(e["cyclesPerStep"], want->cycles);
   EXPECT_DOUBLE_EQ(e["stepSeconds"].get<double>(), want->seconds);
