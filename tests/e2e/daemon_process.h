@@ -34,6 +34,8 @@ class DaemonProcess {
   // Before Start: pass `args` as they are, tpuemud's own defaults for everything else (as
   // scripts/run does), instead of the test defaults below.
   void KeepTpuemudDefaults() { tpuemud_defaults_ = true; }
+  // Before Start: run this binary instead of the build's tpuemud (a bench comparing two builds).
+  void SetBinary(std::string path) { bin_ = std::move(path); }
 
   // false when the binary could not start or never printed its ready line.
   // Worker sandboxes (service/workers/) run only where `args` ask for them
@@ -59,7 +61,7 @@ class DaemonProcess {
       close(out[1]);
       if (!cwd_.empty() && chdir(cwd_.c_str()) != 0) _exit(126);
       std::vector<char*> argv;
-      std::string bin = TPUEMUD_BIN;
+      std::string bin = bin_;
       argv.push_back(bin.data());
       std::vector<std::string> copy = args;
       for (std::string& a : copy) argv.push_back(a.data());
@@ -101,6 +103,7 @@ class DaemonProcess {
   FILE* stdout_ = nullptr;
   uint16_t port_ = 0;
   std::string cwd_;                // "": the test's own
+  std::string bin_ = TPUEMUD_BIN;  // SetBinary
   bool tpuemud_defaults_ = false;  // KeepTpuemudDefaults
 };
 
