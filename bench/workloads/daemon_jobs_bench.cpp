@@ -154,6 +154,7 @@ int main(int argc, char** argv) {
   std::printf("CPU: %s, %d hardware threads\nengine GEMM kernel: %s\n",
               tpuemu::bench::CpuModel().c_str(), hardware,
               tpuemu::engine::GemmKernelName().c_str());
+  std::printf("tpuemud: %s\n", binary.c_str());
   std::printf(
       "jobs through tpuemud over HTTP; median host seconds of %d steps (the first not "
       "counted), from each job's /metrics\n\n",
