@@ -190,21 +190,26 @@ double Workload::GradientBytes() const {
 bool Workload::ApplySgd(const std::vector<std::map<std::string, engine::Tensor>>& shard_outputs,
                         const engine::ParallelContext& parallel) {
   if (shard_outputs.empty()) return !parallel.cancel.Stopped();
-  const float scale = learning_rate_ / static_cast<float>(shard_outputs.size());
   std::vector<const float*> grads(shard_outputs.size());
   for (const auto& [wid, gid] : grads_) {
-    float* wv = weights_[wid].f32();
     for (size_t s = 0; s < shard_outputs.size(); ++s) grads[s] = shard_outputs[s].at(gid).f32();
-    const bool done =
-        engine::ParallelChunks(parallel, weights_[wid].num_elements(), engine::kElementwiseGrain,
-                               [&](int64_t begin, int64_t end) {
-                                 for (const float* gv : grads) {
-                                   for (int64_t i = begin; i < end; ++i) wv[i] -= scale * gv[i];
-                                 }
-                               });
-    if (!done) return false;
+    engine::Tensor& weight = weights_[wid];
+    if (!SgdUpdate(weight.f32(), weight.num_elements(), grads, parallel)) return false;
   }
   return true;
+}
+
+bool Workload::SgdUpdate(float* weight, int64_t n, const std::vector<const float*>& shard_grads,
+                         const engine::ParallelContext& parallel) const {
+  if (shard_grads.empty()) return !parallel.cancel.Stopped();
+  const float scale = learning_rate_ / static_cast<float>(shard_grads.size());
+  return engine::ParallelChunks(parallel, n, engine::kElementwiseGrain,
+                                [&](int64_t begin, int64_t end) {
+                                  for (const float* gv : shard_grads) {
+                                    for (int64_t i = begin; i < end; ++i)
+                                      weight[i] -= scale * gv[i];
+                                  }
+                                });
 }
 
 }  // namespace tpuemu::service

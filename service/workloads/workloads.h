@@ -71,6 +71,13 @@ class Workload {
   // chunks: false when it stopped (the weights are then partly updated).
   bool ApplySgd(const std::vector<std::map<std::string, engine::Tensor>>& shard_outputs,
                 const engine::ParallelContext& parallel = {});
+  // The same update for a caller that keeps the weights elsewhere (StepRunner keeps them in the
+  // evaluator's arrays across steps): each (weight id, gradient output id) it trains, and one
+  // weight's `n` elements updated from the shards' gradients, ApplySgd's arithmetic in its order.
+  const std::vector<std::pair<std::string, std::string>>& gradients() const { return grads_; }
+  bool IsWeight(const std::string& id) const { return weights_.count(id) > 0; }
+  bool SgdUpdate(float* weight, int64_t n, const std::vector<const float*>& shard_grads,
+                 const engine::ParallelContext& parallel) const;
 
  private:
   static Result<Workload> Build(const JobSpec& spec, bool values, const std::atomic<bool>* cancel);
