@@ -54,12 +54,18 @@ OpTime TimeOp(const ProfileOp& op, const ChipSpec& spec, double share, double ba
               const Efficiency& eff) {
   const int tc = spec.tensorcores_per_chip;
   ChipCycles c;
-  if (op.unit == OpUnit::kMxu && op.gemm.m > 0 && op.gemm.n > 0 && op.gemm.k > 0) {
+  if (op.unit != OpUnit::kVector && op.gemm.m > 0 && op.gemm.n > 0 && op.gemm.k > 0) {
     int64_t gemm_batch = 1;
     GemmShape g;
     ShardGemm(op, batch_share, tp, &gemm_batch, &g);
     const OpCost dot = DotCost(spec, gemm_batch, g, op.passes, 2, tc, TimingMode::kTpu);
-    c.mxu = MxuCycles(dot.compute_cycles, TimingMode::kTpu, eff);
+    // A GEMM op is its GEMM; an attention kernel's GEMMs all run at the efficiency of the one
+    // it names (transformer_model.cpp), so its cycles scale to its FLOPs.
+    const double scale =
+        op.unit == OpUnit::kAttention && dot.flops > 0 ? op.mxu_flops * share / dot.flops : 1.0;
+    c.mxu =
+        MxuCycles(static_cast<int64_t>(std::ceil(static_cast<double>(dot.compute_cycles) * scale)),
+                  TimingMode::kTpu, eff);
   } else if (op.mxu_flops > 0) {
     c.mxu = static_cast<int64_t>(
         std::ceil(op.mxu_flops * share / (spec.PeakBf16Flops() * eff.mxu) * spec.clock_hz));

@@ -214,8 +214,13 @@ StepProfile TransformerProfile(const TransformerShape& s, const Remat& remat,
   // Causal flash attention: half the seq x seq scores; the forward runs QKᵀ and PV, the backward
   // recomputes QKᵀ and runs four more GEMMs (2.5x). K and V are streamed once per 2048-row block
   // of queries.
+  // Every one of its GEMMs has the head width as one dimension (QKᵀ and dO·Vᵀ contract over it,
+  // PV, dS·K, dSᵀ·Q and Pᵀ·dO produce it), so the MXU time is that of QKᵀ per head —
+  // [tokens, headDim]·[headDim, seqLen/2] — scaled to the FLOPs: on v6e's 256x256 arrays a
+  // 128-wide head fills half of each fold (timing.h: a partial fold costs a full one).
   const double scores = n * seq * heads / 2;
   const double kv_passes = std::max(1.0, seq / 2048);
+  const auto i64 = [](double v) { return static_cast<int64_t>(std::max(1.0, v)); };
   ProfileOp attn{.name = "attention",
                  .unit = OpUnit::kAttention,
                  .tp_split = true,
@@ -223,7 +228,11 @@ StepProfile TransformerProfile(const TransformerShape& s, const Remat& remat,
                  .count = recompute_count,
                  .mxu_flops = 2 * n * seq * w.q,
                  .vpu_ops = scores * eff.softmax_ops_forward,
-                 .hbm_bytes = 2 * n * (2 * w.q + 2 * w.kv * kv_passes)};
+                 .hbm_bytes = 2 * n * (2 * w.q + 2 * w.kv * kv_passes),
+                 .gemm_batch = static_cast<int64_t>(s.heads),
+                 .gemm = {i64(n), i64(seq / 2), static_cast<int64_t>(s.head_dim)},
+                 .batch_dim = GemmDim::kM,
+                 .tp_dim = GemmDim::kBatch};
   ProfileOp attn_bwd = attn;
   attn_bwd.name = "attention.bwd";
   attn_bwd.count = 1;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/cost/estimate.h"
+
 namespace tpuemu::engine::cost {
 namespace {
 
@@ -103,6 +105,34 @@ TEST(TransformerModel, OffloadingMovesActivationsToTheHost) {
     return f;
   };
   EXPECT_DOUBLE_EQ(mxu(device), mxu(host));
+}
+
+// Seconds of the attention kernels alone of one step of `shape` on one chip of `type`, with the
+// softmax's vector work taken out so that the MXUs bound it.
+double AttentionMxuSeconds(const TransformerShape& shape, const char* type) {
+  Efficiency eff;
+  eff.softmax_ops_forward = eff.softmax_ops_backward = 0;
+  StepProfile p = TransformerProfile(shape, Remat::kNone, eff);
+  std::erase_if(p.ops, [](const ProfileOp& op) { return op.unit != OpUnit::kAttention; });
+  for (ProfileOp& op : p.ops) op.hbm_bytes = 0;
+  p.layer = p.other = {};
+  return EstimatePlan(p, *FindAcceleratorType(type), {Strategy::kDataParallel, 1},
+                      PriceTable::Default(), eff)
+      .step_seconds;
+}
+
+TEST(TransformerModel, AttentionWith128WideHeadsFillsHalfOfV6esArrays) {
+  // The same attention FLOPs (heads x headDim = 4096) as 32 heads of 128 and 16 heads of 256.
+  TransformerShape narrow = Parse({{"preset", "llama2-7b"}, {"seqLen", 4096}, {"globalBatch", 1}});
+  TransformerShape wide = narrow;
+  wide.heads = wide.kv_heads = 16;
+  wide.head_dim = 256;
+  ASSERT_EQ(TransformerModelFlops(narrow), TransformerModelFlops(wide));
+  // v6e's 256x256 arrays: a 128-wide head leaves half of every fold idle, so twice the time.
+  EXPECT_NEAR(AttentionMxuSeconds(narrow, "v6e-1") / AttentionMxuSeconds(wide, "v6e-1"), 2.0, 0.02);
+  // v5e's 128x128 arrays are full either way.
+  EXPECT_NEAR(AttentionMxuSeconds(narrow, "v5litepod-1") / AttentionMxuSeconds(wide, "v5litepod-1"),
+              1.0, 0.02);
 }
 
 TEST(TransformerModel, ErrorsNameTheField) {
