@@ -20,9 +20,15 @@
 //    framework time per step and HBM at Efficiency::hbm: what the hardware allows.
 //
 // The per-step host and framework time of jetstream and vllm (scheduling, input preparation,
-// sampling and detokenisation hand-off, dispatch) is not published; it is calibrated on the
-// fitting rows of the published serving runs (Efficiency::jetstream_step_seconds,
-// vllm_step_seconds; tests/engine/cost/published_runs.cpp). Pure functions: thread-safe.
+// sampling and detokenisation hand-off, dispatch) is not published as a duration. What is public
+// is the mechanism: JetStream detokenises every slot's token on a host thread each step
+// (AI-Hypercomputer/JetStream jetstream/core/orchestrator.py), vLLM TPU runs schedule → copy the
+// step's inputs to the TPU → launch → fetch the sampled tokens → update, once per step
+// (vllm-project/tpu-inference pull 2507's description), and one bound (JetStream pull 122:
+// largest gap between TPU steps under 4 ms). The durations are fitted on the fitting rows of the
+// published serving runs only (Efficiency::jetstream_step_seconds,
+// jetstream_sequence_step_seconds, vllm_step_seconds; efficiency.h names the rows).
+// Pure functions: thread-safe.
 #pragma once
 
 #include <string>

@@ -100,6 +100,20 @@ CalibrationReport BuildCalibrationReport(const Efficiency& eff) {
       "+ %.0f us per sequence, vllm step %.2f ms\n",
       r.serving_fit.serving_hbm_int8, r.serving_fit.jetstream_step_seconds * 1e3,
       r.serving_fit.jetstream_sequence_step_seconds * 1e6, r.serving_fit.vllm_step_seconds * 1e3);
+  // Which rows each fitted serving constant rests on: no public source gives these durations.
+  for (ServingEngine engine : {ServingEngine::kJetStream, ServingEngine::kVllm}) {
+    std::string rows;
+    for (const PublishedServingRun& run : ServingSet(RunSet::kFit)) {
+      if (run.options.engine != engine) continue;
+      rows += Format("%s%s %s %s", rows.empty() ? "" : "; ", run.shape.name.c_str(),
+                     run.type.c_str(), run.options.weight_bytes == 1 ? "int8" : "bf16");
+    }
+    t += Format("  %s constants (fitted, not published) rest on: %s\n",
+                engine == ServingEngine::kJetStream
+                    ? "jetstream step, per-sequence time and serving_hbm_int8"
+                    : "vllm step",
+                rows.c_str());
+  }
   return r;
 }
 
