@@ -206,8 +206,9 @@ Estimate EstimatePlan(const StepProfile& p, const AcceleratorType& type, Plan pl
      : t.bound == OpTime::kHbm ? e.hbm_seconds
                                : e.vector_seconds) += total;
   }
-  // Per layer and pass: collectives and host transfers overlap compute; tensor-parallel
-  // all-reduces and the experts' all-to-all sit on the critical path and add.
+  // Per layer and pass: collectives and host transfers overlap compute; the experts' all-to-all,
+  // context parallelism's gathers and the unhidden share of the tensor-parallel all-reduces sit
+  // on the critical path and add.
   const bool layered = p.layers > 0;
   double layer_comm = 0;
   if (layered) {
@@ -240,8 +241,11 @@ Estimate EstimatePlan(const StepProfile& p, const AcceleratorType& type, Plan pl
       (p.host_offload_bytes_per_layer + p.host_offload_bytes_per_layer_tp / tp) * micro_share;
   const double layer_host = 2 * HostLinkSeconds(type.generation, offloaded_per_layer, eff);
   const double layers = layered ? p.layers : 0;
-  const double layer_overlapped = std::max({layer_compute, layer_comm, layer_host});
-  const double layer_pass = layer_overlapped + tp_comm + a2a_comm + cp_comm;
+  // Efficiency::tp_overlap of the tensor-parallel all-reduces hides behind the layer's compute
+  // with its other collectives; the rest adds.
+  const double tp_hidden = eff.tp_overlap * tp_comm, tp_exposed = tp_comm - tp_hidden;
+  const double layer_overlapped = std::max({layer_compute, layer_comm + tp_hidden, layer_host});
+  const double layer_pass = layer_overlapped + tp_exposed + a2a_comm + cp_comm;
   // Optimizer-state offload: the moments come in for the update and go back, once per step.
   const double optimizer_bytes =
       (layers * (p.layer.optimizer + p.experts.optimizer) + p.other.optimizer) / shards;
@@ -251,13 +255,14 @@ Estimate EstimatePlan(const StepProfile& p, const AcceleratorType& type, Plan pl
       micro * layers * layer_pass + std::max(other_compute, other_comm * micro) + optimizer_host;
   e.collective_seconds =
       micro * (layers * (layer_comm + tp_comm + a2a_comm + cp_comm) + other_comm);
-  e.ici_seconds = micro * layers *
-                      (std::max(0.0, std::min(layer_comm, layer_overlapped) - layer_compute) +
-                       tp_comm + a2a_comm + cp_comm) +
-                  std::max(0.0, other_comm * micro - other_compute);
+  e.ici_seconds =
+      micro * layers *
+          (std::max(0.0, std::min(layer_comm + tp_hidden, layer_overlapped) - layer_compute) +
+           tp_exposed + a2a_comm + cp_comm) +
+      std::max(0.0, other_comm * micro - other_compute);
   e.host_transfer_seconds = micro * layers * layer_host + optimizer_host;
   e.host_seconds =
-      micro * layers * std::max(0.0, layer_host - std::max(layer_compute, layer_comm)) +
+      micro * layers * std::max(0.0, layer_host - std::max(layer_compute, layer_comm + tp_hidden)) +
       optimizer_host;
   // Memory per chip.
   MemoryPerChip& m = e.memory;

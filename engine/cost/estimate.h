@@ -11,8 +11,9 @@
 //    the chip's TensorCores) divided by Efficiency::mxu; vector time is element-ops at
 //    8x128 lanes per TensorCore per cycle; HBM time is bytes at Efficiency::hbm of the bandwidth.
 //  * Collectives use the slice's ICI topology (ici.h). FSDP and dp collectives of a layer overlap
-//    that layer's compute (XLA's async collectives): a layer takes max(compute, collectives);
-//    tensor-parallel all-reduces sit on the critical path and add.
+//    that layer's compute (XLA's async collectives), and so does Efficiency::tp_overlap (fitted)
+//    of its tensor-parallel all-reduces: a layer takes max(compute, collectives + that share),
+//    and the rest of the tensor-parallel all-reduces adds.
 //  * Host offloading. A remat policy's offloaded tensors go to the host in the forward pass and
 //    come back in the backward pass over the chip's host link (host_link.h, at Efficiency::host),
 //    overlapped with the layer's compute like its collectives: a layer takes

@@ -17,8 +17,9 @@ double EstimatedStep(const PublishedTrainingRun& run, const Efficiency& eff);
 // Estimated output tokens per second (whole slice) of a published serving run.
 double EstimatedServing(const PublishedServingRun& run, const Efficiency& eff);
 
-// The factors that minimise the squared log error of the step time over `runs` (a grid over
-// the MXU efficiency 0.70..1.00 and a common scale 0.5..1.5 of the two softmax costs).
+// The factors that minimise the squared log error of the step time over `runs`: the MXU
+// efficiency (0.70..1.00), the softmax costs (0.6·k forward and k backward element-ops per score,
+// k = 5..15) and the tensor-parallel overlap (0..1), by coordinate descent over that grid.
 Efficiency FitTraining(const std::vector<PublishedTrainingRun>& runs);
 // The serving factors that minimise the squared log error of output tokens/s: the int8 HBM share
 // (0.20..1.00) with JetStream's step time (0..30 ms by 0.25 ms) on the JetStream rows, and vLLM's

@@ -73,9 +73,11 @@ CalibrationReport BuildCalibrationReport(const Efficiency& eff) {
   Finish(&r.training_out);
   t += Line("training in sample (fitting set)", r.training_in, true);
   t += Line("training out of sample (validation set)", r.training_out, true);
-  t += Format("training factors fitted on the fitting set: mxu %.2f, softmax x%.1f\n\n",
-              r.training_fit.mxu,
-              r.training_fit.softmax_ops_forward / kDefaultEfficiency.softmax_ops_forward);
+  t += Format(
+      "training factors fitted on the fitting set: mxu %.2f, softmax %.1f / %.1f element-ops per "
+      "score, tensor-parallel overlap %.2f\n\n",
+      r.training_fit.mxu, r.training_fit.softmax_ops_forward, r.training_fit.softmax_ops_backward,
+      r.training_fit.tp_overlap);
 
   t += "| Published serving run | Engine | Slice | Batch, in / out, cache or step, weights | Set | "
        "Published out tok/s | Ours | Error |\n|---|---|---|---|---|---|---|---|\n";

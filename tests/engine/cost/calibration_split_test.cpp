@@ -23,6 +23,8 @@ TEST(CalibrationSplit, EfficiencyIsTheFitOnTheFittingSetAndErrorsStayWithinBound
   // efficiency.h holds what the fitting set gives (the grid's resolution apart).
   EXPECT_NEAR(r.training_fit.mxu, kDefaultEfficiency.mxu, 0.005);
   EXPECT_NEAR(r.training_fit.softmax_ops_forward, kDefaultEfficiency.softmax_ops_forward, 1e-9);
+  EXPECT_NEAR(r.training_fit.softmax_ops_backward, kDefaultEfficiency.softmax_ops_backward, 1e-9);
+  EXPECT_NEAR(r.training_fit.tp_overlap, kDefaultEfficiency.tp_overlap, 1e-9);
   EXPECT_NEAR(r.serving_fit.serving_hbm_int8, kDefaultEfficiency.serving_hbm_int8, 0.005);
   EXPECT_NEAR(r.serving_fit.jetstream_step_seconds, kDefaultEfficiency.jetstream_step_seconds,
               1e-6);
@@ -30,7 +32,7 @@ TEST(CalibrationSplit, EfficiencyIsTheFitOnTheFittingSetAndErrorsStayWithinBound
               kDefaultEfficiency.jetstream_sequence_step_seconds, 1e-7);
   EXPECT_NEAR(r.serving_fit.vllm_step_seconds, kDefaultEfficiency.vllm_step_seconds, 1e-6);
 
-  EXPECT_EQ(r.training_in.n + r.training_out.n, 15);
+  EXPECT_EQ(r.training_in.n + r.training_out.n, 18);
   EXPECT_GE(r.training_out.n, 7);
   EXPECT_LE(r.training_in.worst_percent, kTrainingStepPercent);
   EXPECT_LE(r.training_out.worst_percent, kTrainingStepPercent);

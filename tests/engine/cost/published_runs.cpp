@@ -118,6 +118,21 @@ const std::vector<PublishedTrainingRun>& PublishedTrainingRuns() {
     for (PublishedTrainingRun& r : rows) {
       r.set = seen[r.Generation()]++ % 2 == 0 ? RunSet::kFit : RunSet::kValidation;
     }
+    // Added on 2026-12-08, after efficiency.h had been fitted: the other single-slice rows of the
+    // same v5p table (the 1024B rows run fsdp with data parallelism 16, which Plan does not
+    // express). Validation only, whatever the rule above would say; nothing was fitted to them.
+    const std::string v5p_at = mt + "MaxText/configs/v5p/README.md @0ed7bd5 (config: ";
+    for (PublishedTrainingRun r : std::vector<PublishedTrainingRun>{
+             {v5p_at + "128b.sh @0777510)", Scale(128, 2048, 1, 256), "v5p-512", tp(8),
+              Remat::kMinimal, 0, 316},
+             {v5p_at + "256b.sh @0777510)", Scale(256, 2048, 1, 512), "v5p-1024", tp(8),
+              Remat::kMinimal, 0, 308},
+             {v5p_at + "512b.sh @0777510)", Scale(512, 2048, 2, 512), "v5p-1024", tp(8),
+              Remat::kFull, 0, 294},
+         }) {
+      r.set = RunSet::kValidation;
+      rows.push_back(std::move(r));
+    }
     return rows;
   }();
   return runs;
