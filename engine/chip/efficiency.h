@@ -28,8 +28,8 @@ struct Efficiency {
   double hbm = 0.90;
   // Serving (engine/cost/serving_engine.h). None of the four serving constants below is
   // published; each is FITTED (tests/engine/cost/calibration.cpp FitServing) on the fitting rows
-  // of tests/engine/cost/published_runs.cpp and no others, and docs/cost-model.md ("Serving
-  // engines") lists those rows and what public sources do say.
+  // of tests/engine/cost/published_runs.cpp and no others; docs/cost-model.md ("Accuracy",
+  // "Serving") lists those rows and what public sources do say.
   //
   // A bf16 decode step streams weights and KV cache at `hbm`, the chip model's one HBM
   // efficiency. With int8 weights the engines dequantise them to bf16 on the way to the MXU, so
