@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/vector_clones.h"
+
 namespace tpuemu::engine::hlo {
 
 uint16_t F32ToBf16Bits(float x) {
@@ -62,6 +64,28 @@ float RoundToType(PrimitiveType type, float x) {
       return F16BitsToF32(F32ToF16Bits(x));
     default:
       return x;
+  }
+}
+
+namespace {
+
+// F32ToBf16Bits then back, without the branch: NaN keeps its sign and payload, made quiet.
+TPUEMU_VECTOR_CLONES void RoundToBf16Loop(const float* from, float* to, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) {
+    const uint32_t u = std::bit_cast<uint32_t>(from[k]);
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    const uint32_t nan = (u | 0x00400000u) & 0xffff0000u;
+    to[k] = std::bit_cast<float>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+  }
+}
+
+}  // namespace
+
+void RoundToType(PrimitiveType type, const float* from, float* to, int64_t n) {
+  if (type == PrimitiveType::kBF16) {
+    RoundToBf16Loop(from, to, n);
+  } else {
+    for (int64_t k = 0; k < n; ++k) to[k] = RoundToType(type, from[k]);
   }
 }
 

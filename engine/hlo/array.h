@@ -30,6 +30,9 @@ uint16_t F32ToF16Bits(float x);
 float F16BitsToF32(uint16_t bits);
 // x rounded to `type` (bf16, f16) and held in an f32; f32 and other types: x unchanged.
 float RoundToType(PrimitiveType type, float x);
+// RoundToType over n floats, `from` into `to` (which may be `from`): the same bits, with bf16 as
+// a loop the compiler vectorises (a bf16 dot's result and a convert round whole arrays).
+void RoundToType(PrimitiveType type, const float* from, float* to, int64_t n);
 // An int64 truncated to the width of an integer/pred type and re-extended (pred: x != 0).
 int64_t CanonicalInt(PrimitiveType type, int64_t x);
 

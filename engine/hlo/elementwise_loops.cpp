@@ -273,7 +273,7 @@ Array ApplyUnary(const ElementwiseOp& op, const Array& x, const ParallelContext&
     ParallelChunks(parallel, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
       (op.opcode == Opcode::kExp ? ExpArray : TanhArray)(in + begin, o + begin, end - begin);
       if (op.out_type != PrimitiveType::kF32) {
-        for (int64_t k = begin; k < end; ++k) o[k] = RoundToType(op.out_type, o[k]);
+        RoundToType(op.out_type, o + begin, o + begin, end - begin);
       }
     });
     return out;
@@ -281,7 +281,7 @@ Array ApplyUnary(const ElementwiseOp& op, const Array& x, const ParallelContext&
   // The common float maps (and float-to-float converts) skip the Scalar round trip.
   ParallelChunks(parallel, n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
     if (convert) {
-      for (int64_t k = begin; k < end; ++k) o[k] = RoundToType(op.out_type, in[k]);
+      RoundToType(op.out_type, in + begin, o + begin, end - begin);
       return;
     }
     if (op.out_type == PrimitiveType::kF32) {

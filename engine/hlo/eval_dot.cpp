@@ -143,7 +143,7 @@ Result<Array> Dot(const Instruction& inst, const Array& lhs, const Array& rhs, P
         out.SetDouble(static_cast<int64_t>(j), scratch[j]);
       }
     } else if (out.type != PrimitiveType::kF32) {  // a narrower float type rounds afterwards
-      for (float& v : out.f) v = RoundToType(out.type, v);
+      RoundToType(out.type, out.f.data(), out.f.data(), static_cast<int64_t>(out.f.size()));
     }
     return out;
   }

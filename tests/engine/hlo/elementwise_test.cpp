@@ -38,6 +38,45 @@ TEST(HloElementwise, Bf16AndF16RoundToNearestEvenKeepingSubnormals) {
   EXPECT_EQ(F32ToF16Bits(-2.0f), 0xc000);
 }
 
+// The whole-array rounding (a bf16 dot's result, converts) gives RoundToType's bits for every
+// kind of value, in place and into another buffer.
+TEST(HloElementwise, ArrayRoundingEqualsElementRoundingBitForBit) {
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               1.00390625f,
+                               1.01171875f,
+                               -1.00390625f,
+                               3.0e38f,
+                               3.4e38f,
+                               -3.4e38f,
+                               1e-39f,
+                               -1e-39f,
+                               1e-45f,
+                               65519.0f,
+                               0.1f,
+                               std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::max(),
+                               std::numeric_limits<float>::min(),
+                               std::bit_cast<float>(0x7fa12345u),
+                               std::bit_cast<float>(0xffc00001u)};
+  uint32_t bits = 0x12345678u;
+  for (int i = 0; i < 1000; ++i) {  // every exponent, with the low halves that decide rounding
+    bits = bits * 1664525u + 1013904223u;
+    values.push_back(std::bit_cast<float>(bits));
+  }
+  for (PrimitiveType type : {PrimitiveType::kBF16, PrimitiveType::kF16, PrimitiveType::kF32}) {
+    std::vector<float> out(values.size()), in_place = values;
+    RoundToType(type, values.data(), out.data(), static_cast<int64_t>(values.size()));
+    RoundToType(type, in_place.data(), in_place.data(), static_cast<int64_t>(in_place.size()));
+    for (size_t k = 0; k < values.size(); ++k) {
+      const uint32_t want = std::bit_cast<uint32_t>(RoundToType(type, values[k]));
+      EXPECT_EQ(std::bit_cast<uint32_t>(out[k]), want) << PrimitiveTypeName(type) << " " << k;
+      EXPECT_EQ(std::bit_cast<uint32_t>(in_place[k]), want) << PrimitiveTypeName(type) << " " << k;
+    }
+  }
+}
+
 TEST(HloElementwise, Bf16ArithmeticRoundsAfterEveryOp) {
   const PrimitiveType bf16 = PrimitiveType::kBF16;
   // 1 + 2^-8 is not a bf16: the sum rounds back to 1.
