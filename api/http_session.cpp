@@ -1,5 +1,6 @@
 #include "api/http_session.h"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <utility>
@@ -31,6 +32,10 @@ constexpr std::size_t kPipelineLimit = 16;
 // that close() does not answer them with an RST that could destroy the response in flight.
 constexpr auto kLingerTime = std::chrono::seconds(1);
 constexpr std::size_t kReadChunkBytes = 4096;
+
+// The session whose handler runs on this thread right now, inside OnRequest (on its strand): a
+// response it gets then is stored at once and written by OnRequest, without a post.
+thread_local const void* t_answering = nullptr;
 
 bool IsParserError(const beast::error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_target).category();
@@ -65,7 +70,7 @@ Session::Session(std::shared_ptr<ServerCore> core, tcp::socket socket, bool coun
       handler_(std::move(handler)),
       strand_(socket.get_executor()),
       stream_(std::move(socket)),
-      idle_timer_(strand_),
+      deadline_timer_(strand_),
       counted_(counted),
       budget_(std::move(budget)),
       budget_peer_(std::move(budget_peer)) {
@@ -114,7 +119,7 @@ void Session::DoRead() {
     return MaybeFinish();
   }
   if (in_flight_.size() >= kPipelineLimit) {
-    state_ = State::kPipelineFull;
+    state_ = State::kReadPaused;
     return;
   }
   if (buffer_.size() > 0) return DoReadHeader();  // pipelined bytes are already here
@@ -136,7 +141,7 @@ void Session::DoRead() {
 
 void Session::OnFirstBytes(beast::error_code ec, std::size_t bytes) {
   if (state_ != State::kAwaitingRequest) return;  // closed meanwhile
-  CancelIdleTimer();
+  PauseIdleTimer();
   // Stop came while we waited: this request is not read.
   if (core_->stopping) {
     state_ = State::kAnswering;
@@ -206,7 +211,8 @@ void Session::OnReadBody(beast::error_code ec, std::size_t) {
   OnRequest();
 }
 
-// Hands a whole request to the handler, then reads the next one (pipelining).
+// Hands a whole request to the handler; writes its response if it answered at once, and reads
+// the next request once that is written, or at once when the handler answers later (pipelining).
 void Session::OnRequest() {
   BeastRequest message = parser_->release();
   parser_.reset();
@@ -219,6 +225,7 @@ void Session::OnRequest() {
   if (!keep_alive || upgrade) state_ = State::kAnswering;
 
   auto reply = std::make_shared<Reply>(shared_from_this(), seq);
+  t_answering = this;
   try {
     const AsyncHandlerFn& handler = handler_ ? *handler_ : core_->handler;
     handler(request, [reply](HttpResponse r) { reply->Complete(std::move(r)); });
@@ -226,8 +233,12 @@ void Session::OnRequest() {
     spdlog::error("http: handler for {} {} threw: {}", request.method, request.target, e.what());
     reply->Complete(ErrorResponse(Status::Internal("Internal error.")));
   }
-  reply.reset();
-  if (keep_alive && !upgrade) DoRead();
+  reply.reset();  // a handler that dropped its Responder: the 500 is stored now too
+  t_answering = nullptr;
+  DoWrite();
+  if (!keep_alive || upgrade) return;
+  if (write_state_ == WriteState::kIdle) return DoRead();
+  state_ = State::kReadPaused;  // OnWrite reads on
 }
 
 //------------------------------------------------------------------------------
@@ -235,6 +246,11 @@ void Session::OnRequest() {
 
 // Any thread. Dropped once Stop has given up on in-flight requests.
 void Session::PostResponse(uint64_t seq, HttpResponse response) {
+  // Inside OnRequest's handler call, on this session's strand: OnRequest writes it.
+  if (t_answering == this) {
+    StoreResponse(seq, std::move(response));
+    return;
+  }
   core_->PostUnlessDrained(
       strand_, [self = shared_from_this(), seq, response = std::move(response)]() mutable {
         self->OnResponse(seq, std::move(response));
@@ -242,9 +258,14 @@ void Session::PostResponse(uint64_t seq, HttpResponse response) {
 }
 
 void Session::OnResponse(uint64_t seq, HttpResponse response) {
-  if (state_ == State::kLingering || state_ == State::kClosed) return;
+  if (StoreResponse(seq, std::move(response))) WriteNextOrRead();
+}
+
+// Logs the response and keeps it for DoWrite.
+bool Session::StoreResponse(uint64_t seq, HttpResponse response) {
+  if (state_ == State::kLingering || state_ == State::kClosed) return false;
   auto it = in_flight_.find(seq);
-  if (it == in_flight_.end() || it->second.response) return;
+  if (it == in_flight_.end() || it->second.response) return false;
   if (core_->on_access && !it->second.method.empty()) {
     std::chrono::duration<double> latency = Clock::now() - it->second.start;
     try {
@@ -255,7 +276,7 @@ void Session::OnResponse(uint64_t seq, HttpResponse response) {
     }
   }
   it->second.response = std::move(response);
-  DoWrite();
+  return true;
 }
 
 // Queues an error response behind the outstanding ones; no request is read after it and the
@@ -264,7 +285,7 @@ void Session::RespondAndClose(int http_status, const Status& status) {
   state_ = State::kAnswering;
   uint64_t seq = next_seq_++;
   in_flight_[seq] = InFlight{"", "", Clock::now(), false, {}};
-  OnResponse(seq, ErrorResponse(http_status, status));
+  if (StoreResponse(seq, ErrorResponse(http_status, status))) DoWrite();
 }
 
 // Writes the next response in request order, once its handler has answered.
@@ -277,8 +298,11 @@ void Session::DoWrite() {
   bool keep_alive = it->second.keep_alive && !(core_->stopping && in_flight_.size() == 1);
   out_ = ToBeastResponse(std::move(*it->second.response), keep_alive);
   write_state_ = WriteState::kResponse;
-  stream_.expires_after(core_->options.write_timeout);  // a pending read keeps its own deadline
-  http::async_write(stream_, *out_,
+  // On the socket itself: the stream's timer would add and cancel a wait on every response; the
+  // write deadline is the session's (a pending read keeps the stream's deadline).
+  write_deadline_ = Clock::now() + core_->options.write_timeout;
+  WatchDeadlines();
+  http::async_write(stream_.socket(), *out_,
                     beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
 }
 
@@ -286,7 +310,7 @@ void Session::DoWrite() {
 // without touching it (no shutdown, no close).
 void Session::HandOver(std::shared_ptr<ConnectionTakeover> takeover) {
   state_ = State::kClosed;
-  CancelIdleTimer();
+  CancelDeadlines();
   in_flight_.clear();
   stream_.expires_never();
   takeover->Start(stream_.release_socket(), std::move(buffer_));
@@ -294,31 +318,40 @@ void Session::HandOver(std::shared_ptr<ConnectionTakeover> takeover) {
 
 void Session::OnWrite(beast::error_code ec, std::size_t) {
   write_state_ = WriteState::kIdle;
+  write_deadline_ = Clock::time_point::max();
   if (state_ == State::kClosed) return;
   if (ec) return Fail(ec, "write");
   bool keep_alive = out_->keep_alive();
   out_.reset();
   in_flight_.erase(write_seq_++);
   if (!keep_alive) return DoShutdown();
-  if (state_ == State::kPipelineFull) DoRead();
-  DoWrite();
-  ArmIdleTimer();
-  MaybeFinish();
+  WriteNextOrRead();
 }
 
 void Session::DoWriteContinue() {
   static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
   write_state_ = WriteState::kContinue;
-  stream_.expires_after(core_->options.write_timeout);  // the body read is pending: write only
-  net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
+  write_deadline_ = Clock::now() + core_->options.write_timeout;
+  WatchDeadlines();
+  net::async_write(stream_.socket(), net::buffer(kContinue.data(), kContinue.size()),
                    beast::bind_front_handler(&Session::OnWriteContinue, shared_from_this()));
 }
 
 void Session::OnWriteContinue(beast::error_code ec, std::size_t) {
   write_state_ = WriteState::kIdle;
+  write_deadline_ = Clock::time_point::max();
   if (state_ == State::kClosed) return;
   if (ec) return Fail(ec, "write 100-continue");
-  DoWrite();  // a response may have become ready (an error answered while the body came in)
+  // A response may have become ready (an error answered while the body came in).
+  WriteNextOrRead();
+}
+
+// The write side went idle or a response became ready: writes the next response if it is ready;
+// else reads on if reading waited for the write side. Or ends the connection when all is done.
+void Session::WriteNextOrRead() {
+  DoWrite();
+  if (state_ == State::kReadPaused && write_state_ == WriteState::kIdle) return DoRead();
+  ArmIdleTimer();  // a read was pending and the last outstanding response is now written
   MaybeFinish();
 }
 
@@ -328,16 +361,41 @@ void Session::OnWriteContinue(beast::error_code ec, std::size_t) {
 // A connection waiting for a request with nothing outstanding is idle: closed after idle_timeout.
 void Session::ArmIdleTimer() {
   if (state_ != State::kAwaitingRequest || !in_flight_.empty()) return;
-  idle_timer_.expires_after(core_->options.idle_timeout);
-  idle_timer_.async_wait(beast::bind_front_handler(&Session::OnIdleTimer, shared_from_this()));
+  idle_deadline_ = Clock::now() + core_->options.idle_timeout;
+  WatchDeadlines();
 }
 
-void Session::CancelIdleTimer() { idle_timer_.expires_at(Clock::time_point::max()); }
+// A request has begun: not idle. A pending wait stays and finds nothing due (no cancel per
+// request).
+void Session::PauseIdleTimer() { idle_deadline_ = Clock::time_point::max(); }
 
-void Session::OnIdleTimer(beast::error_code) {
-  // The deadline may have moved (cancelled or re-armed) since this wait began.
-  if (idle_timer_.expiry() > Clock::now()) return;
-  Close();
+// Makes sure a wait ends no later than the earliest deadline.
+void Session::WatchDeadlines() {
+  Clock::time_point due = std::min(idle_deadline_, write_deadline_);
+  if (due == Clock::time_point::max()) return;
+  if (deadline_wait_ && deadline_timer_.expiry() <= due) return;  // OnDeadline waits on
+  deadline_wait_ = true;
+  deadline_timer_.expires_at(due);  // cancels an earlier wait, if any
+  deadline_timer_.async_wait(beast::bind_front_handler(&Session::OnDeadline, shared_from_this()));
+}
+
+// The connection ends (or is handed over): the wait goes, and its reference to the session.
+void Session::CancelDeadlines() {
+  idle_deadline_ = write_deadline_ = Clock::time_point::max();
+  deadline_timer_.cancel();
+}
+
+// Any wake checks the deadlines against the clock, so a stale one (replaced, or moved) is harmless.
+void Session::OnDeadline(beast::error_code ec) {
+  if (ec == net::error::operation_aborted || state_ == State::kClosed) return;
+  deadline_wait_ = false;
+  Clock::time_point now = Clock::now();
+  if (now >= write_deadline_) {
+    spdlog::debug("http: write: {}", beast::error_code(beast::error::timeout).message());
+    return Close();  // the pending write completes with operation_aborted
+  }
+  if (now >= idle_deadline_) return Close();
+  WatchDeadlines();  // idle again since, or writing, with a later deadline
 }
 
 // The one failure path, for reads and writes alike. The parser's errors are answered in Google's
@@ -380,7 +438,7 @@ void Session::DoShutdown() {
   // A pending read means the kernel holds no unread bytes: a plain close sends no RST.
   if (ReadPending()) return Close();
   state_ = State::kLingering;
-  CancelIdleTimer();
+  CancelDeadlines();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
   stream_.expires_after(kLingerTime);
@@ -402,7 +460,7 @@ void Session::OnLinger(beast::error_code ec, std::size_t) {
 void Session::Close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
-  CancelIdleTimer();
+  CancelDeadlines();
   beast::error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.close();

@@ -5,10 +5,15 @@
 // own strand (the socket's executor). Reading is DoRead/OnRead..., writing DoWrite/OnWrite; every
 // error goes through Fail(ec, what); every end goes through Close().
 //
-// Reads and writes overlap — request N+1 is read while response N is written (pipelining, at most
-// kPipelineLimit responses outstanding) — so the connection's State says what the read side is
-// doing, and WriteState whether a write is pending. Handlers may answer later from any thread;
-// their responses wait in `in_flight_` and are written in request order.
+// A request answered at once (the handler responds inside its call, as every synchronous route
+// does) goes as Beast's http_server_async example has it: read, handle, write, and read the next
+// request once the response is on the wire — no post to the strand for the response, and no read
+// pending while it is written (which would cost a receive call that finds nothing on every
+// request). A handler that answers later (a long-poll, a write offloaded to the writer threads)
+// lets the read side go on: request N+1 is read while response N waits (pipelining, at most
+// kPipelineLimit responses outstanding). So the connection's State says what the read side is
+// doing, and WriteState whether a write is pending. Late responses wait in `in_flight_` and are
+// written in request order.
 //
 // Threading: the public functions may be called from any thread (they post to the strand);
 // everything else runs on the strand.
@@ -69,7 +74,9 @@ class Session : public std::enable_shared_from_this<Session> {
                        // while nothing is outstanding)
     kReadingHeader,    // read pending: a request has started, its header is being read
     kReadingBody,      // read pending: its body (same absolute read deadline)
-    kPipelineFull,     // no read: kPipelineLimit responses outstanding; reads on after a write
+    kReadPaused,       // no read until the write side is idle: a response is being written (the
+                       // common case: the next request is read once it is on the wire), or
+                       // kPipelineLimit responses are outstanding
     kAnswering,        // no read, none to come (EOF, Connection: close, an error answered, Stop):
                        // writing what is outstanding, then closing
     kLingering,        // final response written, FIN sent: draining the client's last bytes
@@ -100,17 +107,21 @@ class Session : public std::enable_shared_from_this<Session> {
   // Write side.
   void PostResponse(uint64_t seq, HttpResponse response);  // any thread
   void OnResponse(uint64_t seq, HttpResponse response);
+  bool StoreResponse(uint64_t seq, HttpResponse response);  // false: the connection is gone
   void RespondAndClose(int http_status, const Status& status);
   void DoWrite();
   void HandOver(std::shared_ptr<ConnectionTakeover> takeover);
   void OnWrite(boost::beast::error_code ec, std::size_t bytes);
   void DoWriteContinue();
   void OnWriteContinue(boost::beast::error_code ec, std::size_t bytes);
+  void WriteNextOrRead();
 
   // Timers, errors and the end of the connection.
   void ArmIdleTimer();
-  void CancelIdleTimer();
-  void OnIdleTimer(boost::beast::error_code ec);
+  void PauseIdleTimer();
+  void WatchDeadlines();
+  void CancelDeadlines();
+  void OnDeadline(boost::beast::error_code ec);
   void Fail(boost::beast::error_code ec, std::string_view what);
   void MaybeFinish();
   void DoShutdown();
@@ -123,7 +134,14 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<const AsyncHandlerFn> handler_;  // null: core_->handler
   const boost::asio::any_io_executor strand_;
   boost::beast::tcp_stream stream_;
-  boost::asio::steady_timer idle_timer_;
+  // The idle and write deadlines (reads keep the stream's own). One wait on `deadline_timer_`
+  // for the earlier of them, moved only when a deadline comes before it and re-armed by
+  // OnDeadline when they moved later meanwhile: a busy connection does not add and cancel a timer
+  // wait (and reprogram the timerfd) on every request and every response.
+  boost::asio::steady_timer deadline_timer_;
+  Clock::time_point idle_deadline_ = Clock::time_point::max();   // max(): not idle
+  Clock::time_point write_deadline_ = Clock::time_point::max();  // max(): no write pending
+  bool deadline_wait_ = false;  // a wait is pending on deadline_timer_.expiry()
   const bool counted_;
   const std::shared_ptr<ListenerBudget> budget_;  // null: counted (or not) against core's
   const std::string budget_peer_;
