@@ -47,14 +47,24 @@ HttpResponse List(service::NodeManager& nodes, ApiVersion version, const HttpReq
   Result<service::NodeViewPage> result = nodes.ListViews(p.at("project"), p.at("location"), *page);
   if (!result.ok()) return ErrorResponse(result.status());
   // Spliced from the nodes' cached JSON; keys in the order nlohmann's sorted object writes them.
+  const bool cached_json = !WantsIntEnums(req) && version == ApiVersion::kV2;
   std::string body = "{";
   if (!result->next_page_token.empty()) {
     body += "\"nextPageToken\":" + json(result->next_page_token).dump() + ",";
   }
+  if (cached_json) {  // sized once: growing 75 KB by doubling copied it twice over
+    std::size_t size = body.size() + 16;
+    for (const auto& view : result->nodes) size += view->json.size() + 1;
+    body.reserve(size);
+  }
   body += "\"nodes\":[";
   for (std::size_t i = 0; i < result->nodes.size(); ++i) {
     if (i > 0) body += ',';
-    body += NodeJsonForWire(req, version, *result->nodes[i]);
+    if (cached_json) {
+      body += result->nodes[i]->json;  // appended in place, not copied out first
+    } else {
+      body += NodeJsonForWire(req, version, *result->nodes[i]);
+    }
   }
   body += "]}";
   return JsonResponse(200, std::move(body));

@@ -144,6 +144,27 @@ Result<std::vector<NodeRow>> NodeRepository::List(std::string_view project, std:
       [&](Txn& txn) { return List(txn, project, zone, after_seq, limit); });
 }
 
+Result<std::vector<std::string>> NodeRepository::ListNames(std::string_view project,
+                                                           std::string_view zone, int64_t after_seq,
+                                                           int limit) const {
+  return store_.ReadResult<std::vector<std::string>>(
+      [&](Txn& txn) -> Result<std::vector<std::string>> {
+        const bool all_zones = zone == kAllZones;
+        TPUEMU_PREPARE_OR_RETURN(s, all_zones
+                                        ? txn.Prepare("SELECT name" TPUEMU_NODES_IN_PROJECT)
+                                        : txn.Prepare("SELECT name" TPUEMU_NODES_IN_LOCATION));
+        s.Bind(1, project).Bind(3, after_seq).Bind(4, limit > 0 ? int64_t{limit} : kNoLimit);
+        if (!all_zones) s.Bind(2, zone);
+        std::vector<std::string> names;
+        for (;;) {
+          Result<bool> more = s.Step();
+          if (!more.ok()) return more.status();
+          if (!*more) return names;
+          names.push_back(s.ColumnText(0));
+        }
+      });
+}
+
 Result<std::vector<NodeRow>> NodeRepository::ListPending(Txn& txn) const {
   TPUEMU_PREPARE_OR_RETURN(stmt, txn.Prepare("SELECT " TPUEMU_NODE_COLUMNS TPUEMU_NODES_PENDING));
   return CollectNodeRows(stmt);

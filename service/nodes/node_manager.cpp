@@ -294,6 +294,7 @@ Result<NodeViewPage> NodeManager::ListViews(const std::string& project, const st
   Result<int64_t> after = DecodePageToken(kSeqPageToken, page.page_token);
   if (!after.ok()) return after.status();
   const int size = PageSize(page, kDefaultPageSize);
+  if (std::optional<NodeViewPage> cached = CachedPage(project, zone, *after, size)) return *cached;
   const uint64_t generation = cache_.Generation();
   Result<std::vector<db::NodeRow>> rows = nodes_.List(project, zone, *after, size + 1);
   if (!rows.ok()) return rows.status();

@@ -203,6 +203,10 @@ class NodeManager {
   db::NodeRow Row(const Node& node) const;
   // A cached view, checked against `row` as stored when another replica may have written it.
   std::shared_ptr<const NodeView> FindCurrent(const db::NodeRow& row) const;
+  // ListViews' page from the cache alone when this replica is the store's only writer and every
+  // node of the page is cached; nullopt otherwise (ListViews then reads the rows).
+  std::optional<NodeViewPage> CachedPage(const std::string& project, const std::string& zone,
+                                         int64_t after_seq, int size) const;
 
   db::Store& store_;
   WritePath& writes_;  // runs every mutation; its batcher is stopped by the destructor

@@ -47,6 +47,27 @@ std::shared_ptr<const NodeView> NodeManager::FindCurrent(const db::NodeRow& row)
   return view;
 }
 
+std::optional<NodeViewPage> NodeManager::CachedPage(const std::string& project,
+                                                    const std::string& zone, int64_t after_seq,
+                                                    int size) const {
+  if (options_.shared_store) return std::nullopt;  // a cached view may be older than its row
+  // The names only: a list of 100 nodes spent most of its time copying the 17 columns of 101
+  // rows out of SQLite, for views the cache already held (bench/http).
+  Result<std::vector<std::string>> names = nodes_.ListNames(project, zone, after_seq, size + 1);
+  if (!names.ok()) return std::nullopt;  // ListViews reads the rows and reports the error
+  NodeViewPage page;
+  for (int i = 0; i < static_cast<int>(names->size()) && i < size; ++i) {
+    // As FindCurrent with one writer: a cached view is never older than the row.
+    std::shared_ptr<const NodeView> view = cache_.Find((*names)[i]);
+    if (!view) return std::nullopt;  // not cached (or deleted since): read the rows
+    page.nodes.push_back(std::move(view));
+  }
+  if (static_cast<int>(names->size()) > size) {
+    page.next_page_token = EncodePageToken(kSeqPageToken, page.nodes.back()->node.seq);
+  }
+  return page;
+}
+
 Result<std::vector<Node>> NodeManager::ListOwned(int64_t after_seq, int limit) const {
   return NodesFromRows(nodes_.ListAll(after_seq, limit, options_.replica_id));
 }

@@ -154,6 +154,35 @@ TEST_F(NodeRepositoryTest, ListPagesInSeqOrderStableAcrossDeletes) {
   EXPECT_TRUE(nodes_->List("nobody", "-", 0, 10)->empty());
 }
 
+// ListNames is List's page, names only: same rows, same order, same zone and limit rules.
+TEST_F(NodeRepositoryTest, ListNamesMatchesListPageByPage) {
+  for (int i = 0; i < 7; ++i) {
+    ASSERT_TRUE(Insert(MakeNode("p", i % 3 == 0 ? "z2" : "z", "n" + std::to_string(i))).ok());
+  }
+  ASSERT_TRUE(Insert(MakeNode("q", "z", "y")).ok());
+  ASSERT_TRUE(
+      Write([&](Txn& txn) { return nodes_->Delete(txn, "projects/p/locations/z/nodes/n2"); }).ok());
+  for (std::string_view zone : {std::string_view("z"), NodeRepository::kAllZones}) {
+    for (int limit : {0, 1, 2, 3, 100}) {
+      int64_t after = 0;
+      for (int page = 0; page < 10; ++page) {
+        Result<std::vector<NodeRow>> rows = nodes_->List("p", zone, after, limit);
+        Result<std::vector<std::string>> names = nodes_->ListNames("p", zone, after, limit);
+        ASSERT_TRUE(rows.ok() && names.ok());
+        std::vector<std::string> expected;
+        for (const NodeRow& row : *rows) expected.push_back(row.name);
+        EXPECT_EQ(*names, expected) << zone << " limit " << limit << " after " << after;
+        if (rows->empty() || limit == 0) break;
+        after = rows->back().seq;
+      }
+    }
+  }
+  EXPECT_EQ(*nodes_->ListNames("p", "z", 0, 2),
+            (std::vector<std::string>{"projects/p/locations/z/nodes/n1",
+                                      "projects/p/locations/z/nodes/n4"}));
+  EXPECT_TRUE(nodes_->ListNames("nobody", "-", 0, 10)->empty());
+}
+
 TEST_F(NodeRepositoryTest, SeqNeverRepeatsAfterDeleteAndRestart) {
   Result<int64_t> a = Insert(MakeNode("p", "z", "a"));
   Result<int64_t> b = Insert(MakeNode("p", "z", "b"));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "tests/support/wait_for.h"
@@ -186,6 +187,54 @@ TEST_F(NodeManagerTest, ListPagesInCreationOrder) {
   EXPECT_EQ(manager_->List("p", "us-central2-b", {.page_token = "garbage"}).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(manager_->List("p", "-", {})->nodes.size(), 5u);
+}
+
+// A page whose nodes are all cached is served from the cache with only the names read from the
+// store: the same pages and tokens as one read from the rows, and state changes and deletes show.
+TEST_F(NodeManagerTest, ListFromTheCacheMatchesTheStore) {
+  std::vector<std::string> ops;
+  for (int i = 0; i < 5; ++i) {
+    Result<Operation> op =
+        manager_->Create({"p", "us-central2-b", "n" + std::to_string(i)}, Spec("v4-8"));
+    ASSERT_TRUE(op.ok());
+    ops.push_back(op->name);
+  }
+  for (const std::string& op : ops) ASSERT_TRUE(WaitFor([&] { return Done(op); }));
+  auto pages = [&] {
+    std::vector<std::string> seen;  // "id state" per node, then the token, page by page
+    PageRequest page{.page_size = 2};
+    for (int n = 0; n < 10; ++n) {
+      Result<NodeViewPage> p = manager_->ListViews("p", "us-central2-b", page);
+      EXPECT_TRUE(p.ok());
+      if (!p.ok()) break;
+      for (const auto& view : p->nodes) {
+        seen.push_back(view->node.key.node_id + " " + std::string(NodeStateName(view->node.state)));
+      }
+      seen.push_back("token " + p->next_page_token);
+      if (p->next_page_token.empty()) break;
+      page.page_token = p->next_page_token;
+    }
+    return seen;
+  };
+  std::vector<std::string> first = pages();  // fills the cache where it missed
+  ASSERT_EQ(first.size(), 8u);
+  EXPECT_EQ(pages(), first);
+  manager_->ForgetAll();  // every page read from the rows again
+  EXPECT_EQ(pages(), first);
+
+  Result<Operation> stop = manager_->Stop({"p", "us-central2-b", "n1"});
+  ASSERT_TRUE(stop.ok());
+  ASSERT_TRUE(WaitFor([&] { return Done(stop->name); }));
+  Result<Operation> del = manager_->Delete({"p", "us-central2-b", "n3"});
+  ASSERT_TRUE(del.ok());
+  ASSERT_TRUE(WaitFor([&] { return Done(del->name); }));
+  std::vector<std::string> after = pages();
+  EXPECT_EQ(after.size(), 6u);  // n0 n1, token, n2 n4, no token
+  EXPECT_EQ(after[1], "n1 STOPPED");
+  EXPECT_EQ(std::count(after.begin(), after.end(), "n3 READY"), 0);
+  EXPECT_EQ(after[4], "n4 READY");
+  manager_->ForgetAll();
+  EXPECT_EQ(pages(), after);
 }
 
 TEST_F(NodeManagerTest, ZoneCapacityFailsTheOperationWithCode8) {
