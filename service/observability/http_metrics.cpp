@@ -11,12 +11,20 @@ const std::vector<double> kLatencyBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 
 
 void HttpMetrics::Observe(std::string_view method, std::string_view route, int status,
                           double latency_seconds) {
-  std::string r = route.empty() ? "unmatched" : std::string(route);
+  const std::string_view r = route.empty() ? std::string_view("unmatched") : route;
   std::lock_guard lock(mu_);
-  ++requests_[{r, std::string(method), status}];
-  auto [it, inserted] =
-      latency_.try_emplace({std::move(r), std::string(method)}, Histogram(kLatencyBounds));
-  it->second.Observe(latency_seconds);
+  auto count =
+      requests_.find(std::tuple<std::string_view, std::string_view, int>(r, method, status));
+  if (count == requests_.end()) {
+    count = requests_.emplace(std::tuple(std::string(r), std::string(method), status), 0).first;
+  }
+  ++count->second;
+  auto h = latency_.find(std::tuple<std::string_view, std::string_view>(r, method));
+  if (h == latency_.end()) {
+    h = latency_.emplace(std::tuple(std::string(r), std::string(method)), Histogram(kLatencyBounds))
+            .first;
+  }
+  h->second.Observe(latency_seconds);
 }
 
 void HttpMetrics::Write(PrometheusText& out) const {
@@ -33,7 +41,7 @@ void HttpMetrics::Write(PrometheusText& out) const {
              "histogram");
   for (const auto& [key, h] : latency_) {
     out.HistogramSeries("tpuemu_http_request_duration_seconds",
-                        {{"route", key.first}, {"method", key.second}}, h);
+                        {{"route", std::get<0>(key)}, {"method", std::get<1>(key)}}, h);
   }
 }
 

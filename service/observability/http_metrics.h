@@ -25,8 +25,11 @@ class HttpMetrics {
 
  private:
   mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;  // guarded by mu_
-  std::map<std::pair<std::string, std::string>, Histogram> latency_;        // guarded by mu_
+  // std::less<>: Observe looks a request up by views, allocating only for a new series.
+  std::map<std::tuple<std::string, std::string, int>, uint64_t, std::less<>>
+      requests_;  // guarded by mu_
+  std::map<std::tuple<std::string, std::string>, Histogram, std::less<>>
+      latency_;  // guarded by mu_
 };
 
 }  // namespace tpuemu::service
