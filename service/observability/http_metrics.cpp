@@ -13,13 +13,12 @@ void HttpMetrics::Observe(std::string_view method, std::string_view route, int s
                           double latency_seconds) {
   const std::string_view r = route.empty() ? std::string_view("unmatched") : route;
   std::lock_guard lock(mu_);
-  auto count =
-      requests_.find(std::tuple<std::string_view, std::string_view, int>(r, method, status));
+  auto count = requests_.find(RequestsKey(r, method, status));
   if (count == requests_.end()) {
     count = requests_.emplace(std::tuple(std::string(r), std::string(method), status), 0).first;
   }
   ++count->second;
-  auto h = latency_.find(std::tuple<std::string_view, std::string_view>(r, method));
+  auto h = latency_.find(LatencyKey(r, method));
   if (h == latency_.end()) {
     h = latency_.emplace(std::tuple(std::string(r), std::string(method)), Histogram(kLatencyBounds))
             .first;

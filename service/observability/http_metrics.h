@@ -24,11 +24,29 @@ class HttpMetrics {
   void Write(PrometheusText& out) const;
 
  private:
+  // Orders a series' key and the views Observe looks it up by (allocating only for a new series)
+  // as the same tuple of views; clang 14 compares no tuples of mixed types.
+  template <class... Views>
+  struct ViewLess {
+    using is_transparent = void;
+    template <class Key>
+    static std::tuple<Views...> AsViews(const Key& key) {
+      return std::apply([](const auto&... field) { return std::tuple<Views...>(field...); }, key);
+    }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return AsViews(a) < AsViews(b);
+    }
+  };
+  using RequestsKey = std::tuple<std::string_view, std::string_view, int>;  // route, method, code
+  using LatencyKey = std::tuple<std::string_view, std::string_view>;        // route, method
+
   mutable std::mutex mu_;
-  // std::less<>: Observe looks a request up by views, allocating only for a new series.
-  std::map<std::tuple<std::string, std::string, int>, uint64_t, std::less<>>
+  std::map<std::tuple<std::string, std::string, int>, uint64_t,
+           ViewLess<std::string_view, std::string_view, int>>
       requests_;  // guarded by mu_
-  std::map<std::tuple<std::string, std::string>, Histogram, std::less<>>
+  std::map<std::tuple<std::string, std::string>, Histogram,
+           ViewLess<std::string_view, std::string_view>>
       latency_;  // guarded by mu_
 };
 
