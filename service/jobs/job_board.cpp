@@ -101,6 +101,24 @@ void JobBoard::Finish(const std::string& name, const JobOutcome& outcome,
   std::optional<JobState> previous;  // set when this call made the job terminal
   Result<Job> final_job = records_.MarkTerminal(name, outcome, result, &previous,
                                                 /*any_replica=*/false, last_step);
+  Finished(name, std::move(final_job), previous);
+}
+
+void JobBoard::FinishAndRelease(const std::string& node, const std::string& name,
+                                const JobOutcome& outcome, const nlohmann::json& result,
+                                std::optional<db::JobStepRow> last_step) {
+  // The pool task goes on to another node's job meanwhile: on two engine threads a tiny job's
+  // run was mostly waits for its commits (bench_jobs, issue 44).
+  records_.MarkTerminalLater(
+      name, outcome, result, std::move(last_step),
+      [this, node, name](Result<Job> final_job, std::optional<JobState> previous) {
+        Finished(name, std::move(final_job), previous);
+        Release(node);
+      });
+}
+
+void JobBoard::Finished(const std::string& name, Result<Job> final_job,
+                        std::optional<JobState> previous) {
   if (final_job.ok() && previous) waiters_.Notify(*final_job, previous);
   // Not terminal: another replica adopted it and runs it now; its waiters wait for that run.
   if (final_job.ok() && !IsTerminal(final_job->state)) return Forget(name);

@@ -107,6 +107,11 @@ class JobBoard {
   // is the run's last step row, written in the same commit (JobRecords::MarkTerminal).
   void Finish(const std::string& name, const JobOutcome& outcome, const nlohmann::json& result,
               const db::JobStepRow* last_step = nullptr);
+  // Finish, then Release(node), without the calling pool task waiting for the end's commit: the
+  // run's last act. The task is done (Shutdown waits for it) once the end committed and its
+  // waiters woke, on the batcher's thread; the node's next claim queues behind the end's write.
+  void FinishAndRelease(const std::string& node, const std::string& name, const JobOutcome& outcome,
+                        const nlohmann::json& result, std::optional<db::JobStepRow> last_step);
   // The job is no longer this replica's (ended, or re-owned by another replica): forgets its
   // ActiveJob; its waiters wake if it is terminal, else stay for the change feed.
   void Forget(const std::string& name);
@@ -129,6 +134,8 @@ class JobBoard {
 
  private:
   void TasksDone(int count);  // `count` tasks or end writes finished (takes mu_)
+  // Finish's part after the write: the waiters told, the job forgotten or erased.
+  void Finished(const std::string& name, Result<Job> final_job, std::optional<JobState> previous);
 
   JobRecords& records_;
   JobWaiters& waiters_;

@@ -24,6 +24,12 @@ Result<std::vector<Job>> JobsFromRows(Result<std::vector<db::JobRow>> rows) {
   return jobs;
 }
 
+// A result as stored: its JSON text, nullopt for a null one (the stored result stays).
+std::optional<std::string> ResultJson(const nlohmann::json& result) {
+  if (result.is_null()) return std::nullopt;
+  return result.dump();
+}
+
 Result<Job> JobOf(Result<db::JobRow> row) {
   if (!row.ok()) return row.status();
   return JobFromRow(std::move(row).value());
@@ -239,13 +245,31 @@ Result<std::vector<Job>> JobRecords::Adopt(bool include_own, std::vector<JobStat
 }
 
 Status JobRecords::RecordCompile(const std::string& name, const CompiledJob& compiled) {
-  return Write([&](db::Txn& txn) -> Status {
-    TPUEMU_RETURN_IF_ERROR(programs_.Put(txn, compiled.record));
+  return Write(CompileBody(name, compiled));
+}
+
+void JobRecords::RecordCompileLater(const std::string& name, const CompiledJob& compiled) {
+  if (batcher_ == nullptr) {
+    (void)store_.Transaction(CompileBody(name, compiled));
+    return;
+  }
+  // Not waited for: the batcher's queue keeps it ahead of the run's later writes (its steps, its
+  // end), which then usually share its commit; a failure only loses the early view, as above.
+  batcher_->Submit(CompileBody(name, compiled), nullptr, nullptr);
+}
+
+std::function<Status(db::Txn&)> JobRecords::CompileBody(const std::string& name,
+                                                        const CompiledJob& compiled) const {
+  // Serialized here, on the run's thread, not on the batcher's, which every write waits for.
+  return [this, name, record = compiled.record,
+          result = nlohmann::json{{"profile", compiled.profile}}.dump(),
+          line = compiled.log_line](db::Txn& txn) -> Status {
+    TPUEMU_RETURN_IF_ERROR(programs_.Put(txn, record));
     Result<Job> job = Get(txn, name);
     if (!job.ok()) return job.status();
-    job->result_json = nlohmann::json{{"profile", compiled.profile}}.dump();
-    return Update(txn, *job, compiled.log_line);
-  });
+    job->result_json = result;
+    return Update(txn, *job, line);
+  };
 }
 
 Status JobRecords::RecordStep(const std::string& name, const db::JobStepRow& step) {
@@ -268,7 +292,7 @@ Status JobRecords::RecordStep(db::Txn& txn, const std::string& name,
 }
 
 Status JobRecords::MarkTerminal(db::Txn& txn, PendingEvents& events, const std::string& name,
-                                const JobOutcome& outcome, const nlohmann::json& result,
+                                const JobOutcome& outcome, const std::optional<std::string>& result,
                                 bool any_replica, Job* job,
                                 std::optional<JobState>* previous) const {
   previous->reset();
@@ -284,7 +308,7 @@ Status JobRecords::MarkTerminal(db::Txn& txn, PendingEvents& events, const std::
   job->exit_code = outcome.exit_code;
   job->reason = outcome.reason;
   job->end_time = NowRfc3339();
-  if (!result.is_null()) job->result_json = result.dump();
+  if (result) job->result_json = *result;
   TPUEMU_RETURN_IF_ERROR(Update(txn, *job, TerminalLine(outcome)));
   TPUEMU_RETURN_IF_ERROR(events.Append(txn, JobEvent(*job, left)));
   *previous = left;
@@ -304,7 +328,8 @@ Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& 
       Status step = RecordStep(txn, name, *last_step);
       if (!step.ok() && step.code() != StatusCode::kAborted) return step;
     }
-    return MarkTerminal(txn, events, name, outcome, result, any_replica, &job, previous);
+    return MarkTerminal(txn, events, name, outcome, ResultJson(result), any_replica, &job,
+                        previous);
   });
   if (!s.ok()) {
     previous->reset();
@@ -312,6 +337,42 @@ Result<Job> JobRecords::MarkTerminal(const std::string& name, const JobOutcome& 
   }
   events.Publish();
   return job;
+}
+
+void JobRecords::MarkTerminalLater(const std::string& name, const JobOutcome& outcome,
+                                   const nlohmann::json& result,
+                                   std::optional<db::JobStepRow> last_step, Marked done) {
+  if (batcher_ == nullptr) {
+    std::optional<JobState> previous;
+    Result<Job> job = MarkTerminal(name, outcome, result, &previous, /*any_replica=*/false,
+                                   last_step ? &*last_step : nullptr);
+    return done(std::move(job), previous);
+  }
+  // What the body leaves for the acknowledgement, shared by the three callbacks.
+  struct Pending {
+    explicit Pending(EventSink* sink) : events(sink) {}
+    Job job;
+    std::optional<JobState> previous;
+    PendingEvents events;
+  };
+  auto pending = std::make_shared<Pending>(event_sink_);
+  batcher_->Submit(
+      [this, pending, name, outcome, result = ResultJson(result),
+       last_step = std::move(last_step)](db::Txn& txn) -> Status {
+        pending->previous.reset();
+        if (last_step) {
+          Status step = RecordStep(txn, name, *last_step);  // as MarkTerminal above
+          if (!step.ok() && step.code() != StatusCode::kAborted) return step;
+        }
+        return MarkTerminal(txn, pending->events, name, outcome, result, /*any_replica=*/false,
+                            &pending->job, &pending->previous);
+      },
+      // Published on commit, in commit order.
+      [pending] { pending->events.Publish(); },
+      [pending, done = std::move(done)](Status s) {
+        if (!s.ok()) return done(s, std::nullopt);
+        done(std::move(pending->job), pending->previous);
+      });
 }
 
 Result<std::vector<EndedJob>> JobRecords::MarkTerminal(
@@ -322,7 +383,7 @@ Result<std::vector<EndedJob>> JobRecords::MarkTerminal(
     ended.clear();
     for (const auto& [name, outcome] : ends) {
       EndedJob e;
-      Status one = MarkTerminal(txn, events, name, outcome, nlohmann::json(),
+      Status one = MarkTerminal(txn, events, name, outcome, std::nullopt,
                                 /*any_replica=*/false, &e.job, &e.previous);
       if (one.code() == StatusCode::kNotFound) continue;  // deleted meanwhile: nothing to end
       TPUEMU_RETURN_IF_ERROR(one);

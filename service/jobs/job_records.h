@@ -94,6 +94,9 @@ class JobRecords {
   Result<std::vector<Job>> Adopt(bool include_own, std::vector<JobState>* previous);
   // The program row, the profile as the job's result so far, and the compile line.
   Status RecordCompile(const std::string& name, const CompiledJob& compiled);
+  // The same without waiting for its commit: queued in the batcher ahead of the run's later
+  // writes, which then usually share its commit (a transaction of its own without a batcher).
+  void RecordCompileLater(const std::string& name, const CompiledJob& compiled);
   // The step row and its line. ABORTED when the job is no longer RUNNING on this replica
   // (cancelled through another replica, or adopted by one): the run must stop writing.
   Status RecordStep(const std::string& name, const db::JobStepRow& step);
@@ -105,6 +108,16 @@ class JobRecords {
   Result<Job> MarkTerminal(const std::string& name, const JobOutcome& outcome,
                            const nlohmann::json& result, std::optional<JobState>* previous,
                            bool any_replica = false, const db::JobStepRow* last_step = nullptr);
+  // What MarkTerminalLater tells once the end committed or failed: the job as stored (or the
+  // error) and the state it left (nullopt when it did not change).
+  using Marked = std::function<void(Result<Job> job, std::optional<JobState> previous)>;
+  // MarkTerminal (this replica's run, with its last step) without waiting for the commit: `done`
+  // runs on the batcher's thread once it committed or failed (at once on the caller's thread
+  // without a batcher, or after Stop), after the events were published. Later writes queued by
+  // any thread go after it in the batcher, so e.g. the node's next claim finds this job ended.
+  void MarkTerminalLater(const std::string& name, const JobOutcome& outcome,
+                         const nlohmann::json& result, std::optional<db::JobStepRow> last_step,
+                         Marked done);
   // The same for several jobs (no result), in one transaction: the jobs a stop, delete or
   // maintenance ends together. Returns each job found, as stored, with the state it left.
   Result<std::vector<EndedJob>> MarkTerminal(
@@ -112,9 +125,13 @@ class JobRecords {
   Status Delete(const std::string& name);
 
  private:
+  // `result`: the result's JSON text, nullopt to keep the stored one.
   Status MarkTerminal(db::Txn& txn, PendingEvents& events, const std::string& name,
-                      const JobOutcome& outcome, const nlohmann::json& result, bool any_replica,
-                      Job* job, std::optional<JobState>* previous) const;
+                      const JobOutcome& outcome, const std::optional<std::string>& result,
+                      bool any_replica, Job* job, std::optional<JobState>* previous) const;
+  // RecordCompile's body, with the profile already serialized.
+  std::function<Status(db::Txn&)> CompileBody(const std::string& name,
+                                              const CompiledJob& compiled) const;
   Result<Job> Get(db::Txn& txn, const std::string& name) const;
   Status RecordStep(db::Txn& txn, const std::string& name, const db::JobStepRow& step) const;
   Status Update(db::Txn& txn, const Job& job, const std::string& line) const;

@@ -155,7 +155,7 @@ void JobRunner::Run(const std::string& node, const std::string& name) {
   if (!compiled.ok()) return fail(Reason(compiled.status()));
   // From now on .../metrics shows the profile: while the job runs, after it fails, after a
   // restart. A failed write only loses that early view; the result stores it again.
-  (void)p_.records.RecordCompile(name, *compiled);
+  p_.records.RecordCompileLater(name, *compiled);
 
   // A job gets the host threads of the cores it asked for (the caller's thread included), so two
   // one-core jobs on two nodes share the machine instead of each taking all of it, and `cores: 2`
@@ -201,10 +201,9 @@ void JobRunner::Run(const std::string& node, const std::string& name) {
                                       .allreduce_cycles_per_step = (*runner)->allreduce_cycles(),
                                       .accelerator_type = slice.type().name},
                                      totals, (*runner)->last_outputs());
-  p_.board.Finish(name,
-                  Ended(JobState::kSucceeded, "completed " + std::to_string(spec.steps) + " steps"),
-                  result, last ? &*last : nullptr);
-  p_.board.Release(node);
+  p_.board.FinishAndRelease(
+      node, name, Ended(JobState::kSucceeded, "completed " + std::to_string(spec.steps) + " steps"),
+      result, std::move(last));
 }
 
 }  // namespace tpuemu::service
