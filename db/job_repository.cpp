@@ -102,14 +102,23 @@ Result<int64_t> JobRepository::Insert(Txn& txn, const JobRow& row) const {
 }
 
 Status JobRepository::Update(Txn& txn, const JobRow& row) const {
+  // Only the columns a run changes: SQLite rewrites an index on UPDATE when the SET names one of
+  // its columns, whatever the value, and the identity and spec columns feed four of the jobs
+  // indexes (by node, request, location, project) that no transition moves. A tiny job makes
+  // three of these updates (bench_jobs, issue 44).
   TPUEMU_PREPARE_OR_RETURN(
       stmt,
-      txn.Prepare(
-          "UPDATE jobs SET project = ?2, zone = ?3, node_id = ?4, job_id = ?5, state = ?6, "
-          "priority = ?7, labels_json = ?8, spec_json = ?9, request_id = ?10, spec_hash = ?11, "
-          "create_time = ?12, start_time = ?13, end_time = ?14, exit_code = ?15, reason = ?16, "
-          "result_json = ?17, attempt = ?18, max_retries = ?19, owner = ?20 WHERE name = ?1"));
-  BindRow(stmt, row);
+      txn.Prepare("UPDATE jobs SET state = ?2, start_time = ?3, end_time = ?4, exit_code = ?5, "
+                  "reason = ?6, result_json = ?7, attempt = ?8, owner = ?9 WHERE name = ?1"));
+  stmt.Bind(1, row.name)
+      .Bind(2, row.state)
+      .Bind(3, row.start_time)
+      .Bind(4, row.end_time)
+      .Bind(5, row.exit_code)
+      .Bind(6, row.reason)
+      .Bind(7, row.result_json)
+      .Bind(8, row.attempt)
+      .Bind(9, row.owner);
   TPUEMU_RETURN_IF_ERROR(stmt.Run());
   if (txn.Changes() == 0) return NotFound(row.name);
   return Status::Ok();

@@ -74,7 +74,9 @@ class JobRepository {
 
   // Inserts with a fresh seq and returns it. kAlreadyExists for a taken name or request id.
   Result<int64_t> Insert(Txn& txn, const JobRow& row) const;
-  // Replaces every mutable column (state, times, exit code, reason, result, attempt, ...).
+  // Replaces the columns a job's run changes: state, start and end time, exit code, reason,
+  // result, attempt and owner. The others (name, node, spec, labels, priority, request id, create
+  // time, max retries) are set once by Insert and never change; `row`'s values there are ignored.
   Status Update(Txn& txn, const JobRow& row) const;
   // Deletes the job with its logs and steps. kNotFound if absent.
   Status Delete(Txn& txn, std::string_view name) const;

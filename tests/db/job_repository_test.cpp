@@ -75,6 +75,30 @@ TEST_F(JobRepositoryTest, InsertGetUpdateSurviveReopen) {
             StatusCode::kNotFound);
 }
 
+// Update writes what a run changes and leaves what Insert set: a row given other identity or
+// spec values changes only its lifecycle columns.
+TEST_F(JobRepositoryTest, UpdateChangesOnlyTheLifecycleColumns) {
+  JobRow row = MakeJob("n1", "j1");
+  ASSERT_TRUE(Insert(row).ok());
+  Result<JobRow> inserted = jobs_->Get(row.name);
+  ASSERT_TRUE(inserted.ok());
+  JobRow changed = *inserted;
+  changed.state = "RUNNING";
+  changed.start_time = "2026-01-02T03:04:05Z";
+  changed.attempt = 2;
+  changed.owner = "replica-b";
+  changed.result_json = R"({"profile":{}})";
+  JobRow ignored = changed;
+  ignored.priority = inserted->priority + 7;
+  ignored.labels_json = R"({"other":"labels"})";
+  ignored.spec_json = R"({"other":"spec"})";
+  ignored.max_retries = inserted->max_retries + 3;
+  ASSERT_TRUE(store_->Transaction([&](Txn& txn) { return jobs_->Update(txn, ignored); }).ok());
+  Result<JobRow> got = jobs_->Get(row.name);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, changed);
+}
+
 TEST_F(JobRepositoryTest, RequestIdIsUniquePerNode) {
   JobRow a = MakeJob("n1", "a");
   a.request_id = "same";
