@@ -40,7 +40,8 @@ Result<Job> JobOf(Result<db::JobRow> row) {
 Result<Job> JobRecords::Get(const std::string& name) const { return JobOf(jobs_.Get(name)); }
 
 Status JobRecords::Write(const std::function<Status(db::Txn&)>& body) {
-  // Shared commits: a tiny job is five writes (submit, claim, compile, step, end), and on a SQLite
+  // Shared commits: a tiny job is four writes (submit, claim, compile, its last step with its end;
+  // the run waits for the claim alone: RecordCompileLater, MarkTerminalLater), and on a SQLite
   // file each commit of its own appended its pages to the WAL (bench_jobs, issue 44).
   if (batcher_ != nullptr) return batcher_->Run(body);
   return store_.Transaction(body);
