@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <mutex>
+
 #include "engine/frontend/compile_cache.h"
 #include "engine/runtime/pool.h"
 #include "service/jobs/job_spec.h"
@@ -268,6 +271,56 @@ TEST_F(JobManagerTest, FourNodesTenJobsEachAllSucceed) {
   Result<JobPage> page = jobs_->List(all);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->jobs.size(), 40u);
+}
+
+// Through the group commit, as tpuemud runs them: a one-step job's compile record and end are
+// queued without the run waiting (JobRecords::RecordCompileLater, MarkTerminalLater), and each
+// job still ends with its step, profile, lines in order and its waiter woken with the end.
+TEST_F(JobManagerTest, TinyJobsThroughTheGroupCommitEndWithStepProfileAndLinesInOrder) {
+  jobs_->SetWriteBatcher(&writes_->batcher());
+  std::vector<NodeKey> keys{key_};
+  for (int i = 2; i <= 4; ++i) {
+    keys.push_back({"p", "us-central2-b", "tpu" + std::to_string(i)});
+    MakeNode(keys.back(), "v4-8");
+  }
+  std::vector<std::string> names;
+  for (int j = 0; j < 5; ++j) {
+    for (const NodeKey& k : keys) {
+      names.push_back(Submit(R"({"workload": {"matmul": {"m": 8, "n": 8, "k": 8}}})", &k).name);
+    }
+  }
+  std::mutex mu;
+  std::map<std::string, std::string> woken;  // job -> the state its waiter was told
+  for (const std::string& n : names) {
+    jobs_->OnTerminal(n, [&, n](Result<Job> r) {
+      std::lock_guard lock(mu);
+      woken[n] = r.ok() ? std::string(JobStateName(r->state)) : r.status().ToString();
+    });
+  }
+  for (const std::string& n : names) {
+    Job done = WaitTerminal(n);
+    ASSERT_EQ(done.state, JobState::kSucceeded) << n << ": " << done.reason.value_or("");
+    Result<json> metrics = jobs_->Metrics(n);
+    ASSERT_TRUE(metrics.ok());
+    EXPECT_EQ((*metrics)["steps"].size(), 1u) << n;
+    EXPECT_EQ((*metrics)["ops"].size(), 1u) << n;
+    Result<std::vector<std::string>> logs = jobs_->Logs(n, 0);
+    ASSERT_TRUE(logs.ok());
+    ASSERT_GE(logs->size(), 5u) << n;
+    const std::vector<std::string>& l = *logs;
+    const size_t end = l.size() - 1;
+    EXPECT_TRUE(l[0].starts_with("queued on ")) << l[0];
+    EXPECT_TRUE(l[end - 3].starts_with("running ")) << l[end - 3];
+    EXPECT_TRUE(l[end - 2].starts_with("compile: ")) << l[end - 2];
+    EXPECT_TRUE(l[end - 1].starts_with("step 0 ")) << l[end - 1];
+    EXPECT_TRUE(l[end].starts_with("SUCCEEDED (exit code 0)")) << l[end];
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(mu);
+    return woken.size() == names.size();
+  }));
+  std::lock_guard lock(mu);
+  for (const auto& [name, state] : woken) EXPECT_EQ(state, "SUCCEEDED") << name;
 }
 
 TEST_F(JobManagerTest, QueueRunsHigherPriorityFirstThenArrivalOrder) {
