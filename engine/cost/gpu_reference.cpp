@@ -32,18 +32,6 @@ constexpr const char* kVllm =
     "(vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults)";
 constexpr double kBytesPerTrainedParameter = 16;  // bf16 weights and grads, f32 master + 2 moments
 
-// Per token, the parameters a token goes through (routed experts: topK of them) and the logits'
-// (the same count serving.cpp prices TPU serving with).
-double ActiveParameters(const TransformerShape& s) {
-  const double d = static_cast<double>(s.d_model), f = static_cast<double>(s.ffn);
-  const double q = static_cast<double>(s.heads * s.head_dim);
-  const double kv = static_cast<double>(s.kv_heads * s.head_dim);
-  const double mats = s.gated_mlp ? 3 : 2;
-  const double mlps = s.Moe() ? static_cast<double>(s.top_k + s.shared_experts) : 1;
-  const double gate = s.Moe() ? d * static_cast<double>(s.experts) : 0;
-  return static_cast<double>(s.layers) * (d * (q + 2 * kv) + q * d + mats * d * f * mlps + gate);
-}
-
 double UsdPerMillion(double usd_per_gpu_hour, double per_second_per_gpu) {
   return per_second_per_gpu > 0 ? usd_per_gpu_hour / (per_second_per_gpu * 3600) * 1e6 : 0;
 }
@@ -57,7 +45,7 @@ GpuServing ServeOn(const GpuSpec& g, const TransformerShape& s, const ServingOpt
   const double group = tp;
   const double layers = static_cast<double>(s.layers);
   const double q = static_cast<double>(s.heads * s.head_dim);
-  const double active = ActiveParameters(s);
+  const double active = ActiveLayerParameters(s);
   const double logits = static_cast<double>(s.d_model) * static_cast<double>(s.vocab);
   v.weights_bytes_per_gpu = TransformerParameters(s) * o.weight_bytes / group;
   // KV heads split over the group up to their number, as on TPU.

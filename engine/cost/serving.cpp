@@ -31,15 +31,12 @@ struct Sizes {
 };
 
 Sizes SizesOf(const TransformerShape& s) {
-  const double d = static_cast<double>(s.d_model), f = static_cast<double>(s.ffn);
+  const double d = static_cast<double>(s.d_model);
   const double q = static_cast<double>(s.heads * s.head_dim);
   const double kv = static_cast<double>(s.kv_heads * s.head_dim);
-  const double mats = s.gated_mlp ? 3 : 2;
-  const double mlps = s.Moe() ? static_cast<double>(s.top_k + s.shared_experts) : 1;
-  const double gate = s.Moe() ? d * static_cast<double>(s.experts) : 0;
   const double layers = static_cast<double>(s.layers);
   Sizes z;
-  z.active = layers * (d * (q + 2 * kv) + q * d + mats * d * f * mlps + gate);
+  z.active = ActiveLayerParameters(s);
   z.logits = d * static_cast<double>(s.vocab);  // the embedding is a lookup
   z.stored = TransformerParameters(s);
   z.q = q;

@@ -115,6 +115,13 @@ double TransformerParameters(const TransformerShape& s) {
          vocab_matrices * static_cast<double>(s.vocab) * w.d + w.d;
 }
 
+double ActiveLayerParameters(const TransformerShape& s) {
+  const Widths w = WidthsOf(s);
+  return static_cast<double>(s.layers) *
+         (w.d * (w.q + 2 * w.kv) + w.q * w.d + w.mlp_mats * w.d * w.f * w.mlps_per_token +
+          w.d * w.experts);
+}
+
 double TransformerModelFlops(const TransformerShape& s) {
   const Widths w = WidthsOf(s);
   // MaxText counts the topK routed experts (and the shared ones) and the gate, not the padding.

@@ -21,6 +21,9 @@ namespace tpuemu::engine::cost {
 
 // Counts, independent of remat.
 double TransformerParameters(const TransformerShape& shape);
+// The layers' parameters one token goes through (routed experts: the topK and the shared ones,
+// and the gate), without the embedding and logits: what a decode step reads and multiplies by.
+double ActiveLayerParameters(const TransformerShape& shape);
 double TransformerModelFlops(const TransformerShape& shape);  // per step
 
 StepProfile TransformerProfile(const TransformerShape& shape, const Remat& remat,

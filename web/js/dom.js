@@ -112,6 +112,22 @@ export function formatNumber(n, digits = 3) {
   return Number(n.toPrecision(digits + 2)).toString();
 }
 
+// US dollars: "$0", tiny amounts in exponent form, cents below $100, whole dollars above.
+export function formatDollars(v) {
+  if (v === undefined || v === null) return '—';
+  if (v === 0) return '$0';
+  if (v < 0.01) return `$${v.toExponential(2)}`;
+  return `$${v.toLocaleString('en-US', {maximumFractionDigits: v < 100 ? 3 : 0})}`;
+}
+
+// A rate in thousands (k) or millions (M), one or two decimals.
+export function formatRate(v) {
+  if (v === undefined || v === null) return '—';
+  if (v >= 1e6) return `${(v / 1e6).toFixed(2)}M`;
+  if (v >= 1e3) return `${(v / 1e3).toFixed(1)}k`;
+  return v.toFixed(1);
+}
+
 // RFC 3339 -> "16:45:06" today, else "2026-11-20 16:45".
 export function formatTime(rfc3339) {
   if (!rfc3339) return '—';

@@ -7,7 +7,7 @@
 // outside the TPU model. An HLO module (POSTed, so not in the URL) replaces the model.
 import * as api from '../api.js';
 import {barChart} from '../charts.js';
-import {emptyRow, errorBox, field, formatBytes, formatNumber, formatSeconds, h, mount, select} from '../dom.js';
+import {emptyRow, errorBox, field, formatBytes, formatDollars, formatNumber, formatRate, formatSeconds, h, mount, select} from '../dom.js';
 import {gpuCard, renderGpu} from './compare_gpu.js';
 import {kDefaultServingEngine, kServingColumns, kServingKeys, renderServing, servingCard, servingCells, servingFields,
         withServing} from './compare_serving.js';
@@ -26,20 +26,6 @@ const kQueryKeys = ['preset', ...kShapeFields.map(([k]) => k), 'capacityFactor',
 let hloText = '';
 const kDefaults = {preset: 'llama2-7b'};
 const kGenerationColors = {v2: '#9aa0a6', v3: '#a142f4', v4: '#e37400', v5e: '#188038', v5p: '#1a73e8', v6e: '#d93025'};
-
-function dollars(v) {
-  if (v === undefined || v === null) return '—';
-  if (v === 0) return '$0';
-  if (v < 0.01) return `$${v.toExponential(2)}`;
-  return `$${v.toLocaleString('en-US', {maximumFractionDigits: v < 100 ? 3 : 0})}`;
-}
-
-function rate(v) {
-  if (v === undefined || v === null) return '—';
-  if (v >= 1e6) return `${(v / 1e6).toFixed(2)}M`;
-  if (v >= 1e3) return `${(v / 1e3).toFixed(1)}k`;
-  return v.toFixed(1);
-}
 
 function queryOf(params) {
   const q = new URLSearchParams();
@@ -172,7 +158,7 @@ export default {
           `${formatNumber(reply.unitsPerStep)} ${reply.unit} per step, `,
           `${formatNumber(reply.modelFlopsPerStep / 1e15, 1)} PFLOP per step. `,
           fits.length ? [`${fits.length} of ${reply.rows.length} types fit. Cheapest per 1M ${reply.unit}: `,
-                         h('strong', {}, cheapest.acceleratorType), ` (${dollars(cheapest.onDemand.perMillionUnits)} per 1M on demand); fastest: `,
+                         h('strong', {}, cheapest.acceleratorType), ` (${formatDollars(cheapest.onDemand.perMillionUnits)} per 1M on demand); fastest: `,
                          h('strong', {}, fastest.acceleratorType), ` (${formatSeconds(fastest.stepSeconds)} a step).`]
                       : 'No accelerator type fits this model: see the notes below.');
 
@@ -192,7 +178,7 @@ export default {
       h('th', {scope: 'row'}, r.acceleratorType), h('td', {class: 'num'}, formatNumber(r.chips)),
       h('td', {}, r.plan), h('td', {}, r.remat),
       h('td', {class: 'num'}, formatSeconds(r.stepSeconds)),
-      h('td', {class: 'num'}, rate(r.unitsPerSecondPerChip)), h('td', {class: 'num'}, rate(r.unitsPerSecond)),
+      h('td', {class: 'num'}, formatRate(r.unitsPerSecondPerChip)), h('td', {class: 'num'}, formatRate(r.unitsPerSecond)),
       h('td', {class: 'num'}, r.mfu === null ? '—' : `${(r.mfu * 100).toFixed(1)}%`),
       h('td', {class: 'num', title: r.hbmPerChip ? `weights ${formatBytes(r.hbmPerChip.weights)}, gradients ${formatBytes(r.hbmPerChip.gradients)}, ` +
           `optimizer ${formatBytes(r.hbmPerChip.optimizer)}, activations ${formatBytes(r.hbmPerChip.activations)}, working ${formatBytes(r.hbmPerChip.working)}` +
@@ -201,8 +187,8 @@ export default {
       h('td', {class: 'num', title: 'activations (and optimizer state) offloaded to host memory'},
         r.hbmPerChip?.host ? formatBytes(r.hbmPerChip.host) : '—'),
       h('td', {}, r.bottleneck || '—'),
-      h('td', {class: 'num'}, dollars(r.onDemand?.perStep)), h('td', {class: 'num'}, dollars(r.onDemand?.perHour)),
-      h('td', {class: 'num'}, dollars(r.onDemand?.perMillionUnits)), h('td', {class: 'num'}, dollars(r.spot?.perMillionUnits)),
+      h('td', {class: 'num'}, formatDollars(r.onDemand?.perStep)), h('td', {class: 'num'}, formatDollars(r.onDemand?.perHour)),
+      h('td', {class: 'num'}, formatDollars(r.onDemand?.perMillionUnits)), h('td', {class: 'num'}, formatDollars(r.spot?.perMillionUnits)),
       r.serving ? servingCells(r.serving) : kServingColumns.map(() => h('td', {class: 'num serving'}, '—')),
       h('td', {class: 'wrap small'}, r.problem))));
     const unverified = reply.prices.prices.filter((p) => !p.onDemandFromPricingPage).map((p) => p.generation);

@@ -3,21 +3,8 @@
 // (engine/cost/gpu_reference.h, docs/cost-model.md "GPU context"): published peaks, prices and
 // efficiencies, not emulated, so the table is styled apart, every row says so and a footnote
 // names the sources.
-import {emptyRow, formatBytes, formatNumber, formatSeconds, h, mount} from '../dom.js';
+import {emptyRow, formatBytes, formatDollars, formatNumber, formatRate, formatSeconds, h, mount} from '../dom.js';
 import {kServingColumns} from './compare_serving.js';
-
-function dollars(v) {
-  if (v === undefined || v === null) return '—';
-  if (v < 0.01) return `$${v.toExponential(2)}`;
-  return `$${v.toLocaleString('en-US', {maximumFractionDigits: v < 100 ? 3 : 0})}`;
-}
-
-function rate(v) {
-  if (v === undefined || v === null) return '—';
-  if (v >= 1e6) return `${(v / 1e6).toFixed(2)}M`;
-  if (v >= 1e3) return `${(v / 1e3).toFixed(1)}k`;
-  return v.toFixed(1);
-}
 
 const kColumns = ['GPU', 'GPUs', 'Machine', 'Step', 'tok/s/GPU', 'tok/s', 'MFU (assumed)', 'Train state / GPU',
                   '$/hour', '$/1M on-demand', '$/1M spot', ...kServingColumns.map((c) => c.replace('chip', 'GPU')), 'Note'];
@@ -49,7 +36,7 @@ function servingCells(s) {
   if (!priced) return kServingColumns.map(() => cell('—'));
   return [cell(formatNumber(Math.round(s.outputTokensPerSecondPerGpu))), cell(formatNumber(Math.round(s.outputTokensPerSecond))),
           cell(formatSeconds(s.decodeStepSeconds)), cell(formatSeconds(s.prefillSeconds)),
-          cell(dollars(s.usdPerMillionOutputTokens.onDemand))];
+          cell(formatDollars(s.usdPerMillionOutputTokens.onDemand))];
 }
 
 export function renderGpu({card, body, footnote, unitHead}, reply) {
@@ -70,12 +57,12 @@ export function renderGpu({card, body, footnote, unitHead}, reply) {
                     title: g.note},
       h('th', {scope: 'row'}, `${g.gpu} †`), h('td', {class: 'num'}, formatNumber(g.gpus)), h('td', {}, g.machineType),
       h('td', {class: 'num'}, t ? formatSeconds(t.stepSeconds) : '—'),
-      h('td', {class: 'num'}, t ? rate(t.unitsPerSecondPerGpu) : '—'), h('td', {class: 'num'}, t ? rate(t.unitsPerSecond) : '—'),
+      h('td', {class: 'num'}, t ? formatRate(t.unitsPerSecondPerGpu) : '—'), h('td', {class: 'num'}, t ? formatRate(t.unitsPerSecond) : '—'),
       h('td', {class: 'num'}, t ? `${(t.mfu * 100).toFixed(1)}%` : '—'),
       h('td', {class: 'num'}, t ? `${formatBytes(t.stateBytesPerGpu)} / ${formatBytes(g.hbmBytes)}` : '—'),
-      h('td', {class: 'num'}, dollars(g.prices.onDemand * g.gpus)),
-      h('td', {class: 'num'}, t ? dollars(t.usdPerMillionUnits.onDemand) : '—'),
-      h('td', {class: 'num'}, t ? dollars(t.usdPerMillionUnits.spot) : '—'),
+      h('td', {class: 'num'}, formatDollars(g.prices.onDemand * g.gpus)),
+      h('td', {class: 'num'}, t ? formatDollars(t.usdPerMillionUnits.onDemand) : '—'),
+      h('td', {class: 'num'}, t ? formatDollars(t.usdPerMillionUnits.spot) : '—'),
       servingCells(s),
       h('td', {class: 'wrap small'}, notes || 'context, not emulated'));
   }));

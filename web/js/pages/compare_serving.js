@@ -4,7 +4,7 @@
 // answer — prefill and decode throughput, latency, KV cache, the largest batch and the dollars per
 // million output tokens on every accelerator type. Serving is priced by default (engine jetstream,
 // the API's defaults for the rest); engine "none" asks for training only.
-import {emptyRow, field, formatBytes, formatNumber, formatSeconds, h, mount, select} from '../dom.js';
+import {emptyRow, field, formatBytes, formatDollars, formatNumber, formatSeconds, h, mount, select} from '../dom.js';
 
 export const kServingKeys = ['serving.engine', 'serving.batch', 'serving.inputLen', 'serving.outputLen', 'serving.weights',
                              'serving.kvCache', 'serving.tp'];
@@ -36,7 +36,7 @@ export function servingCells(s) {
           cell(rounded(s.outputTokensPerSecondPerChip * s.chips), `${s.chips} chips`),
           cell(formatSeconds(s.decodeStepSeconds), 'one decode step of the batch: time per output token'),
           cell(formatSeconds(s.prefillSeconds), 'one prompt\'s prefill without queueing'),
-          cell(dollars(s.usdPerMillionOutputTokens.onDemand), `spot ${dollars(s.usdPerMillionOutputTokens.spot)}`)];
+          cell(formatDollars(s.usdPerMillionOutputTokens.onDemand), `spot ${formatDollars(s.usdPerMillionOutputTokens.spot)}`)];
 }
 
 export function servingFields(params) {
@@ -52,11 +52,6 @@ export function servingFields(params) {
            number('serving.batch', 'Serving batch', 'largest'), number('serving.inputLen', 'Prompt tokens', '1024'),
            number('serving.outputLen', 'Output tokens', '1024'), dtype('serving.weights', 'Weights'),
            dtype('serving.kvCache', 'KV cache'), number('serving.tp', 'Chips per replica', 'cheapest'));
-}
-
-function dollars(v) {
-  if (v === undefined || v === null) return '—';
-  return `$${v.toLocaleString('en-US', {maximumFractionDigits: 3})}`;
 }
 
 // The serving card: empty (and hidden) unless the reply priced serving.
@@ -101,8 +96,8 @@ export function renderServing({card, body, caption}, reply) {
       h('td', {class: 'num'}, priced ? formatNumber(Math.round(s.prefillTokensPerSecondPerChip)) : '—'),
       h('td', {class: 'num'}, `${formatBytes(s.hbmPerChip.weights + s.hbmPerChip.kvCache)} / ${formatBytes(s.hbmPerChip.capacity)}`),
       h('td', {}, s.decodeBound || '—'),
-      h('td', {class: 'num'}, dollars(s.usdPerMillionOutputTokens.onDemand)),
-      h('td', {class: 'num'}, dollars(s.usdPerMillionOutputTokens.spot)),
+      h('td', {class: 'num'}, formatDollars(s.usdPerMillionOutputTokens.onDemand)),
+      h('td', {class: 'num'}, formatDollars(s.usdPerMillionOutputTokens.spot)),
       h('td', {class: 'wrap small'}, s.problem));
   }));
 }
