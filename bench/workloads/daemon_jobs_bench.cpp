@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/engine/raw_gemm.h"
+#include "bench/workloads/bench_daemon.h"
 #include "engine/kernels/gemm.h"
 #include "tests/e2e/daemon_process.h"
 #include "tests/support/http_client.h"
@@ -152,23 +153,10 @@ int main(int argc, char** argv) {
   std::string binary = TPUEMUD_BIN;
   if (const char* bin = std::getenv("TPUEMUD"); bin != nullptr && *bin != 0) binary = bin;
   daemon.SetBinary(binary);
-  if (!daemon.Start({"--port", "0", "--log-level", "warn", "--db",
-                     ":memory:", "--provisioning-delay-ms", "0", "--transition-delay-ms", "0",
-                     "--worker-sandboxes", "off"})) {
-    std::fprintf(stderr, "tpuemud did not start\n");
-    return 1;
-  }
+  if (!tpuemu::bench::StartBenchDaemon(daemon)) return 1;
   HttpClient client("127.0.0.1", daemon.port(), std::chrono::seconds(660));
-  const std::string node = "/v2/projects/bench/locations/us-central2-b/nodes/jobs";
-  auto created =
-      client.Request("POST", "/v2/projects/bench/locations/us-central2-b/nodes?nodeId=jobs",
-                     R"({"acceleratorType":"v4-32","runtimeVersion":"tpu-ubuntu2204-base"})");
-  if (!created.ok() || created->status != 200) return 1;
-  for (;;) {
-    auto r = client.Request("GET", node);
-    if (r.ok() && r->Json().value("state", "") == "READY") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const std::string node = tpuemu::bench::CreateReadyNode(client, "jobs");
+  if (node.empty()) return 1;
   const std::string jobs = node + "/jobs";
 
   std::printf("CPU: %s, %d hardware threads\nengine GEMM kernel: %s\n",

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cpu_model.h"
+#include "bench/workloads/bench_daemon.h"
 #include "tests/e2e/daemon_process.h"
 #include "tests/support/http_client.h"
 
@@ -92,23 +93,10 @@ int main(int argc, char** argv) {
   cores.push_back(hardware);
 
   DaemonProcess daemon;
-  if (!daemon.Start({"--port", "0", "--log-level", "warn", "--db",
-                     ":memory:", "--provisioning-delay-ms", "0", "--transition-delay-ms", "0",
-                     "--worker-sandboxes", "off"})) {
-    std::fprintf(stderr, "tpuemud did not start\n");
-    return 1;
-  }
+  if (!tpuemu::bench::StartBenchDaemon(daemon)) return 1;
   HttpClient client("127.0.0.1", daemon.port(), std::chrono::seconds(660));
-  const std::string node = "/v2/projects/bench/locations/us-central2-b/nodes/scaling";
-  auto created =
-      client.Request("POST", "/v2/projects/bench/locations/us-central2-b/nodes?nodeId=scaling",
-                     R"({"acceleratorType":"v4-32","runtimeVersion":"tpu-ubuntu2204-base"})");
-  if (!created.ok() || created->status != 200) return 1;
-  for (;;) {
-    auto r = client.Request("GET", node);
-    if (r.ok() && r->Json().value("state", "") == "READY") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const std::string node = tpuemu::bench::CreateReadyNode(client, "scaling");
+  if (node.empty()) return 1;
 
   const std::vector<BenchWorkload> workloads = {
       {"mlp 4x1024, batch 4096",
